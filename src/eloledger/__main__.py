@@ -1,0 +1,3 @@
+from eloledger.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,20 @@
+"""`eloledger tui`: placeholder until its issue lands (owned by the helper building it)."""
+
+from __future__ import annotations
+
+import argparse
+
+from eloledger.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("tui", help="(not built yet)")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    raise UserError("'eloledger tui' is not built yet")
+
+
+def run_app(args: argparse.Namespace) -> int:
+    raise UserError("the terminal app is not built yet; try 'eloledger --help'")

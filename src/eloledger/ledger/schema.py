@@ -1,0 +1,66 @@
+"""Ledger row schema v1: the canonical field names and the names found in the wild.
+
+A row is one model call (or one attempt of it). ``session`` is an independent attempt
+sequence of one arm on one task (budget curves cut sessions at token checkpoints);
+``sample`` numbers the samples inside a session, ``round`` the rounds of a multi-round
+strategy, ``attempt`` the retries of one call. ``ts`` is Unix time in seconds (float).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Canonical fields, in the order a writer emits them.
+FIELDS: tuple[str, ...] = (
+    "v",
+    "run_id",
+    "experiment",
+    "task_id",
+    "arm",
+    "session",
+    "sample",
+    "round",
+    "role",  # sample | select | judge | probe
+    "model",
+    "profile",
+    "base_url",
+    "wire_api",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+    "usage_source",  # server | estimated | missing
+    "latency_ms",
+    "ttft_ms",
+    "status",  # ok | error
+    "error_class",
+    "error",
+    "http_status",
+    "attempt",
+    "finish_reason",
+    "max_tokens",
+    "temperature",
+    "ts",
+    "content",
+    "score",
+    "passed",
+)
+
+ROLES = ("sample", "select", "judge", "probe")
+USAGE_SOURCES = ("server", "estimated", "missing")
+STATUSES = ("ok", "error")
+
+# Field names found in other tools' logs -> canonical name.
+ALIASES: dict[str, str] = {
+    "input_tokens": "prompt_tokens",
+    "output_tokens": "completion_tokens",
+    "request_tokens": "prompt_tokens",
+    "response_tokens": "completion_tokens",
+    "strategy": "arm",
+    "task": "task_id",
+    "case_id": "task_id",
+    "text": "content",
+}
+
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")

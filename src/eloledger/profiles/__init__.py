@@ -1,0 +1,1 @@
+"""Provider profiles: name a gateway once, derive each client's settings, switch safely."""
