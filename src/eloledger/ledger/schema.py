@@ -38,6 +38,7 @@ FIELDS: tuple[str, ...] = (
     "error",
     "http_status",
     "attempt",
+    "will_retry",  # true on an error row that the runner retries (so it is not final)
     "finish_reason",
     "max_tokens",
     "temperature",

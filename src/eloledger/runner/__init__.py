@@ -1,0 +1,1 @@
+"""The runner: experiment spec, arms, async sampler, provider clients, live counters."""

@@ -1,0 +1,141 @@
+"""Live run counters: plain numbers that producers bump and viewers pull on a timer.
+
+Per-token work must never touch the UI (facts/textual.md): a streaming call bumps these
+attributes, and the TUI reads them about 10 times a second. The same object is rebuilt from a
+ledger by :meth:`RunCounters.apply_row`, so a live run and a followed ledger (``eloledger
+watch``) show through one view. Single event-loop writers need no lock; readers tolerate a
+value that is one update stale.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ArmCounters:
+    name: str
+    planned: int = 0  # calls planned for this arm (0 = unknown, e.g. when watching)
+    done: int = 0  # calls finished (ok or error, final attempts)
+    ok: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0  # server-reported (or estimated where the server gave none)
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    estimated_tokens: int = 0  # tokens counted while streaming, not yet replaced by usage
+
+
+@dataclass
+class RequestLine:
+    """One row of the request list (ring buffer of recent calls)."""
+
+    task_id: str
+    arm: str
+    sample: int
+    status: str  # running | ok | error | retry
+    tokens: int = 0
+    latency_ms: float | None = None
+    error_class: str | None = None
+
+
+@dataclass
+class RunCounters:
+    budget_tokens: int | None = None  # hard stop (max_total_tokens), if any
+    concurrency: int = 0
+    in_flight: int = 0
+    retries: int = 0
+    rate_limited: int = 0  # 429 answers seen
+    errors_by_class: Counter[str] = field(default_factory=Counter)
+    arms: dict[str, ArmCounters] = field(default_factory=dict)
+    latencies_ms: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
+    requests: deque[RequestLine] = field(default_factory=lambda: deque(maxlen=2000))
+    started_at: float = field(default_factory=time.monotonic)
+    finished: bool = False
+    paused: bool = False
+    # Totals over all arms; streaming bumps the estimated part, usage replaces it.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    estimated_tokens: int = 0
+    server_reported_calls: int = 0
+    estimated_calls: int = 0
+    events: int = 0  # token events seen (for tokens/s and benchmarks)
+
+    def arm(self, name: str) -> ArmCounters:
+        found = self.arms.get(name)
+        if found is None:
+            found = self.arms[name] = ArmCounters(name)
+        return found
+
+    def on_tokens(self, arm: str, n: int = 1) -> None:
+        """A streamed chunk arrived: count it as estimated until usage replaces it."""
+        self.events += 1
+        self.estimated_tokens += n
+        self.arm(arm).estimated_tokens += n
+
+    def apply_row(self, row: dict[str, Any]) -> None:
+        """Fold one finished ledger row into the counters (used live and when watching)."""
+        role = row.get("role") or "sample"
+        if role in ("judge", "probe"):
+            return
+        arm = self.arm(str(row.get("arm") or "?"))
+        status = row.get("status") or "ok"
+        prompt = _int(row.get("prompt_tokens"))
+        completion = _int(row.get("completion_tokens"))
+        total = _int(row.get("total_tokens")) or prompt + completion
+        arm.prompt_tokens += prompt
+        arm.completion_tokens += completion
+        arm.total_tokens += total
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.total_tokens += total
+        if row.get("usage_source") == "server":
+            self.server_reported_calls += 1
+        elif row.get("usage_source") == "estimated":
+            self.estimated_calls += 1
+        if status == "ok":
+            arm.ok += 1
+            arm.done += 1
+        else:
+            err = str(row.get("error_class") or "error")
+            if row.get("http_status") == 429:
+                self.rate_limited += 1
+            if _is_final_attempt(row):
+                arm.errors += 1
+                arm.done += 1
+                self.errors_by_class[err] += 1
+            else:
+                self.retries += 1
+        latency = row.get("latency_ms")
+        if isinstance(latency, (int, float)):
+            self.latencies_ms.append(float(latency))
+        self.requests.append(
+            RequestLine(
+                task_id=str(row.get("task_id") or ""),
+                arm=arm.name,
+                sample=_int(row.get("sample")),
+                status="ok" if status == "ok" else "error",
+                tokens=total,
+                latency_ms=latency if isinstance(latency, (int, float)) else None,
+                error_class=row.get("error_class"),
+            )
+        )
+
+    def elapsed_s(self) -> float:
+        return max(1e-9, time.monotonic() - self.started_at)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or value is None:
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    return 0
+
+
+def _is_final_attempt(row: dict[str, Any]) -> bool:
+    """An error row is final unless the runner marked it ``will_retry``."""
+    return not row.get("will_retry", False)
