@@ -50,16 +50,36 @@ def gemini_dir(env: Mapping[str, str] | None = None) -> Path:
     return home(env) / ".gemini"
 
 
+# Observed in Gemini CLI 0.61 (bundle source + real runs): folder trust is on by default
+# (settings security.folderTrust.enabled); a headless run in an untrusted folder stops with
+# exit 55 unless --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true. In an untrusted folder no
+# ``.gemini/.env`` is read at all, and from a plain ``.env`` only these variables, with every
+# character outside [A-Za-z0-9-_./] removed from their values:
+GEMINI_UNTRUSTED_ENV_WHITELIST = frozenset(
+    {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"}
+)
+
+
+def gemini_trusted_folders_path(env: Mapping[str, str] | None = None) -> Path:
+    """``{"<folder>": "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}``; the longest match wins."""
+    return gemini_dir(env) / "trustedFolders.json"
+
+
 def gemini_env_candidates(
-    env: Mapping[str, str] | None = None, cwd: Path | None = None
+    env: Mapping[str, str] | None = None, cwd: Path | None = None, *, trusted: bool = True
 ) -> list[Path]:
-    """The .env files Gemini CLI considers, in the order it looks (the first found is used)."""
+    """The .env files Gemini CLI considers, in the order it looks (the first found is used).
+
+    ``trusted=False``: the folder is not trusted, so ``.gemini/.env`` files are skipped.
+    """
     cwd = Path.cwd() if cwd is None else cwd
     found: list[Path] = []
     for folder in [cwd, *cwd.parents]:
-        found.append(folder / ".gemini" / ".env")
+        if trusted:
+            found.append(folder / ".gemini" / ".env")
         found.append(folder / ".env")
-    found.append(gemini_dir(env) / ".env")
+    if trusted:
+        found.append(gemini_dir(env) / ".env")
     found.append(home(env) / ".env")
     seen: set[Path] = set()
     return [p for p in found if not (p in seen or seen.add(p))]

@@ -24,12 +24,14 @@ from eloledger.cli import (
     sim_cmd,
     tokens_cmd,
     tui_cmd,
+    watch_cmd,
 )
 from eloledger.errors import UserError
 from eloledger.redact import scrub
 
 COMMANDS = (
     tui_cmd,
+    watch_cmd,
     demo_cmd,
     run_cmd,
     tokens_cmd,

@@ -1,16 +1,159 @@
-"""`eloledger curve`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger curve`: Elo against tokens per arm (budget curves), with the best-of-k reference."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
-from eloledger.errors import UserError
+EPILOG = """\
+examples:
+  eloledger curve runs/ledger.jsonl                      # table: Elo at each token budget
+  eloledger curve runs/ledger.jsonl --format json > curves.json
+  eloledger curve runs/ledger.jsonl --grid 2 --bootstrap 500 --seed 7 --format csv
+
+method ("When Agents Slow Down", 2026):
+  each session (ledger field 'session', else each task/arm sample sequence) is cut at
+  budgets on a geometric token grid (--grid ratio); its best score so far at each budget
+  is a player arm@budget; all players meet within each task (higher score wins, ties split,
+  no score yet loses); one Bradley-Terry fit, anchored at 1000 on the cheapest arm's first
+  point; 95% intervals by resampling sessions within each task and arm.
+
+reading it:
+  slope/decade   Elo gained per tenfold tokens since the previous point
+  reference      best-of-k of independent samples gains 400*log10(k) Elo: 400 per decade
+  b_inf          the budget after which the arm's slope stays clearly below 400 (its upper
+                 95% bound too): more tokens no longer buy what fresh samples would
+  splitting      m sessions of B/m tokens versus one session of B tokens, same arm
+"""
+
+COLUMNS = (
+    ("arm", "arm", None),
+    ("tokens", "tokens", 0),
+    ("elo", "elo", 1),
+    ("ci", "95% CI", None),
+    ("reference_elo", "reference", 1),
+    ("slope_per_decade", "slope/decade", 0),
+    ("b_inf", "b_inf", None),
+)
+SPLIT_COLUMNS = (
+    ("arm", "arm", None),
+    ("budget", "B", 0),
+    ("m", "m", None),
+    ("single_elo", "1 x B", 1),
+    ("split_elo", "m x B/m", 1),
+    ("delta", "delta", 1),
+    ("delta_ci", "95% CI", None),
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("curve", help="(not built yet)")
+    parser = sub.add_parser(
+        "curve",
+        help="budget curves: Elo against tokens per arm, with the 400 Elo/decade reference",
+        description=(
+            "Cut every session of a ledger at a geometric grid of token budgets, rate each "
+            "arm@budget with one pooled Bradley-Terry fit, and show where each arm's Elo per "
+            "tenfold tokens falls below the best-of-k reference (400 Elo per decade)."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("ledger", metavar="LEDGER", help="token ledger (JSONL) with scored rows")
+    parser.add_argument(
+        "--grid", type=float, default=1.5, metavar="RATIO", help="budget grid ratio (default 1.5)"
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=200,
+        metavar="N",
+        help="bootstrap rounds for the 95%% intervals (default 200; 0 = none)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
+    )
+    parser.add_argument(
+        "--resample",
+        choices=("sessions", "tasks", "both"),
+        default="sessions",
+        help="what the bootstrap resamples (default: sessions within each task and arm)",
+    )
+    parser.add_argument(
+        "--format", choices=("table", "json", "csv"), default="table", help="output format"
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger curve' is not built yet")
+    from eloledger.cli.output import to_json
+    from eloledger.rating.budget_io import load_rows
+    from eloledger.rating.curves import budget_curves
+
+    rows, warnings = load_rows(args.ledger)
+    result = budget_curves(
+        rows, grid=args.grid, bootstrap=args.bootstrap, seed=args.seed, resample=args.resample
+    )
+    result.warnings[:0] = warnings
+    if args.format == "json":
+        print(to_json(result.to_dict()))
+        return 0
+    for warning in result.warnings:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    print(render(result, args.format))
+    return 0
+
+
+def point_records(result: Any) -> list[dict[str, Any]]:
+    """One record per (arm, budget) point: what the table and the CSV show."""
+    records = []
+    for arm in result.arms:
+        for k, tokens in enumerate(arm.tokens):
+            records.append(
+                {
+                    "arm": arm.name,
+                    "tokens": float(tokens),
+                    "elo": float(arm.elo[k]),
+                    "ci_low": float(arm.ci_low[k]),
+                    "ci_high": float(arm.ci_high[k]),
+                    "ci": _interval(arm.ci_low[k], arm.ci_high[k]),
+                    "reference_elo": float(arm.reference_elo[k]),
+                    "slope_per_decade": float(arm.slope_per_decade[k - 1]) if k else None,
+                    "b_inf": "b_inf" if arm.b_inf is not None and tokens == arm.b_inf else None,
+                }
+            )
+    return records
+
+
+def render(result: Any, fmt: str) -> str:
+    from eloledger.cli.output import Column, render_csv, render_table
+
+    records = point_records(result)
+    if fmt == "csv":
+        keys = ("arm", "tokens", "elo", "ci_low", "ci_high", "reference_elo", "slope_per_decade")
+        return render_csv(records, [Column(k, k, None) for k in keys])
+    columns = [Column(key, title, digits) for key, title, digits in COLUMNS]
+    parts = [render_table(records, columns)]
+    summary = ", ".join(
+        f"{a.name}: {'never' if a.b_inf is None else f'{a.b_inf:g} tokens'}" for a in result.arms
+    )
+    parts.append(f"\nb_inf (slope stays below 400 Elo/decade from): {summary}")
+    parts.append(
+        f"anchor: {result.anchor} = 1000 Elo; intervals: {result.bootstrap} rounds "
+        f"resampling {result.resample}"
+    )
+    if result.splitting:
+        split_records = [
+            {**s.to_dict(), "delta_ci": _interval(s.delta_ci_low, s.delta_ci_high)}
+            for s in result.splitting
+        ]
+        split_columns = [Column(key, title, digits) for key, title, digits in SPLIT_COLUMNS]
+        parts.append("\nbudget splitting (m sessions of B/m tokens vs one session of B):")
+        parts.append(render_table(split_records, split_columns))
+    return "\n".join(parts)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None or low != low or high != high:
+        return ""
+    return f"[{low:.0f}, {high:.0f}]"

@@ -1,16 +1,88 @@
-"""`eloledger demo`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger demo`: the whole pipeline on the embedded simulator, without a key."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
+from importlib.resources import files
+from pathlib import Path
 
-from eloledger.errors import UserError
+EPILOG = """\
+examples:
+  eloledger demo                         # in the terminal app (live counters, Elo tab)
+  eloledger demo --headless              # progress on stderr, Elo-per-token table on stdout
+  eloledger demo --headless --format json
+  eloledger demo --print-spec > my-spec.toml   # the demo's spec, to copy and edit
+
+The simulator is a fake model on 127.0.0.1: no key, no network, nothing billed. The demo
+ledger, results and comparisons land in a fresh folder under eloledger's data directory
+(printed at the end), or where --ledger says.
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("demo", help="(not built yet)")
+    parser = sub.add_parser(
+        "demo",
+        help="end to end on the embedded simulator: best-of-n vs self-consistency, Elo per token",
+        description=(
+            "Start the embedded simulator, run the built-in experiment (best_of_1, 2, 4, 8 and "
+            "self-consistency over 5 samples on built-in arithmetic tasks), judge the answers, "
+            "fit Bradley-Terry and print the Elo-per-token table. Takes about 15-30 seconds."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from eloledger.cli.run_cmd import add_run_options
+
+    add_run_options(parser)
+    parser.add_argument(
+        "--print-spec", action="store_true", help="print the demo's spec (TOML) and exit"
+    )
     parser.set_defaults(handler=handle)
 
 
+def demo_spec_text() -> str:
+    return (files("eloledger") / "data" / "demo" / "demo.toml").read_text(encoding="utf-8")
+
+
+def demo_spec_path() -> Path:
+    return Path(str(files("eloledger") / "data" / "demo" / "demo.toml"))
+
+
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger demo' is not built yet")
+    if args.print_spec:
+        sys.stdout.write(demo_spec_text())
+        return 0
+    from eloledger.cli.run_cmd import execute, open_tui
+    from eloledger.runner.spec import load_spec
+
+    ledger = Path(args.ledger) if args.ledger else fresh_demo_ledger()
+    spec = load_spec(demo_spec_path(), ledger=ledger)
+    if not args.headless:
+        status = open_tui(spec=spec, demo=True)
+        if status is not None:
+            return status
+    print(
+        "eloledger: demo on the embedded simulator (a fake model on 127.0.0.1; no key, "
+        f"nothing billed): {len(spec.arms)} arms, ledger {spec.ledger}",
+        file=sys.stderr,
+    )
+    return execute(spec, args)
+
+
+def fresh_demo_ledger() -> Path:
+    """A new, empty folder for one demo run under eloledger's data directory."""
+    import platformdirs
+
+    root = Path(platformdirs.user_data_dir("eloledger", appauthor=False)) / "demo"
+    folder = root / time.strftime("%Y%m%d-%H%M%S")
+    suffix = 1
+    while folder.exists():
+        suffix += 1
+        folder = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{suffix}"
+    folder.mkdir(parents=True)
+    return folder / "demo.ledger.jsonl"
+
+
+_fresh_ledger = fresh_demo_ledger  # the name the terminal app first used

@@ -1,16 +1,149 @@
-"""`eloledger doctor`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger doctor`: name the cause of a 401, 404 or empty usage, and the fix."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from eloledger.errors import UserError
+EPILOG = """\
+examples:
+  eloledger doctor                          # live client configs + env, probe what they point at
+  eloledger doctor --offline                # static checks only, no network
+  eloledger doctor --profile openrouter     # one profile: static checks + live probes
+  eloledger doctor --ledger runs/exp1.jsonl --offline --model gpt-4o-mini
+  eloledger doctor --url https://gw.example/api --wire openai-chat --key-env GW_KEY
+  eloledger doctor --format json | jq '.findings[] | select(.severity == "error")'
+
+exit status: 0 clean (or info only), 1 warnings, 2 errors (or bad arguments).
+"""
+
+WIRES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("doctor", help="(not built yet)")
+    parser = sub.add_parser(
+        "doctor",
+        help="find misconfigured base URLs, keys and missing token usage",
+        description=(
+            "Check the live client configs (Claude Code, Codex, Gemini CLI, the shell) and the\n"
+            "profiles without network, probe the gateways with a few minimal requests, and\n"
+            "audit a token ledger. Every finding names its evidence (file:line or variable)\n"
+            "and a concrete fix. Keys are never printed."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--profile", metavar="NAME", help="check and probe this profile")
+    parser.add_argument("--offline", action="store_true", help="static checks only (no probes)")
+    parser.add_argument("--ledger", metavar="FILE", help="audit this JSONL token ledger")
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output (default: table)"
+    )
+    parser.add_argument("--url", metavar="URL", help="ad-hoc: probe this base URL (no profile)")
+    parser.add_argument(
+        "--wire",
+        choices=WIRES,
+        help="ad-hoc: the URL's wire protocol; with --profile: also probe this wire",
+    )
+    parser.add_argument("--key-env", metavar="VAR", help="ad-hoc: variable holding the key")
+    parser.add_argument(
+        "--auth",
+        choices=("bearer", "x-api-key"),
+        help="ad-hoc: key header form (default: Bearer; Gemini: x-goog-api-key)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="M",
+        action="append",
+        default=[],
+        help="ad-hoc: model to probe; with --ledger: a model the experiment used (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=8.0,
+        metavar="S",
+        help="per-request probe timeout in seconds (default 8)",
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger doctor' is not built yet")
+    from eloledger.cli.output import to_json
+    from eloledger.errors import UserError
+
+    if args.timeout <= 0:
+        raise UserError(f"--timeout {args.timeout:g}: must be positive", fix="e.g. --timeout 5")
+    if args.url is not None:
+        if args.profile:
+            raise UserError(
+                "--url and --profile exclude each other",
+                fix="probe a profile with --profile, or a bare URL with --url",
+            )
+        if not args.wire or not args.key_env:
+            raise UserError(
+                "--url needs --wire and --key-env",
+                fix="e.g. --url URL --wire openai-chat --key-env GW_KEY",
+            )
+        from eloledger.doctor.run import run_adhoc
+
+        report = run_adhoc(
+            args.url,
+            args.wire,
+            args.key_env,
+            auth=args.auth,
+            model=args.model[0] if args.model else None,
+            offline=args.offline,
+            timeout=args.timeout,
+        )
+    else:
+        if args.key_env or args.auth:
+            raise UserError(
+                "--key-env and --auth go with --url", fix="add --url URL --wire WIRE, or drop them"
+            )
+        from eloledger.doctor.run import run_doctor
+
+        report = run_doctor(
+            profile=args.profile,
+            offline=args.offline,
+            ledger=args.ledger,
+            expect_models=args.model,
+            wires=[args.wire] if args.wire else [],
+            timeout=args.timeout,
+        )
+    for warning in report.warnings:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        print(to_json(report.to_json()))
+    else:
+        print(render_text(report))
+    return report.exit_status
+
+
+def render_text(report) -> str:  # noqa: ANN001
+    """Findings as blocks (severity, code, target; message; evidence; fix) and a summary."""
+    lines: list[str] = []
+    for f in report.findings:
+        lines.append(f"{f.severity.upper():<7} {f.code}  [{f.target}]")
+        lines.append(f"        {f.message}")
+        if f.evidence:
+            lines.append(f"        evidence: {f.evidence}")
+        if f.fix:
+            lines.append(f"        fix: {f.fix}")
+    for result in report.probes:
+        t = result.target
+        state = "ok" if result.ok else "FAILED"
+        usage = ""
+        if result.usage:
+            u = result.usage
+            usage = f", usage {u['prompt_tokens']}+{u['completion_tokens']}={u['total_tokens']}"
+        lines.append(
+            f"probe {state}: {t.name} {t.wire} {t.base_url} ({result.requests} requests{usage})"
+        )
+    counts = {
+        s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")
+    }
+    if not report.findings:
+        lines.append("no problems found")
+    lines.append(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
+    return "\n".join(lines)

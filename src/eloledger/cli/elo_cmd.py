@@ -1,16 +1,235 @@
-"""`eloledger elo`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger elo`: Bradley–Terry Elo with bootstrap-by-task intervals and Elo-per-token columns."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
 
 from eloledger.errors import UserError
 
+EPILOG = """\
+examples:
+  eloledger elo --example                      # the best-of-k example shipped with eloledger
+  eloledger elo comparisons.csv                # Elo, 95% interval (1000 task-bootstrap rounds)
+  eloledger elo comparisons.csv --ledger runs/ledger.jsonl --format md > elo.md
+  eloledger elo comparisons.jsonl --anchor best_of_1 --bootstrap 2000 --seed 7 --format json
+  eloledger elo comparisons.csv --task-weight equal --prior 0.05 --format csv
+
+comparisons file (CSV or JSONL, optionally .gz):
+  task_id,winner,loser[,weight]    or    task_id,a,b,outcome[,weight]
+  outcome is a's share of the win: 1, 0, 0.5 (tie) or any value in [0, 1].
+
+columns with --ledger (tokens are task-normalised: mean over tasks of each task's total):
+  d_elo/1k      Elo gained over the anchor per 1,000 extra tokens per task
+  marg/1k       marginal Elo per 1K tokens: arms sorted by tokens, consecutive steps on the
+                upper convex hull of (tokens, Elo); 'dominated' arms are below that hull
+  elo/decade    Elo gained over the anchor per tenfold tokens (best-of-k reference: 400)
+  raw/1k*       Elo / (tokens/1000), the ratio popular guides print; it depends on the
+                arbitrary 1000 anchor, so do not rank arms by it
+  pass@k        unbiased estimator with k = the arm's samples per task
+  tok/success   total tokens / total successes (a ratio of sums)
+"""
+
+BASE_COLUMNS = (
+    ("name", "player", None),
+    ("elo", "elo", 1),
+    ("ci", "95% CI", None),
+    ("rank", "rank", 0),
+    ("rank_ci", "rank CI", None),
+    ("games", "games", 0),
+    ("wins", "wins", 1),
+)
+COST_COLUMNS = (
+    ("tokens_per_task", "tok/task", 0),
+    ("delta_elo", "d_elo", 1),
+    ("delta_elo_per_1k", "d_elo/1k", 2),
+    ("marginal_elo_per_1k", "marg/1k", 2),
+    ("dominated", "dominated", None),
+    ("elo_per_decade", "elo/decade", 1),
+    ("raw_elo_per_1k", "raw/1k*", 2),
+    ("pass_at_1", "pass@1", 3),
+    ("pass_at_k", "pass@k", 3),
+    ("pass_k", "k", 0),
+    ("tokens_per_success", "tok/success", 0),
+)
+CSV_KEYS = ("name", "elo", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "games", "wins")
+RAW_NOTE = (
+    "* raw/1k = Elo / (tokens/1000), the ratio popular guides print: it depends on the arbitrary "
+    "1000 anchor; compare arms with d_elo/1k or marg/1k instead."
+)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("elo", help="(not built yet)")
+    parser = sub.add_parser(
+        "elo",
+        help="Bradley–Terry Elo, bootstrap intervals by task, Elo per 1K tokens",
+        description=(
+            "Fit Bradley–Terry ratings to pairwise comparisons (exact maximum likelihood), "
+            "anchor them at 1000 Elo, give 95% intervals by bootstrapping tasks, and with "
+            "--ledger add token columns: Elo per 1K tokens, marginal Elo per 1K tokens along "
+            "the cost frontier, Elo per tenfold tokens, pass@k and tokens per success."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("comparisons", nargs="?", metavar="COMPARISONS", help="comparisons file")
+    parser.add_argument(
+        "--ledger", metavar="LEDGER", help="token ledger (JSONL) for the cost columns"
+    )
+    parser.add_argument(
+        "--anchor",
+        metavar="NAME",
+        help="player pinned at 1000 Elo (default: the cheapest arm with known tokens, else the first player)",
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="task-bootstrap rounds for the intervals (default 1000; 0 = none)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
+    )
+    parser.add_argument(
+        "--prior",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="Gaussian prior strength on θ (penalty P/2·Σθ²; default 0 = exact maximum likelihood)",
+    )
+    parser.add_argument(
+        "--task-weight",
+        choices=("none", "equal"),
+        default="none",
+        help="'equal': every task weighs the same however many comparisons it has (default: none)",
+    )
+    parser.add_argument(
+        "--format", choices=("table", "json", "csv", "md"), default="table", help="output format"
+    )
+    parser.add_argument(
+        "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger elo' is not built yet")
+    from eloledger.cli.output import to_json
+    from eloledger.rating.comparisons import read_comparisons
+    from eloledger.rating.table import elo_report
+
+    comps_path, ledger_path = _inputs(args)
+    if args.bootstrap < 0:
+        raise UserError(
+            f"--bootstrap {args.bootstrap}: must be >= 0", fix="give a number of rounds, e.g. 1000"
+        )
+    if not math.isfinite(args.prior) or args.prior < 0:
+        raise UserError(
+            f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
+        )
+    comparisons = read_comparisons(comps_path)
+    costs = _costs(ledger_path) if ledger_path else None
+    report = elo_report(
+        comparisons,
+        costs=costs,
+        anchor=args.anchor,
+        bootstrap_rounds=args.bootstrap,
+        seed=args.seed,
+        prior=args.prior,
+        task_weight=args.task_weight,
+    )
+    if args.format == "json":
+        print(to_json(report.to_json()))
+        return 0
+    for warning in report.warnings:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    print(_render(report, args))
+    return 0
+
+
+def _inputs(args: argparse.Namespace) -> tuple[str, str | None]:
+    if args.example:
+        if args.comparisons:
+            raise UserError(
+                "give either COMPARISONS or --example, not both", fix="drop one of them"
+            )
+        folder = _example_dir()
+        ledger = args.ledger or str(folder / "ledger.jsonl")
+        return str(folder / "comparisons.csv"), ledger
+    if not args.comparisons:
+        raise UserError(
+            "missing COMPARISONS file", fix="eloledger elo comparisons.csv (or --example)"
+        )
+    return args.comparisons, args.ledger
+
+
+def _example_dir() -> Path:
+    from importlib.resources import files
+
+    return Path(str(files("eloledger") / "data" / "examples"))
+
+
+def _costs(path: str) -> dict[str, Any]:
+    try:
+        from eloledger.ledger.reader import read_ledger
+        from eloledger.ledger.summary import arm_costs
+    except ImportError:
+        raise UserError(
+            "--ledger needs eloledger's ledger reader, which is not installed in this build",
+            fix="run without --ledger",
+        ) from None
+    return arm_costs(read_ledger(path))
+
+
+def _render(report, args: argparse.Namespace) -> str:
+    from eloledger.cli.output import Column, render
+
+    spec = BASE_COLUMNS + (COST_COLUMNS if report.has_costs else ())
+    if args.format == "csv":
+        digits = {k: d for k, _, d in spec} | {
+            "ci_low": 2,
+            "ci_high": 2,
+            "elo": 2,
+            "delta_elo": 2,
+            "elo_per_decade": 2,
+            "wins": None,
+        }
+        keys = CSV_KEYS + tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
+        cols = [Column(k, k, digits.get(k)) for k in keys]
+        return render("csv", report.players, cols)
+    cols = [Column(k, title, digits) for k, title, digits in spec]
+    records = [_display(r) for r in report.players]
+    body = render(args.format, records, cols)
+    notes = [_anchor_note(report, args)]
+    if report.has_costs:
+        notes.append(RAW_NOTE)
+    if args.format == "md":
+        return body + "\n\n" + "\n".join(f"_{n}_  " for n in notes)
+    return body + "\n\n" + "\n".join(notes)
+
+
+def _display(rec: dict[str, Any]) -> dict[str, Any]:
+    out = dict(rec)
+    lo, hi = rec.get("ci_low"), rec.get("ci_high")
+    if lo is not None and math.isfinite(lo) and hi is not None and math.isfinite(hi):
+        out["ci"] = f"{lo:.0f}..{hi:.0f}"
+    if rec.get("rank_low") is not None:
+        out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"
+    return out
+
+
+def _anchor_note(report, args: argparse.Namespace) -> str:
+    text = f"anchor: {report.anchor} = 1000 Elo"
+    if report.bootstrap_rounds:
+        text += (
+            f"; {report.level:.0%} intervals from {report.bootstrap_rounds} bootstrap rounds over "
+            f"tasks (seed {args.seed})"
+        )
+    if report.task_weight == "equal":
+        text += "; every task weighs the same"
+    if report.prior:
+        text += f"; Gaussian prior {report.prior:g}"
+    return text

@@ -1,16 +1,168 @@
-"""`eloledger fairness`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger fairness`: real improvement or budget leakage? A verdict for the four-arm design."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import math
+import sys
+from typing import Any
 
-from eloledger.errors import UserError
+EPILOG = """\
+examples:
+  eloledger fairness runs/ledger.jsonl --old-1 base_1 --new-1 cot_1 --old-n base_8 --new-n cot_8
+  eloledger fairness runs/ledger.jsonl --old-1 a1 --new-1 b1 --old-n a8 --new-n b8 \\
+      --bootstrap 5000 --seed 7 --format json > verdict.json   # archive next to the run
+
+four-arm design: the old and the new method, each with single samples (n=1) and with
+N-way sampling (n=N). Paired task-level bootstrap intervals (95%) for:
+  pass1_delta               pass@1(new_1) - pass@1(old_1): the gain at the same budget
+  tokens_per_success_*      new_1 versus old_1 (delta and ratio; ratio of sums)
+  token_ratio_1             tokens(new_1) / tokens(old_1): is it really the same budget?
+  passN_delta               pass@N(new_n) - pass@N(old_n)
+  token_ratio_n             tokens(new_n) / tokens(old_n)   (samples_ratio_n likewise)
+  interaction               passN_delta - pass1_delta
+
+decision rule:
+  real_improvement  pass1_delta CI above 0 and tokens per success (n=1) at most
+                    1 + tolerance times the old (default +10%)
+  budget_leakage    passN_delta CI above 0, new_n spent >= 1.5x old_n's tokens or samples,
+                    and pass1_delta CI not above 0: the gain appears only with more tokens
+  inconclusive      anything else (the reason says which)
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fairness", help="(not built yet)")
+    parser = sub.add_parser(
+        "fairness",
+        help="real improvement or budget leakage? verdict for old/new x n=1/n=N arms",
+        description=(
+            "Compare an old and a new method run at n=1 and n=N with paired task-level "
+            "bootstrap intervals, and decide whether the new method really improves or only "
+            "wins by spending more tokens or samples. Prints an archivable JSON record."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("ledger", metavar="LEDGER", help="token ledger (JSONL) with passed/score")
+    for flag, what in (
+        ("--old-1", "old method, single samples"),
+        ("--new-1", "new method, single samples"),
+        ("--old-n", "old method, N-way sampling"),
+        ("--new-n", "new method, N-way sampling"),
+    ):
+        parser.add_argument(flag, required=True, metavar="ARM", help=f"arm name: {what}")
+    parser.add_argument(
+        "--bootstrap", type=int, default=2000, metavar="N", help="bootstrap rounds (default 2000)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
+    )
+    parser.add_argument(
+        "--pass-threshold",
+        type=float,
+        default=0.5,
+        metavar="X",
+        help="without 'passed', a row passes when score >= X (default 0.5)",
+    )
+    parser.add_argument(
+        "--tps-tolerance",
+        type=float,
+        default=0.10,
+        metavar="F",
+        help="allowed rise in tokens per success for a real improvement (default 0.10)",
+    )
+    parser.add_argument(
+        "--leak-ratio",
+        type=float,
+        default=1.5,
+        metavar="R",
+        help="token or sample ratio new_n/old_n that counts as spending more (default 1.5)",
+    )
+    parser.add_argument("--format", choices=("json", "table"), default="json", help="output format")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger fairness' is not built yet")
+    from eloledger.cli.output import to_json
+    from eloledger.errors import UserError
+    from eloledger.rating.budget_io import ledger_fingerprint, load_rows
+    from eloledger.rating.fairness import fairness_verdict
+
+    for flag, value in (
+        ("--pass-threshold", args.pass_threshold),
+        ("--tps-tolerance", args.tps_tolerance),
+        ("--leak-ratio", args.leak_ratio),
+    ):
+        if not math.isfinite(value) or value < 0:
+            raise UserError(
+                f"{flag} {value}: must be a finite number >= 0", fix=f"see {flag} in --help"
+            )
+    rows, warnings = load_rows(args.ledger)
+    record = fairness_verdict(
+        rows,
+        args.old_1,
+        args.new_1,
+        args.old_n,
+        args.new_n,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        pass_threshold=args.pass_threshold,
+        tps_tolerance=args.tps_tolerance,
+        leak_ratio=args.leak_ratio,
+    )
+    record["ledger"] = {**ledger_fingerprint(args.ledger), "rows": len(rows)}
+    record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    record["warnings"][:0] = warnings
+    if args.format == "json":
+        print(to_json(record))
+        return 0
+    for warning in record["warnings"]:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    print(render_table(record))
+    return 0
+
+
+def render_table(record: dict[str, Any]) -> str:
+    from eloledger.cli.output import Column
+    from eloledger.cli.output import render_table as table
+
+    metric_rows = [
+        {"metric": name, **values, "ci": _ci(values)} for name, values in record["metrics"].items()
+    ]
+    arm_rows = [{"role": role, **arm} for role, arm in record["arms"].items()]
+    parts = [
+        f"verdict: {record['verdict']}",
+        f"reason:  {record['reason']}",
+        "",
+        table(
+            metric_rows,
+            [Column("metric", "metric"), Column("estimate", "estimate", 4), Column("ci", "95% CI")],
+        ),
+        "",
+        table(
+            arm_rows,
+            [
+                Column("role", "role"),
+                Column("name", "arm"),
+                Column("attempts", "attempts"),
+                Column("pass_rate", "pass rate", 3),
+                Column("samples", "samples"),
+                Column("tokens", "tokens", 0),
+                Column("tokens_per_success", "tok/success", 0),
+            ],
+        ),
+        "",
+        f"tasks: {record['tasks']['used']} (dropped {record['tasks']['dropped']}); "
+        f"bootstrap {record['inputs']['bootstrap']} rounds, seed {record['inputs']['seed']}; "
+        f"ledger sha256 {record['ledger']['sha256'][:12]}",
+        f"rule: {record['rule']}",
+    ]
+    return "\n".join(parts)
+
+
+def _ci(values: dict[str, Any]) -> str:
+    low, high = values.get("ci_low"), values.get("ci_high")
+    if low is None or high is None:
+        return ""
+    return f"[{low:.4f}, {high:.4f}]"

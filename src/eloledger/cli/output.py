@@ -45,7 +45,8 @@ def render_table(records: Sequence[Mapping[str, Any]], columns: Sequence[Column]
 
     def line(cells: Sequence[str]) -> str:
         parts = [
-            cell.rjust(w) if num else cell.ljust(w) for cell, w, num in zip(cells, widths, numeric, strict=True)
+            cell.rjust(w) if num else cell.ljust(w)
+            for cell, w, num in zip(cells, widths, numeric, strict=True)
         ]
         return "  ".join(parts).rstrip()
 

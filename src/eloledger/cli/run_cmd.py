@@ -1,16 +1,238 @@
-"""`eloledger run`: placeholder until its issue lands (owned by the helper building it)."""
+"""`eloledger run SPEC`: run an experiment spec, then print the Elo-per-token table."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
+import io
+import json
+import sys
+from typing import Any
 
-from eloledger.errors import UserError
+EPILOG = """\
+examples:
+  eloledger demo --print-spec > my-spec.toml   # start from the demo's spec
+  eloledger run my-spec.toml --headless        # progress on stderr, table on stdout
+  eloledger run my-spec.toml --headless --format json > result.json
+  eloledger run my-spec.toml --headless --resume   # after a crash or Ctrl-C: only missing calls
+  eloledger run my-spec.toml --ledger runs/today.jsonl
+
+files written next to the ledger:
+  <name>.ledger.jsonl       one row per call attempt (tokens, latency, status, score)
+  <name>.results.csv        each arm's pick per task and session, with its score
+  <name>.comparisons.csv    task_id,a,b,outcome: the input of 'eloledger elo'
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="(not built yet)")
+    parser = sub.add_parser(
+        "run",
+        help="run an experiment spec (arms x tasks), judge, print Elo per token",
+        description=(
+            "Sample every task under every arm of a TOML experiment spec through a profile's "
+            "gateway (or the embedded simulator), write every call to the token ledger, judge "
+            "the answers within each task and print Elo, tokens per task and Elo per 1K tokens."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("spec", metavar="SPEC", help="experiment spec (TOML)")
+    add_run_options(parser)
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="complete the run recorded in the ledger: make only the calls it lacks",
+    )
     parser.set_defaults(handler=handle)
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--headless", action="store_true", help="no terminal app: progress lines on stderr"
+    )
+    parser.add_argument("--ledger", metavar="PATH", help="ledger file (overrides the spec's)")
+    parser.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output format (default table)"
+    )
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="task-bootstrap rounds for the Elo intervals (default 1000)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
 def handle(args: argparse.Namespace) -> int:
-    raise UserError("'eloledger run' is not built yet")
+    from eloledger.runner.spec import load_spec
+
+    spec = load_spec(args.spec, ledger=args.ledger)
+    if not args.headless:
+        status = open_tui(spec=spec, resume=args.resume)
+        if status is not None:
+            return status
+    return execute(spec, args, resume=args.resume)
+
+
+def open_tui(**kwargs: Any) -> int | None:
+    """Run in the terminal app when it is there and stdout is a terminal; None = run headless."""
+    if not sys.stdout.isatty():
+        return None
+    try:
+        from eloledger.tui.app import run_tui
+    except ImportError:
+        print("eloledger: the terminal app is not available; running headless", file=sys.stderr)
+        return None
+    wanted = {k: v for k, v in kwargs.items() if v not in (None, False)}
+    accepted = inspect.signature(run_tui).parameters
+    missing = [k for k in wanted if k not in accepted]
+    if missing:
+        print(
+            f"eloledger: the terminal app cannot take {', '.join(missing)} yet; running headless",
+            file=sys.stderr,
+        )
+        return None
+    return int(run_tui(**wanted) or 0)
+
+
+def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int:
+    """Run headless, then print the Elo table (same core as 'eloledger elo')."""
+    import asyncio
+
+    from eloledger.runner.counters import RunCounters
+    from eloledger.runner.progress import progress_line, report_progress
+    from eloledger.runner.run import run_experiment
+
+    counters = RunCounters()
+
+    async def main() -> Any:
+        reporter = None
+        if not args.quiet:
+            reporter = asyncio.create_task(report_progress(counters, sys.stderr, 1.0))
+        try:
+            return await run_experiment(spec, counters=counters, resume=resume)
+        finally:
+            if reporter is not None:
+                reporter.cancel()
+
+    try:
+        result = asyncio.run(main())
+    except KeyboardInterrupt:
+        print(
+            f"eloledger: interrupted; the ledger {spec.ledger} is intact: "
+            "add --resume to finish the run",
+            file=sys.stderr,
+        )
+        return 130
+    if not args.quiet:
+        print(progress_line(counters), file=sys.stderr)
+    print(_run_summary(result), file=sys.stderr)
+    return report(result, args)
+
+
+def _run_summary(result: Any) -> str:
+    lines = [
+        f"eloledger: run {result.run_id} {result.stopped} in {result.elapsed_s:.1f}s: "
+        f"{result.attempts} calls made, {result.retries} retried, "
+        f"{result.resumed_calls} already in the ledger, {result.not_run} not made; "
+        f"arm tokens {result.arm_tokens:,}, judge tokens {result.judge_tokens:,}",
+        f"eloledger: ledger {result.ledger_path}",
+    ]
+    if result.comparisons_path:
+        lines.append(
+            f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
+        )
+    lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
+    return "\n".join(lines)
+
+
+def report(result: Any, args: argparse.Namespace) -> int:
+    """The Elo table from the comparisons + ledger, plus per-arm call statistics."""
+    from eloledger.cli.output import Column, render, to_json
+
+    arms_cols = [
+        Column("arm", "arm"),
+        Column("kind", "kind"),
+        Column("n", "n"),
+        Column("max_tokens", "max_tokens"),
+        Column("calls", "calls"),
+        Column("errors", "errors"),
+        Column("tokens", "tokens"),
+        Column("length_rate", "length%", 1),
+    ]
+    arms = [
+        {**a, "length_rate": None if a["length_rate"] is None else 100 * a["length_rate"]}
+        for a in result.arms
+    ]
+    elo_text, elo_payload, status = _elo(result, args)
+    run_info = {
+        "run_id": result.run_id,
+        "experiment": result.experiment,
+        "stopped": result.stopped,
+        "ledger": str(result.ledger_path),
+        "comparisons": str(result.comparisons_path) if result.comparisons_path else None,
+        "results": str(result.results_path) if result.results_path else None,
+        "calls_made": result.attempts,
+        "retries": result.retries,
+        "resumed_calls": result.resumed_calls,
+        "not_run": result.not_run,
+        "judge_calls": result.judge_calls,
+        "arm_tokens": result.arm_tokens,
+        "judge_tokens": result.judge_tokens,
+        "elapsed_s": round(result.elapsed_s, 3),
+    }
+    if args.format == "json":
+        payload = (
+            elo_payload
+            if elo_payload is not None
+            else {"players": [], "anchor": None, "warnings": []}
+        )
+        payload.setdefault("warnings", [])
+        payload["warnings"] = list(payload["warnings"]) + list(result.warnings)
+        payload["run"] = run_info
+        payload["arms"] = result.arms
+        print(to_json(payload))
+        return status
+    if elo_text:
+        print(elo_text.rstrip("\n"))
+        print()
+    print(render("table", arms, arms_cols))
+    print("length% = share of ok calls cut by max_tokens (finish_reason = length)")
+    return status
+
+
+def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None, int]:
+    """Run the 'eloledger elo' command itself on the run's files (same core, same output)."""
+    from eloledger.errors import UserError
+
+    if not result.comparisons_path or not result.comparisons:
+        print(
+            "eloledger: no comparisons (one arm, or nothing finished): no Elo table",
+            file=sys.stderr,
+        )
+        return None, None, 0 if result.stopped == "completed" else 1
+    from eloledger.cli import elo_cmd
+
+    ns = argparse.Namespace(
+        comparisons=str(result.comparisons_path),
+        ledger=str(result.ledger_path),
+        anchor=None,
+        bootstrap=max(0, int(getattr(args, "bootstrap", 1000))),
+        seed=0,
+        prior=0.0,
+        task_weight="none",
+        format="json" if args.format == "json" else "table",
+        example=False,
+    )
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            elo_cmd.handle(ns)
+    except UserError as exc:
+        print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
+        return None, None, 1
+    if args.format == "json":
+        return None, json.loads(buf.getvalue()), 0
+    return buf.getvalue(), None, 0

@@ -9,15 +9,24 @@ because real gateways often serve each protocol under a different root.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from eloledger.errors import UserError
 
 CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+MODEL_ROLES = ("haiku", "sonnet", "opus")  # Claude Code's ANTHROPIC_DEFAULT_<ROLE>_MODEL
 
 # Which clients take the root as is and which append /v1.
 _ROOT_CLIENTS = {"claude", "anthropic", "gemini"}
 _V1_CLIENTS = {"codex", "openai"}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass
@@ -41,6 +50,7 @@ class Profile:
     wire_api: str = "openai-chat"  # what the runner speaks by default
     overrides: dict[str, ClientOverride] = field(default_factory=dict)
     description: str = ""
+    clients: list[str] = field(default_factory=list)  # clients the gateway serves; empty = all
 
     def client_base_url(self, client: str) -> str:
         """The base URL this client must be given for this gateway."""
@@ -57,6 +67,135 @@ class Profile:
             return override.model
         return self.model
 
+    def serves(self, client: str) -> bool:
+        """Whether the gateway speaks this client's protocol (unknown = assume yes)."""
+        return not self.clients or client in self.clients
+
+    def validate(self, where: str = "profile") -> None:
+        """Refuse a profile that would write a broken config (see facts/clients.md)."""
+        if not _NAME_RE.match(self.name):
+            raise UserError(
+                f"{where}: bad profile name {self.name!r}",
+                fix="use letters, digits, '.', '_' or '-' (up to 64 characters)",
+            )
+        check_url(self.base_url, f"{where}: base_url")
+        for client, override in self.overrides.items():
+            if client not in CLIENTS:
+                raise UserError(
+                    f"{where}: unknown client section {client!r}",
+                    fix=f"use one of {', '.join(CLIENTS)}",
+                )
+            if override.base_url:
+                check_url(override.base_url, f"{where}: {client}.base_url")
+        if self.auth not in AUTH_FORMS:
+            raise UserError(f"{where}: auth {self.auth!r}", fix=f"use {' or '.join(AUTH_FORMS)}")
+        if self.wire_api not in WIRE_APIS:
+            raise UserError(
+                f"{where}: wire_api {self.wire_api!r}", fix=f"use one of {', '.join(WIRE_APIS)}"
+            )
+        if self.key_env and not _ENV_RE.match(self.key_env):
+            raise UserError(
+                f"{where}: key_env {self.key_env!r} is not a variable name",
+                fix="give the NAME of the variable that holds the key, e.g. OPENROUTER_API_KEY",
+            )
+        for role in self.models:
+            if role not in MODEL_ROLES:
+                raise UserError(
+                    f"{where}: unknown model role {role!r}", fix=f"use {', '.join(MODEL_ROLES)}"
+                )
+        for client in self.clients:
+            if client not in CLIENTS:
+                raise UserError(f"{where}: unknown client {client!r} in clients")
+
+    # --- TOML table <-> Profile -------------------------------------------------------------
+
+    def to_table(self) -> dict[str, Any]:
+        """Plain data for the profiles file (no key: only where to find it)."""
+        table: dict[str, Any] = {"base_url": self.base_url}
+        if self.description:
+            table["description"] = self.description
+        if self.key_env:
+            table["key_env"] = self.key_env
+        if self.key_in_secrets:
+            table["key_in_secrets"] = True
+        table["auth"] = self.auth
+        table["wire_api"] = self.wire_api
+        if self.model:
+            table["model"] = self.model
+        if self.clients:
+            table["clients"] = list(self.clients)
+        if self.models:
+            table["models"] = dict(self.models)
+        for client in CLIENTS:
+            override = self.overrides.get(client)
+            if not override:
+                continue
+            sub: dict[str, Any] = {}
+            if override.base_url:
+                sub["base_url"] = override.base_url
+            if override.model:
+                sub["model"] = override.model
+            sub.update(override.extra)
+            if sub:
+                table[client] = sub
+        return table
+
+    @classmethod
+    def from_table(cls, name: str, table: dict[str, Any], where: str = "profiles") -> Profile:
+        known = {
+            "base_url", "description", "key_env", "key_in_secrets", "auth", "wire_api",
+            "model", "models", "clients", *CLIENTS,
+        }  # fmt: skip
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise UserError(
+                f"{where}: profile {name!r} has unknown field(s) {', '.join(unknown)}",
+                fix=f"known fields: {', '.join(sorted(known))}",
+            )
+        if not isinstance(table.get("base_url"), str):
+            raise UserError(f"{where}: profile {name!r} has no base_url")
+        overrides: dict[str, ClientOverride] = {}
+        for client in CLIENTS:
+            sub = table.get(client)
+            if sub is None:
+                continue
+            if not isinstance(sub, dict):
+                raise UserError(f"{where}: [profiles.{name}.{client}] must be a table")
+            extra = {k: str(v) for k, v in sub.items() if k not in ("base_url", "model")}
+            overrides[client] = ClientOverride(
+                base_url=sub.get("base_url"), model=sub.get("model"), extra=extra
+            )
+        profile = cls(
+            name=name,
+            base_url=str(table["base_url"]),
+            key_env=table.get("key_env"),
+            key_in_secrets=bool(table.get("key_in_secrets", False)),
+            auth=str(table.get("auth", "bearer")),
+            model=table.get("model"),
+            models={str(k): str(v) for k, v in dict(table.get("models", {})).items()},
+            wire_api=str(table.get("wire_api", "openai-chat")),
+            overrides=overrides,
+            description=str(table.get("description", "")),
+            clients=[str(c) for c in table.get("clients", [])],
+        )
+        profile.validate(f"{where}: [profiles.{name}]")
+        return profile
+
+
+def check_url(url: str, where: str) -> None:
+    """A base URL every client can join: http(s), a host, no query string or fragment."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UserError(
+            f"{where}: {url!r} is not an http(s) URL", fix="give e.g. https://gw.example/api"
+        )
+    if parts.query or parts.fragment:
+        raise UserError(
+            f"{where}: {url!r} has a query string or fragment; every client would build a broken "
+            "path from it",
+            fix="remove everything from '?' or '#'",
+        )
+
 
 def derive_base_url(root: str, client: str) -> str:
     """Turn a gateway root into the base URL one client expects (see module docstring)."""
@@ -64,5 +203,8 @@ def derive_base_url(root: str, client: str) -> str:
     if client in _V1_CLIENTS:
         return root if root.endswith("/v1") else root + "/v1"
     if client in _ROOT_CLIENTS:
-        return root[: -len("/v1")] if root.endswith("/v1") else root
+        for suffix in ("/v1beta", "/v1") if client == "gemini" else ("/v1",):
+            if root.endswith(suffix):
+                return root[: -len(suffix)]
+        return root
     raise ValueError(f"unknown client {client!r}")

@@ -76,6 +76,12 @@ class RunCounters:
         self.estimated_tokens += n
         self.arm(arm).estimated_tokens += n
 
+    def settle_estimate(self, arm: str, n: int) -> None:
+        """A call finished: drop its streamed estimate (its ledger row carries the real count)."""
+        if n:
+            self.estimated_tokens -= n
+            self.arm(arm).estimated_tokens -= n
+
     def apply_row(self, row: dict[str, Any]) -> None:
         """Fold one finished ledger row into the counters (used live and when watching)."""
         role = row.get("role") or "sample"

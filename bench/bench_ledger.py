@@ -1,0 +1,231 @@
+"""Benchmark: summarise a token ledger by arm, eloledger vs the `jq | awk` pipeline.
+
+Generates a realistic ledger (default 1,000,000 rows, ~25 fields, answer text in each row) in a
+temporary folder, then times on the same file, side by side in one run:
+
+* eloledger: ``read_ledger`` (summary columns) + ``summarize(by="arm")`` in process, and the
+  whole CLI ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
+* the pipeline the popular guides use:
+  ``jq -r '[.arm, .total_tokens] | @tsv' ledger.jsonl | awk '{s[$1]+=$2} END {...}'``;
+* a plain Python ``json.loads`` loop, for context.
+
+The data has null tokens on failed calls and no judge rows, so the guide's pipeline and
+eloledger's rules give the same sums; the script checks that they are identical.
+
+    .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows
+    .venv/bin/python bench/bench_ledger.py --rows 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+ARMS = ("single", "best_of_4", "best_of_8", "self_consistency_5", "tree_search_16")
+WORDS = [
+    *[
+        "the",
+        "answer",
+        "is",
+        "therefore",
+        "we",
+        "compute",
+        "sum",
+        "of",
+        "all",
+        "values",
+        "and",
+        "return",
+        "result",
+    ],
+    *[
+        "carefully",
+        "first",
+        "check",
+        "edge",
+        "cases",
+        "then",
+        "write",
+        "tests",
+        "because",
+        "correctness",
+        "matters",
+    ],
+]
+JQ_AWK = (
+    "jq -r '[.arm, .total_tokens] | @tsv' {path} | "
+    "awk '{{s[$1]+=$2}} END {{for (a in s) printf \"%s %.0f\\n\", a, s[a]}}'"
+)
+
+
+def generate(path: Path, rows: int, seed: int = 7) -> None:
+    """Rows shaped like the runner's: ok rows with usage, ~3% failed calls without usage."""
+    rng = np.random.default_rng(seed)
+    prompt = rng.integers(50, 2000, rows)
+    completion = rng.integers(1, 1500, rows)
+    failed = rng.random(rows) < 0.03
+    tasks = rng.integers(0, 1000, rows)
+    roles = np.where(rng.random(rows) < 0.9, "sample", "select")
+    latency = rng.uniform(100, 5000, rows).round(1)
+    n_words = rng.integers(5, 60, rows)
+    words = rng.integers(0, len(WORDS), (rows, 60))
+    with open(path, "wb") as fh:
+        batch = []
+        for i in range(rows):
+            row = {
+                "v": 1,
+                "run_id": "run-20261129-a1b2",
+                "experiment": "bench",
+                "task_id": f"task-{tasks[i]:04d}",
+                "arm": ARMS[i % len(ARMS)],
+                "session": f"s{i % 8}",
+                "sample": int(i % 16),
+                "round": 0,
+                "role": str(roles[i]),
+                "model": "gpt-x-mini",
+                "profile": "local",
+                "base_url": "http://127.0.0.1:8000/v1",
+                "wire_api": "chat",
+                "latency_ms": float(latency[i]),
+                "ttft_ms": float(latency[i] / 10),
+                "attempt": 0,
+                "max_tokens": 2048,
+                "temperature": 0.7,
+                "ts": 1764400000.0 + i * 0.01,
+            }
+            if failed[i]:
+                row.update(
+                    status="error",
+                    error_class="RateLimitError",
+                    error="429 too many requests",
+                    http_status=429,
+                    usage_source="missing",
+                    prompt_tokens=None,
+                    completion_tokens=None,
+                    total_tokens=None,
+                )
+            else:
+                p, c = int(prompt[i]), int(completion[i])
+                row.update(
+                    status="ok",
+                    http_status=200,
+                    usage_source="server",
+                    prompt_tokens=p,
+                    completion_tokens=c,
+                    total_tokens=p + c,
+                    reasoning_tokens=c // 3,
+                    cached_tokens=0,
+                    finish_reason="stop",
+                    content=" ".join(WORDS[w] for w in words[i, : n_words[i]]),
+                    score=round(float(p % 100) / 100, 2),
+                    passed=bool(p % 2),
+                )
+            batch.append(orjson.dumps(row))
+            if len(batch) == 20000:
+                fh.write(b"\n".join(batch) + b"\n")
+                batch = []
+        if batch:
+            fh.write(b"\n".join(batch) + b"\n")
+
+
+def run_eloledger(path: Path) -> tuple[float, dict[str, int]]:
+    from eloledger.ledger.columns import SUMMARY_COLUMNS
+    from eloledger.ledger.reader import read_ledger
+    from eloledger.ledger.summary import summarize
+
+    start = time.perf_counter()
+    groups = summarize(read_ledger(path, columns=SUMMARY_COLUMNS), by="arm")
+    elapsed = time.perf_counter() - start
+    return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
+
+
+def run_cli(path: Path) -> tuple[float, dict[str, int]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"],
+        capture_output=True,
+        check=True,
+    )
+    elapsed = time.perf_counter() - start
+    groups = json.loads(done.stdout)["groups"]
+    return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
+
+
+def run_jq_awk(path: Path) -> tuple[float, dict[str, int]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        JQ_AWK.format(path=path), shell=True, capture_output=True, text=True, check=True
+    )
+    elapsed = time.perf_counter() - start
+    sums = {}
+    for line in done.stdout.splitlines():
+        arm, total = line.split()
+        sums[arm] = int(total)
+    return elapsed, sums
+
+
+def run_json_loop(path: Path) -> tuple[float, dict[str, int]]:
+    start = time.perf_counter()
+    sums: dict[str, int] = defaultdict(int)
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            sums[row["arm"]] += row.get("total_tokens") or 0
+    return time.perf_counter() - start, dict(sums)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--no-json-loop", action="store_true", help="skip the json.loads loop")
+    args = parser.parse_args()
+    if shutil.which("jq") is None:
+        print(
+            "jq is not installed (apt-get install -y jq); cannot run the baseline", file=sys.stderr
+        )
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
+        path = Path(tmp) / "ledger.jsonl"
+        start = time.perf_counter()
+        generate(path, args.rows)
+        size_mb = os.path.getsize(path) / 1e6
+        print(
+            f"ledger: {args.rows:,} rows, {size_mb:,.0f} MB, generated in "
+            f"{time.perf_counter() - start:.1f} s; {os.cpu_count()} CPUs"
+        )
+        path.read_bytes()  # warm the page cache so every contender reads from memory
+
+        results = {
+            "eloledger (in process)": run_eloledger(path),
+            "eloledger tokens (CLI)": run_cli(path),
+            "jq | awk": run_jq_awk(path),
+        }
+        if not args.no_json_loop:
+            results["python json.loads loop"] = run_json_loop(path)
+
+    baseline, expected = results["jq | awk"]
+    same = all(sums == expected for _, sums in results.values())
+    print(f"{'contender':26} {'seconds':>9} {'x jq|awk':>9}")
+    for name, (seconds, _) in results.items():
+        print(f"{name:26} {seconds:9.3f} {seconds / baseline:9.3f}")
+    ratio = results["eloledger (in process)"][0] / baseline
+    loop = results.get("python json.loads loop")
+    if loop:
+        print(f"eloledger vs json.loads loop: {results['eloledger (in process)'][0] / loop[0]:.3f}")
+    print(f"sums identical: {same}  (goal: eloledger <= 0.1 x jq|awk; measured {ratio:.3f})")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

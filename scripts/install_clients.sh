@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install the real coding CLIs (Claude Code, Codex, Gemini CLI) into a cache folder, for the
+# end-to-end test tests/e2e/test_e2e_real_clients.py. Nothing is installed globally.
+#
+#   scripts/install_clients.sh            # into ${ELOLEDGER_CLIENTS_DIR:-~/.cache/eloledger-clients}
+#   ELOLEDGER_CLIENTS_DIR=/opt/clients scripts/install_clients.sh
+#
+# The e2e test looks in the same folder (node_modules/.bin/{claude,codex,gemini}).
+set -euo pipefail
+dir="${ELOLEDGER_CLIENTS_DIR:-$HOME/.cache/eloledger-clients}"
+packages=("@anthropic-ai/claude-code" "@openai/codex" "@google/gemini-cli")
+command -v npm >/dev/null || { echo "npm not found: install Node.js >= 20 first" >&2; exit 1; }
+mkdir -p "$dir"
+cd "$dir"
+[ -f package.json ] || echo '{"name":"eloledger-clients","private":true}' > package.json
+npm install --no-audit --no-fund --loglevel=error "${packages[@]}"
+for bin in claude codex gemini; do
+  if [ -x "node_modules/.bin/$bin" ]; then
+    printf '%-7s %s\n' "$bin" "$("node_modules/.bin/$bin" --version 2>/dev/null | head -n1)"
+  else
+    echo "$bin: not installed" >&2
+  fi
+done
+echo "installed in $dir"

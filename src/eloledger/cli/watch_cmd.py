@@ -1,0 +1,65 @@
+"""`eloledger watch LEDGER`: the Run view following a ledger that another process writes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from eloledger.errors import UserError
+
+EPILOG = """\
+examples:
+  eloledger watch runs/demo.jsonl             follow from the start (default)
+  eloledger watch runs/demo.jsonl --from-end  attach mid-run: only rows written from now on
+  ssh box -t eloledger watch ~/runs/exp.jsonl watch a remote run over SSH
+
+The ledger is read by byte offset: a torn last line is kept until it is complete, and a
+truncated or replaced file is read again from its start. Any number of viewers can follow
+one ledger. Keys: p pause/resume following, f follow the newest requests, ctrl+q quit.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "watch",
+        help="follow a ledger being written by another process (the Run view)",
+        description="Open the Run view on a JSONL ledger and follow it as it grows.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("ledger", metavar="LEDGER", help="path to the JSONL ledger")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--from-start",
+        dest="from_start",
+        action="store_true",
+        default=True,
+        help="replay the ledger from its first row (default)",
+    )
+    where.add_argument(
+        "--from-end",
+        dest="from_start",
+        action="store_false",
+        help="start at the current end: show only rows written from now on",
+    )
+    parser.add_argument("--theme", help="theme name")
+    parser.set_defaults(handler=handle)
+
+
+def check_ledger_path(path: Path) -> Path:
+    """A missing file is fine only when its folder exists (the run may not have started)."""
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder, not a ledger file", fix="pass the .jsonl file")
+    if not path.exists() and not path.parent.is_dir():
+        raise UserError(
+            f"{path}: no such file or folder",
+            fix="check the path; the run writes its ledger where its spec says",
+        )
+    return path
+
+
+def handle(args: argparse.Namespace) -> int:
+    path = check_ledger_path(Path(args.ledger))
+    from eloledger.tui.app import run_tui
+
+    return run_tui(watch=path, from_start=args.from_start, theme=args.theme)

@@ -1,0 +1,231 @@
+"""Audit a token ledger for rows that would make token counts or Elo-per-token wrong.
+
+Rows are read with the ledger's own line parser (aliases and nested usage mapped), line by
+line so every finding can name the lines. One finding per code, with the first few lines as
+evidence: a 100k-row ledger with one systematic problem gives one line of output, not 100k.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eloledger.doctor.findings import Finding, make
+from eloledger.errors import UserError
+
+_IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "role", "attempt")
+_SHOW = 5
+
+
+def audit_ledger(
+    path: str | Path, *, expect_models: Iterable[str] = (), warn=None
+) -> list[Finding]:  # noqa: ANN001
+    """Every ``ledger.*`` finding for one ledger file.
+
+    ``expect_models``: the models the experiment used (from --model / the profile / the spec);
+    without it, ``ledger.unknown_model`` cannot be judged and is not reported.
+    """
+    path = Path(path)
+    target = f"ledger:{path.name}"
+    expected = [m for m in expect_models if m]
+    usage_missing: list[int] = []
+    mismatch: list[int] = []
+    unknown: dict[str, list[int]] = defaultdict(list)
+    errors: list[int] = []
+    error_kinds: Counter[str] = Counter()
+    final_errors = 0
+    seen_lines: dict[bytes, int] = {}
+    seen_ids: dict[tuple, int] = {}
+    duplicates: list[tuple[int, int]] = []
+    base_urls: dict[str, dict[str, int]] = defaultdict(dict)
+    rows = 0
+    for number, line, row in _rows(path, warn):
+        rows += 1
+        status = row.get("status")
+        if status == "ok":
+            if _usage_missing(row):
+                usage_missing.append(number)
+            elif _mismatch(row):
+                mismatch.append(number)
+        else:
+            errors.append(number)
+            kind = row.get("error_class") or (
+                f"HTTP {row['http_status']}" if row.get("http_status") else "error"
+            )
+            error_kinds[str(kind)] += 1
+            final_errors += 0 if row.get("will_retry") else 1
+        model = row.get("model")
+        if expected and model and not _model_expected(str(model), expected):
+            unknown[str(model)].append(number)
+        digest = hashlib.blake2b(line.strip(), digest_size=16).digest()  # not the whole line
+        if digest in seen_lines:
+            duplicates.append((number, seen_lines[digest]))
+        else:
+            seen_lines[digest] = number
+            ident = tuple(row.get(k) for k in _IDENTITY)
+            if row.get("task_id") is not None and any(
+                row.get(k) is not None for k in ("sample", "session", "attempt")
+            ):
+                if ident in seen_ids:
+                    duplicates.append((number, seen_ids[ident]))
+                else:
+                    seen_ids[ident] = number
+        if row.get("base_url"):
+            base_urls[str(row.get("run_id") or "")].setdefault(str(row["base_url"]), number)
+
+    findings: list[Finding] = []
+    if rows == 0:
+        return findings
+    if usage_missing:
+        findings.append(
+            make(
+                "ledger.usage_missing",
+                target,
+                f"{len(usage_missing)} of {rows} ok rows have missing or zero token usage: they "
+                "would count as free calls",
+                _lines(path, usage_missing),
+                "run 'eloledger doctor --profile NAME' to see whether the gateway drops usage "
+                "(often only on streams); re-run those calls, or mark them usage_source = "
+                '"estimated" with an estimate',
+            )
+        )
+    if mismatch:
+        findings.append(
+            make(
+                "ledger.total_mismatch",
+                target,
+                f"{_n(len(mismatch), 'row')} with prompt_tokens + completion_tokens != total_tokens",
+                _lines(path, mismatch),
+                "decide which count the gateway bills; eloledger uses total_tokens: correct the "
+                "rows or report the gateway's usage bug",
+            )
+        )
+    if unknown:
+        detail = "; ".join(f"{m}: {_lines(path, ln, bare=True)}" for m, ln in unknown.items())
+        total = sum(len(v) for v in unknown.values())
+        findings.append(
+            make(
+                "ledger.unknown_model",
+                target,
+                f"{_n(total, 'row')} for models the experiment did not use "
+                f"({', '.join(sorted(unknown))}; expected {', '.join(expected)})",
+                f"{path}: {detail}",
+                "the gateway may have routed to a fallback model: pin the model, or pass the "
+                "served names with --model to accept them",
+            )
+        )
+    if duplicates:
+        shown = ", ".join(f"line {a} repeats line {b}" for a, b in duplicates[:_SHOW])
+        more = f" (+{len(duplicates) - _SHOW} more)" if len(duplicates) > _SHOW else ""
+        findings.append(
+            make(
+                "ledger.duplicate",
+                target,
+                f"{_n(len(duplicates), 'duplicate row')}: each records a call already recorded",
+                f"{path}: {shown}{more}",
+                "keep one row per call (a resumed run appended twice?); token sums double-count "
+                "them until then",
+            )
+        )
+    if errors:
+        kinds = ", ".join(f"{k} x{n}" for k, n in error_kinds.most_common(5))
+        findings.append(
+            make(
+                "ledger.errors",
+                target,
+                f"{_n(len(errors), 'error row')} ({final_errors} final, {len(errors) - final_errors} "
+                f"retried): {kinds}",
+                _lines(path, errors),
+                "run 'eloledger doctor --profile NAME' for the cause; tasks with final errors have "
+                "fewer samples, which biases their arm's Elo",
+            )
+        )
+    for run_id, urls in base_urls.items():
+        if len(urls) > 1:
+            listed = "; ".join(f"{u} (first at line {n})" for u, n in urls.items())
+            findings.append(
+                make(
+                    "ledger.base_urls",
+                    target,
+                    f"run {run_id or '(no run_id)'} sent calls to {len(urls)} different base URLs",
+                    f"{path}: {listed}",
+                    "one run should use one gateway: the arms' costs are not comparable otherwise; "
+                    "check for a profile switch during the run",
+                )
+            )
+    return findings
+
+
+def _rows(path: Path, warn) -> Iterator[tuple[int, bytes, dict[str, Any]]]:  # noqa: ANN001
+    from eloledger.ledger.reader import parse_line
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(
+            f"{path}: no such ledger file", fix="give the path of a JSONL ledger"
+        ) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    lines = data.split(b"\n")
+    last = len(lines)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        if number == last:  # no trailing newline: maybe torn by a crash mid-write
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                if warn is not None:
+                    warn(f"{path}:{number}: torn last line skipped")
+                continue
+        yield number, line, parse_line(line, where=f"{path}:{number}")
+
+
+def _usage_missing(row: dict[str, Any]) -> bool:
+    if row.get("usage_source") == "estimated":
+        return False
+    if row.get("usage_source") == "missing":
+        return True
+    prompt, total = row.get("prompt_tokens"), row.get("total_tokens")
+    return prompt is None or total is None or prompt == 0 or total == 0
+
+
+def _mismatch(row: dict[str, Any]) -> bool:
+    prompt, completion, total = (
+        row.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    )
+    if None in (prompt, completion, total):
+        return False
+    if prompt + completion == total:
+        return False
+    reasoning = row.get("reasoning_tokens")
+    # Some gateways count reasoning outside completion_tokens: total = p + c + r is consistent.
+    return not (reasoning and prompt + completion + reasoning == total)
+
+
+def _model_expected(model: str, expected: list[str]) -> bool:
+    """Exact, or a dated/pinned variant (gpt-4o -> gpt-4o-2024-08-06, vendor/model)."""
+    low = model.lower()
+    for want in expected:
+        w = want.lower()
+        if low == w or low.startswith(w + "-") or low.endswith("/" + w) or w.endswith("/" + low):
+            return True
+    return False
+
+
+def _lines(path: Path, numbers: list[int], *, bare: bool = False) -> str:
+    shown = ", ".join(str(n) for n in numbers[:_SHOW])
+    more = f" (+{len(numbers) - _SHOW} more)" if len(numbers) > _SHOW else ""
+    word = "line" if len(numbers) == 1 else "lines"
+    text = f"{word} {shown}{more}"
+    return text if bare else f"{path}: {text}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")

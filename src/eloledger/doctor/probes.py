@@ -1,0 +1,771 @@
+"""Live probes: a few minimal requests per wire protocol, classified into findings.
+
+Per target: the model list, one streamed request (1 output token, usage requested) and, when
+the stream carries no usage, one non-streamed request. After a 401 the other header form is
+tried once; after a path 404 the neighbouring URL forms (with/without ``/v1``, without the
+query string). At most :data:`MAX_REQUESTS` requests per target, all to the configured host,
+redirects never followed. Raw HTTP (httpx2, the SDKs' own transport) gives exact control of
+status, headers and body; the tests show the SDKs experience the same thing.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import orjson
+
+from eloledger.doctor.findings import Finding, make
+from eloledger.doctor.urls import family, neighbour_urls
+from eloledger.redact import register_secret, scrub
+
+MAX_REQUESTS = 8
+DEFAULT_TIMEOUT = 8.0
+_BODY_LIMIT = 256 * 1024
+_PROMPT = "Reply with OK."
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+@dataclass
+class ProbeTarget:
+    """One (base URL, wire, key) to probe; ``key_label`` names where the key comes from."""
+
+    name: str
+    base_url: str
+    wire: str  # openai-chat | openai-responses | anthropic | gemini
+    key: str | None
+    model: str | None = None
+    auth: str | None = None  # bearer | x-api-key | x-goog-api-key; None: the wire's usual form
+    key_label: str = "the key"  # e.g. "$GW_KEY": named in findings, never the value
+
+    def __post_init__(self) -> None:
+        if self.auth is None:
+            self.auth = "x-goog-api-key" if self.wire == "gemini" else "bearer"
+
+
+@dataclass
+class Exchange:
+    """One request and what came back (body scrubbed and cut short)."""
+
+    method: str
+    url: str
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    events: list[Any] = field(default_factory=list)  # parsed SSE data payloads
+    error: BaseException | None = None
+    elapsed_ms: float = 0.0
+
+    def json(self) -> Any:
+        try:
+            return orjson.loads(self.text)
+        except orjson.JSONDecodeError:
+            return None
+
+    def summary(self) -> str:
+        if self.error is not None:
+            return f"{self.method} {self.url} -> {type(self.error).__name__}: {self.error}"
+        snippet = " ".join(self.text[:160].split())
+        return f"{self.method} {self.url} -> HTTP {self.status}: {snippet}"
+
+
+@dataclass
+class ProbeResult:
+    target: ProbeTarget
+    findings: list[Finding] = field(default_factory=list)
+    usage: dict[str, int] | None = None  # from the streamed (or else non-streamed) answer
+    requests: int = 0
+    models: list[str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+def probe(target: ProbeTarget, *, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
+    """Probe one target; never raises for a network or gateway problem (they are findings)."""
+    register_secret(target.key)
+    # Like the SDKs, honour the proxy and CA variables (HTTPS_PROXY, SSL_CERT_FILE): the probe
+    # must see what the clients see. Redirects are never followed (they may leave the host).
+    with httpx2.Client(timeout=timeout, follow_redirects=False) as client:
+        return _Prober(target, client, timeout).run()
+
+
+def probe_all(
+    targets: list[ProbeTarget], *, timeout: float = DEFAULT_TIMEOUT, workers: int = 4
+) -> list[ProbeResult]:
+    """Probe several targets at once (each one sequentially), results in the targets' order.
+
+    Threads, not asyncio, so the TUI can call this from a worker thread as well as the CLI.
+    """
+    if len(targets) <= 1:
+        return [probe(t, timeout=timeout) for t in targets]
+    with ThreadPoolExecutor(max_workers=min(workers, len(targets))) as pool:
+        return list(pool.map(lambda t: probe(t, timeout=timeout), targets))
+
+
+class _Prober:
+    def __init__(self, target: ProbeTarget, client: httpx2.Client, timeout: float) -> None:
+        self.t = target
+        self.client = client
+        self.timeout = timeout
+        self.result = ProbeResult(target)
+        self.host = urlsplit(target.base_url.strip()).netloc
+
+    # --- the flow -------------------------------------------------------------------------
+    def run(self) -> ProbeResult:
+        t = self.t
+        if not t.key:
+            self._add(
+                "auth.missing_key",
+                f"no key to probe {t.wire} with",
+                f"{t.key_label} is unset or empty",
+                f"set {t.key_label}",
+            )
+            return self.result
+        listing = self._send("GET", self._models_url(t.base_url))
+        if self._transport_failed(listing):
+            return self.result
+        self.result.models = _model_ids(listing)
+        model = t.model or (self.result.models[0] if self.result.models else None)
+        if not model:
+            if self._http_ok(listing, listing, None):
+                self._add(
+                    "model.not_found",
+                    "no model configured and the gateway lists none",
+                    listing.summary(),
+                    "set the model (--model M, or model in the profile)",
+                )
+            return self.result
+        stream = self._send("POST", *self._generate(t.base_url, model, stream=True))
+        if self._transport_failed(stream) or not self._http_ok(stream, listing, model):
+            return self.result
+        if stream.events:
+            usage = _usage_from_stream(t.wire, stream.events)
+        else:  # the gateway ignored stream=true and answered one JSON body
+            usage = _usage_from_body(t.wire, stream.json())
+        if _has_tokens(usage):
+            self.result.usage = usage
+            return self.result
+        plain = self._send("POST", *self._generate(t.base_url, model, stream=False))
+        if self._transport_failed(plain) or not self._http_ok(plain, listing, model):
+            return self.result
+        plain_usage = _usage_from_body(t.wire, plain.json())
+        self.result.usage = plain_usage or usage
+        self._judge_usage(stream, usage, plain, plain_usage)
+        return self.result
+
+    def _judge_usage(
+        self,
+        stream: Exchange,
+        usage: dict[str, int] | None,
+        plain: Exchange,
+        plain_usage: dict[str, int] | None,
+    ) -> None:
+        wire = self.t.wire
+        consequence = "token counts and every Elo-per-token curve would be wrong"
+        if usage is not None:  # present, but zero
+            self._add(
+                "usage.zero",
+                f"the streamed {wire} answer reports zero tokens",
+                f"{stream.summary()} (usage {usage})",
+                f"the gateway must forward real usage; otherwise {consequence}",
+            )
+            if plain_usage is None:
+                self._add(
+                    "usage.missing",
+                    f"non-streamed {wire} answers carry no usage",
+                    plain.summary(),
+                    f"use a route that reports usage; otherwise {consequence}",
+                )
+        elif plain_usage is None:
+            self._add(
+                "usage.missing",
+                f"{wire} answers carry no token usage, streamed or not",
+                f"{stream.summary()}; {plain.summary()}",
+                f"use a gateway or route that reports usage; otherwise {consequence}",
+            )
+        elif _has_tokens(plain_usage):
+            self._add(
+                "usage.stream_missing",
+                f"streamed {wire} answers carry no usage ({_usage_where(wire)}); "
+                "non-streamed answers do",
+                f"stream: {stream.summary()}; non-stream usage {plain_usage}",
+                "use non-streamed requests with this gateway (they carry usage), or ask "
+                "the gateway to forward stream usage; streamed calls would be recorded with "
+                "usage missing",
+            )
+        else:
+            self._add(
+                "usage.zero",
+                f"{wire} answers report zero tokens",
+                f"{plain.summary()} (usage {plain_usage})",
+                f"the gateway must forward real usage; otherwise {consequence}",
+            )
+
+    # --- classification -------------------------------------------------------------------
+    def _transport_failed(self, ex: Exchange) -> bool:
+        err = ex.error
+        if err is None:
+            return False
+        evidence = scrub(f"{ex.method} {ex.url}: {type(err).__name__}: {err}")
+        if isinstance(err, _BudgetExhausted):
+            return True
+        if isinstance(err, httpx2.TimeoutException):
+            self._add(
+                "net.timeout",
+                f"no answer from {self.host} within {self.timeout:g} s",
+                evidence,
+                "check the host and port, VPN or proxy; the gateway may be down",
+            )
+        elif isinstance(err, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):
+            self._add(
+                "url.scheme",
+                f"the URL cannot be requested: {err}",
+                evidence,
+                "use a full http:// or https:// base URL",
+            )
+        elif _is_tls(err):
+            self._add(
+                "net.tls",
+                f"TLS failed talking to {self.host}",
+                evidence,
+                "check https vs http for this port, the certificate, or SSL_CERT_FILE "
+                "for a corporate CA",
+            )
+        elif _is_dns(err):
+            self._add(
+                "net.unreachable",
+                f"DNS lookup of {self.host} failed",
+                evidence,
+                "check the host name in the base URL",
+            )
+        elif isinstance(err, (httpx2.ConnectError, OSError)):
+            self._add(
+                "net.unreachable",
+                f"cannot connect to {self.host} (refused or no route)",
+                evidence,
+                "check the host and port in the base URL, and that the gateway is running",
+            )
+        else:
+            self._add(
+                "server.error",
+                f"the connection to {self.host} broke: {err}",
+                evidence,
+                "retry; if it persists check the scheme (http vs https) and the gateway",
+            )
+        return True
+
+    def _again(self, base: str, model: str | None, auth: str | None = None) -> Exchange:
+        """The same kind of request on another base URL or header form (no stream)."""
+        if model is None:
+            return self._send("GET", self._models_url(base), auth=auth)
+        url, payload = self._generate(base, model, stream=False)
+        return self._send("POST", url, payload, auth=auth)
+
+    def _http_ok(self, ex: Exchange, listing: Exchange, model: str | None) -> bool:
+        """Classify a non-2xx (or a 2xx that is not the API); True when the answer is usable."""
+        t = self.t
+        status = ex.status or 0
+        body = ex.json()
+        if 300 <= status < 400:
+            self._add(
+                "response.not_json",
+                f"{ex.url} redirects instead of answering",
+                f"{ex.summary()} Location: {ex.headers.get('location', '?')}",
+                "the URL points at a web front end (often a login), not the API: use "
+                "the gateway's API base URL",
+            )
+            return False
+        if 200 <= status < 300:
+            if not ex.events and body is None:
+                kind = ex.headers.get("content-type", "?")
+                self._add(
+                    "response.not_json",
+                    f"HTTP {status} but the body is {kind}, not JSON",
+                    ex.summary(),
+                    "the URL serves a web page (often a login or portal), "
+                    "not the API: use the gateway's API base URL",
+                )
+                return False
+            mid = _stream_error(ex.events)
+            if mid is not None:
+                self._add(
+                    "server.error",
+                    f"the stream failed mid-way with: {mid}",
+                    ex.summary(),
+                    "retry later; if it persists report it to the gateway",
+                )
+                return False
+            return True
+        if status == 401 or _is_key_rejection(status, body):
+            self._unauthorised(ex, model)
+            return False
+        if status == 403:
+            what = repr(model) if model else "this endpoint"
+            self._add(
+                "auth.forbidden",
+                "the key is accepted but not allowed to do this",
+                ex.summary(),
+                f"grant the key in {t.key_label} access to {what} (or use a key/plan that has it)",
+            )
+            return False
+        if status == 404:
+            self._not_found(ex, listing, model, body)
+            return False
+        if status == 429:
+            if _is_quota(body, ex.text):
+                self._add(
+                    "rate.quota",
+                    "quota or credit exhausted: retrying will not help",
+                    ex.summary(),
+                    "add credit or raise the quota for this key; do not start the evaluation",
+                )
+            else:
+                retry = ex.headers.get("retry-after")
+                hint = f"Retry-After: {retry} s" if retry else "no Retry-After header"
+                self._add(
+                    "rate.limited",
+                    f"rate limited ({hint})",
+                    f"{ex.summary()} [{hint}]",
+                    "lower the run's concurrency or wait; the runner honours Retry-After",
+                )
+            return False
+        if status >= 500:
+            self._add(
+                "server.error",
+                f"the gateway answers HTTP {status}",
+                ex.summary(),
+                "retry later; if it persists report it to the gateway",
+            )
+            return False
+        self._add(
+            "request.rejected",
+            f"the minimal probe request was rejected (HTTP {status})",
+            ex.summary(),
+            "check the model name and the wire protocol for this gateway",
+        )
+        return False
+
+    def _unauthorised(self, ex: Exchange, model: str | None) -> None:
+        t = self.t
+        alternate = _ALTERNATE.get(t.auth)
+        if alternate:
+            retry = self._again(t.base_url, model, alternate)
+            if (
+                retry.error is None
+                and retry.status not in (401, 403)
+                and not _is_key_rejection(retry.status or 0, retry.json())
+            ):
+                self._add(
+                    "auth.header_form",
+                    f"the gateway rejects the key as {_HEADER[t.auth]} but accepts it as "
+                    f"{_HEADER[alternate]}",
+                    f"{ex.summary()}; with {_HEADER[alternate]}: HTTP {retry.status}",
+                    _header_fix(t, alternate),
+                )
+                return
+        self._add(
+            "auth.unauthorized",
+            f"the gateway rejects the key from {t.key_label}",
+            ex.summary(),
+            f"check the value of {t.key_label} (it must be a key for "
+            f"{self.host}); sent as {_HEADER[t.auth]}",
+        )
+
+    def _not_found(self, ex: Exchange, listing: Exchange, model: str | None, body: Any) -> None:
+        t = self.t
+        listed = self.result.models
+        message = _error_message(body) or ex.text[:200]
+        says_model = (
+            model is not None
+            and _mentions_model(body, model)
+            and ("invalid url" not in message.lower())
+        )
+        if says_model or (
+            model is not None and listing.status == 200 and listed and model not in listed
+        ):
+            choices = ", ".join(listed[:6]) if listed else "a model the gateway lists"
+            self._add(
+                "model.not_found",
+                f"the gateway does not know the model {model!r}",
+                ex.summary(),
+                f"set the model to one it serves: {choices}",
+            )
+            return
+        for candidate in neighbour_urls(t.base_url, t.wire):
+            if urlsplit(candidate).netloc != self.host:
+                continue
+            tried = self._again(candidate, model)
+            if isinstance(tried.error, _BudgetExhausted):
+                break
+            if tried.error is None and tried.status not in (404, None):
+                self._add(
+                    "path.not_found",
+                    f"{ex.url} does not exist on the gateway",
+                    f"{ex.summary()}; {candidate} answers HTTP {tried.status}",
+                    f"use the base URL {candidate}",
+                )
+                return
+        fix = (
+            "none of the neighbouring URL forms answer either: check the gateway's "
+            "documented base URL for this protocol"
+        )
+        if model is None:
+            fix += (
+                "; if the gateway simply has no model list, set a model (--model M or the "
+                "profile's model) so the doctor can probe a real request"
+            )
+        self._add("path.not_found", f"{ex.url} does not exist on the gateway", ex.summary(), fix)
+
+    # --- requests -------------------------------------------------------------------------
+    def _send(
+        self, method: str, url: str, payload: Any = None, *, auth: str | None = None
+    ) -> Exchange:
+        ex = Exchange(method, url)
+        if self.result.requests >= MAX_REQUESTS:
+            ex.error = _BudgetExhausted("probe request budget spent")
+            return ex
+        if urlsplit(url).netloc != self.host:  # never leave the configured host
+            ex.error = _BudgetExhausted("refusing to probe another host")
+            return ex
+        self.result.requests += 1
+        headers = self._headers(auth or self.t.auth)
+        started = time.monotonic()
+        deadline = started + self.timeout
+        try:
+            request = self.client.build_request(
+                method,
+                url,
+                headers=headers,
+                content=None if payload is None else orjson.dumps(payload),
+            )
+            response = self.client.send(request, stream=True)
+            try:
+                ex.status = response.status_code
+                ex.headers = {k.lower(): v for k, v in response.headers.items()}
+                raw = bytearray()
+                for chunk in response.iter_bytes():
+                    raw.extend(chunk)
+                    if len(raw) > _BODY_LIMIT or time.monotonic() > deadline:
+                        break
+                ex.text = scrub(raw.decode("utf-8", errors="replace"))
+            finally:
+                response.close()
+        except (httpx2.HTTPError, OSError, ValueError) as exc:
+            ex.error = exc
+        ex.elapsed_ms = (time.monotonic() - started) * 1000
+        ex.url = scrub(ex.url)
+        if "event-stream" in ex.headers.get("content-type", ""):
+            ex.events = _parse_sse(ex.text)
+        return ex
+
+    def _headers(self, auth: str) -> dict[str, str]:
+        key = self.t.key or ""
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if family(self.t.wire) == "anthropic":
+            headers["anthropic-version"] = ANTHROPIC_VERSION
+        if auth == "x-api-key":
+            headers["x-api-key"] = key
+        elif auth == "x-goog-api-key":
+            headers["x-goog-api-key"] = key
+        else:
+            headers["authorization"] = f"Bearer {key}"
+        return headers
+
+    def _models_url(self, base: str) -> str:
+        fam = family(self.t.wire)
+        suffix = {"openai": "/models", "anthropic": "/v1/models", "gemini": "/v1beta/models"}[fam]
+        return _join(base, suffix)
+
+    def _generate(self, base: str, model: str, *, stream: bool) -> tuple[str, dict[str, Any]]:
+        """(url, body) the way the real clients build them: plain string joins."""
+        wire = self.t.wire
+        if wire == "openai-chat":
+            body: dict[str, Any] = {
+                "model": model,
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": _PROMPT}],
+            }
+            if stream:
+                body |= {"stream": True, "stream_options": {"include_usage": True}}
+            return _join(base, "/chat/completions"), body
+        if wire == "openai-responses":
+            # The Responses API rejects max_output_tokens below 16.
+            body = {"model": model, "input": _PROMPT, "max_output_tokens": 16, "store": False}
+            if stream:
+                body["stream"] = True
+            return _join(base, "/responses"), body
+        if wire == "anthropic":
+            body = {
+                "model": model,
+                "max_tokens": 1,
+                "messages": [{"role": "user", "content": _PROMPT}],
+            }
+            if stream:
+                body["stream"] = True
+            return _join(base, "/v1/messages"), body
+        verb = "streamGenerateContent?alt=sse" if stream else "generateContent"
+        body = {
+            "contents": [{"role": "user", "parts": [{"text": _PROMPT}]}],
+            "generationConfig": {"maxOutputTokens": 1},
+        }
+        return _join(base, f"/v1beta/models/{model}:{verb}"), body
+
+    def _add(self, code: str, message: str, evidence: str, fix: str) -> None:
+        target = f"{self.t.name} ({self.t.wire})"
+        self.result.findings.append(make(code, target, message, evidence, fix))
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+_ALTERNATE = {"bearer": "x-api-key", "x-api-key": "bearer", "x-goog-api-key": "bearer"}
+_HEADER = {
+    "bearer": "Authorization: Bearer",
+    "x-api-key": "x-api-key",
+    "x-goog-api-key": "x-goog-api-key",
+}
+
+
+def _header_fix(t: ProbeTarget, works: str) -> str:
+    fam = family(t.wire)
+    if fam == "anthropic" and works == "x-api-key":
+        return (
+            "this gateway reads x-api-key: for Claude Code set ANTHROPIC_API_KEY (not "
+            'ANTHROPIC_AUTH_TOKEN); in the profile set auth = "x-api-key"; with the '
+            "anthropic SDK >= 2.0 (which sends Bearer) pass default_headers={'x-api-key': key}"
+        )
+    if fam == "anthropic":
+        return (
+            "this gateway reads Authorization: Bearer: for Claude Code set "
+            'ANTHROPIC_AUTH_TOKEN (not ANTHROPIC_API_KEY); in the profile set auth = "bearer"'
+        )
+    if fam == "openai":
+        return (
+            "this gateway reads x-api-key but OpenAI clients send Bearer: for Codex add "
+            f'env_http_headers = {{ "x-api-key" = "{t.key_label.lstrip("$")}" }} to the '
+            "provider; with the openai SDK pass default_headers={'x-api-key': key}"
+        )
+    return (
+        "this gateway reads Authorization: Bearer but Gemini CLI sends x-goog-api-key: "
+        "use a route of the gateway that accepts x-goog-api-key"
+    )
+
+
+def _join(base: str, suffix: str) -> str:
+    """Join like the clients do: trim one trailing slash, append (a query stays in the middle)."""
+    base = base.strip()
+    return (base[:-1] if base.endswith("/") else base) + suffix
+
+
+def _parse_sse(text: str) -> list[Any]:
+    events: list[Any] = []
+    data: list[str] = []
+    for line in text.splitlines() + [""]:
+        if not line:
+            if data:
+                payload = "\n".join(data)
+                if payload.strip() != "[DONE]":
+                    try:
+                        events.append(orjson.loads(payload))
+                    except orjson.JSONDecodeError:
+                        events.append({"_unparsed": payload[:200]})
+                data = []
+            continue
+        if line.startswith(":"):
+            continue  # comment lines such as ": PROCESSING"
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+    return events
+
+
+def _stream_error(events: list[Any]) -> str | None:
+    for event in events:
+        if isinstance(event, dict) and (event.get("type") == "error" or "error" in event):
+            err = event.get("error")
+            return _error_message({"error": err}) or str(err)[:200]
+    return None
+
+
+def _usage_from_stream(wire: str, events: list[Any]) -> dict[str, int] | None:
+    """The final usage a client would compute from this stream, or None when none came."""
+    prompt = completion = total = None
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        if wire == "openai-chat" and isinstance(event.get("usage"), dict):
+            u = event["usage"]
+            prompt, completion, total = (
+                u.get("prompt_tokens"),
+                u.get("completion_tokens"),
+                u.get("total_tokens"),
+            )
+        elif wire == "openai-responses" and event.get("type") == "response.completed":
+            u = (event.get("response") or {}).get("usage")
+            if isinstance(u, dict):
+                prompt, completion, total = (
+                    u.get("input_tokens"),
+                    u.get("output_tokens"),
+                    u.get("total_tokens"),
+                )
+        elif wire == "anthropic":
+            if event.get("type") == "message_start":
+                u = (event.get("message") or {}).get("usage") or {}
+                if u.get("input_tokens"):
+                    prompt = u["input_tokens"]
+            elif event.get("type") == "message_delta" and isinstance(event.get("usage"), dict):
+                u = event["usage"]
+                completion = u.get("output_tokens", completion)
+                if u.get("input_tokens"):
+                    prompt = u["input_tokens"]
+                prompt = prompt or 0
+        elif wire == "gemini" and isinstance(event.get("usageMetadata"), dict):
+            u = event["usageMetadata"]
+            prompt, completion, total = (
+                u.get("promptTokenCount"),
+                u.get("candidatesTokenCount"),
+                u.get("totalTokenCount"),
+            )
+    if prompt is None and completion is None and total is None:
+        return None
+    return _usage(prompt, completion, total)
+
+
+def _usage_from_body(wire: str, body: Any) -> dict[str, int] | None:
+    if not isinstance(body, dict):
+        return None
+    if wire == "gemini":
+        u = body.get("usageMetadata")
+        if not isinstance(u, dict):
+            return None
+        return _usage(
+            u.get("promptTokenCount"), u.get("candidatesTokenCount"), u.get("totalTokenCount")
+        )
+    u = body.get("usage")
+    if not isinstance(u, dict):
+        return None
+    prompt = u.get("prompt_tokens", u.get("input_tokens"))
+    completion = u.get("completion_tokens", u.get("output_tokens"))
+    return _usage(prompt, completion, u.get("total_tokens"))
+
+
+def _usage(prompt: Any, completion: Any, total: Any) -> dict[str, int]:
+    p = int(prompt or 0)
+    c = int(completion or 0)
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": int(total or p + c)}
+
+
+def _has_tokens(usage: dict[str, int] | None) -> bool:
+    return bool(usage) and usage["prompt_tokens"] > 0 and usage["total_tokens"] > 0
+
+
+def _usage_where(wire: str) -> str:
+    return {
+        "openai-chat": "no chunk with usage although stream_options.include_usage was sent",
+        "openai-responses": "response.completed has no usage",
+        "anthropic": "message_delta has no usage: anthropic-python's messages.stream() raises "
+        "AttributeError on it",
+        "gemini": "no chunk has usageMetadata",
+    }[wire]
+
+
+def _model_ids(ex: Exchange) -> list[str] | None:
+    if ex.status != 200:
+        return None
+    body = ex.json()
+    if not isinstance(body, dict):
+        return None
+    items = body.get("data") if isinstance(body.get("data"), list) else body.get("models")
+    if not isinstance(items, list):
+        return None
+    ids = []
+    for item in items:
+        if isinstance(item, dict):
+            name = item.get("id") or item.get("name") or ""
+            ids.append(str(name).removeprefix("models/"))
+    return [i for i in ids if i]
+
+
+def _error_message(body: Any) -> str:
+    if not isinstance(body, dict):
+        return ""
+    err = body.get("error")
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("type") or "")
+    if isinstance(err, str):
+        return err
+    return str(body.get("message") or "")
+
+
+def _error_code(body: Any) -> str:
+    if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
+        return ""
+    err = body["error"]
+    parts = [str(err.get(k) or "") for k in ("code", "type", "status")]
+    for detail in err.get("details") or []:
+        if isinstance(detail, dict):
+            parts.append(str(detail.get("reason") or ""))
+    return " ".join(parts).lower()
+
+
+def _mentions_model(body: Any, model: str) -> bool:
+    code = _error_code(body)
+    if "model_not_found" in code:
+        return True
+    message = _error_message(body).lower()
+    return "model" in message and (
+        model.lower() in message or "not found" in message or "does not exist" in message
+    )
+
+
+def _is_key_rejection(status: int, body: Any) -> bool:
+    """Gemini answers a bad key with 400 API_KEY_INVALID, not 401."""
+    return status == 400 and "api_key_invalid" in _error_code(body)
+
+
+def _is_quota(body: Any, text: str) -> bool:
+    blob = f"{_error_code(body)} {_error_message(body)}".lower() or text.lower()
+    return any(
+        w in blob
+        for w in ("insufficient_quota", "quota", "billing", "credit", "resource_exhausted")
+    )
+
+
+def _causes(err: BaseException) -> list[BaseException]:
+    chain = []
+    while err is not None and len(chain) < 10:
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    return chain
+
+
+def _is_tls(err: BaseException) -> bool:
+    for e in _causes(err):
+        if isinstance(e, ssl.SSLError):
+            return True
+        text = str(e).lower()
+        if "ssl" in text or "certificate" in text or "tls" in text:
+            return True
+    return False
+
+
+def _is_dns(err: BaseException) -> bool:
+    for e in _causes(err):
+        if isinstance(e, socket.gaierror):
+            return True
+        text = str(e).lower()
+        if (
+            "name or service not known" in text
+            or "nodename nor servname" in text
+            or ("temporary failure in name resolution" in text)
+        ):
+            return True
+    return False

@@ -1,0 +1,295 @@
+"""Run the whole doctor: static checks, live probes and the ledger audit -> one report.
+
+This is the function the CLI and the TUI's Doctor tab call. Which gateways get probed:
+with a profile, each wire protocol that profile is used with; without one, every live client
+config that points at an explicit base URL (Claude Code, Codex custom provider, Gemini CLI,
+the shell's OPENAI_BASE_URL / ANTHROPIC_BASE_URL).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eloledger.doctor.effective import Effective, collect
+from eloledger.doctor.findings import Finding, exit_status, make, sort_key
+from eloledger.doctor.ledger_audit import audit_ledger
+from eloledger.doctor.probes import (
+    DEFAULT_TIMEOUT,
+    ProbeResult,
+    ProbeTarget,
+    probe,
+    probe_all,
+)
+from eloledger.doctor.static import key_findings, live_config_findings, profile_findings
+from eloledger.doctor.urls import check_url
+
+# The wire protocol each client speaks.
+CLIENT_WIRE = {
+    "claude": "anthropic",
+    "anthropic": "anthropic",
+    "codex": "openai-responses",
+    "gemini": "gemini",
+    "openai": "openai-chat",
+}
+WIRE_CLIENT = {
+    "anthropic": "anthropic",
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "gemini": "gemini",
+}
+
+
+@dataclass
+class DoctorReport:
+    findings: list[Finding] = field(default_factory=list)
+    probes: list[ProbeResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. a torn ledger line skipped
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.findings)
+
+    def to_json(self) -> dict:
+        return {"findings": [f.to_dict() for f in self.findings]}
+
+
+def run_doctor(
+    *,
+    profile: str | None = None,
+    offline: bool = False,
+    ledger: str | Path | None = None,
+    expect_models: Iterable[str] = (),
+    wires: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> DoctorReport:
+    """Static checks always; probes unless ``offline``; the ledger audit when ``ledger``."""
+    report = DoctorReport()
+    eff = collect(env, cwd)
+    report.findings += eff.problems
+    report.findings += live_config_findings(eff)
+    chosen = None
+    if profile is not None:
+        from eloledger.profiles.store import get_profile
+
+        chosen = get_profile(profile)
+        report.findings += profile_findings(chosen, eff.env)
+    else:
+        report.findings += _all_profile_findings(report)
+    if not offline:
+        targets = profile_targets(chosen, wires) if chosen else live_targets(eff)
+        for result in probe_all(targets, timeout=timeout):
+            report.probes.append(result)
+            report.findings += result.findings
+    if ledger is not None:
+        expected = list(expect_models)
+        if chosen is not None and not expected:
+            expected = _profile_models(chosen)
+        report.findings += audit_ledger(ledger, expect_models=expected, warn=report.warnings.append)
+    report.findings = _dedupe(report.findings)
+    report.findings.sort(key=sort_key)
+    return report
+
+
+def run_adhoc(
+    url: str,
+    wire: str,
+    key_env: str,
+    *,
+    auth: str | None = None,
+    model: str | None = None,
+    offline: bool = False,
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> DoctorReport:
+    """The doctor for a URL that has no profile yet (``eloledger doctor --url ...``)."""
+    env = os.environ if env is None else env
+    report = DoctorReport()
+    target = "adhoc"
+    report.findings += check_url(url, wire, target=target, evidence=f"--url {url}")
+    key = env.get(key_env)
+    label = f"${key_env}"
+    if not key:
+        report.findings.append(
+            make(
+                "auth.missing_key",
+                target,
+                f"{label} is unset or empty",
+                label,
+                f"export {key_env}=<your key>",
+            )
+        )
+    else:
+        report.findings += key_findings(key, target, label, key_env)
+    if not offline and key:
+        result = probe(
+            ProbeTarget(target, url, wire, key, model, auth or _default_auth(wire), label),
+            timeout=timeout,
+        )
+        report.probes.append(result)
+        report.findings += result.findings
+    report.findings = _dedupe(report.findings)
+    report.findings.sort(key=sort_key)
+    return report
+
+
+def profile_targets(profile, wires: Iterable[str] = ()) -> list[ProbeTarget]:  # noqa: ANN001
+    """One probe target per wire the profile is used with (its clients + its runner wire)."""
+    from eloledger.profiles.store import resolve_key
+
+    wanted: list[str] = [profile.wire_api]
+    for client in getattr(profile, "clients", []) or []:
+        wire = CLIENT_WIRE.get(client)
+        if client == "openai" and profile.wire_api.startswith("openai-"):
+            wire = profile.wire_api
+        if wire:
+            wanted.append(wire)
+    wanted += list(wires)
+    key = resolve_key(profile)
+    label = f"${profile.key_env}" if profile.key_env else "the profile's stored key"
+    targets = []
+    for wire in dict.fromkeys(wanted):
+        client = WIRE_CLIENT[wire]
+        auth = profile.auth if wire == "anthropic" else _default_auth(wire)
+        targets.append(
+            ProbeTarget(
+                f"profile:{profile.name}",
+                profile.client_base_url(client),
+                wire,
+                key,
+                profile.client_model(client),
+                auth,
+                label,
+            )
+        )
+    return targets
+
+
+def live_targets(eff: Effective) -> list[ProbeTarget]:
+    """Probe targets for the live client configs that point at an explicit base URL."""
+    targets: list[ProbeTarget] = []
+
+    def raw(client: str, name: str) -> str | None:
+        setting = eff.get(client, name)
+        return setting.raw if setting else None
+
+    def label(client: str, name: str) -> str:
+        setting = eff.get(client, name)
+        return setting.source.label if setting else f"${name}"
+
+    base = raw("claude", "ANTHROPIC_BASE_URL")
+    if base:
+        token, api_key = raw("claude", "ANTHROPIC_AUTH_TOKEN"), raw("claude", "ANTHROPIC_API_KEY")
+        key, auth, name = (
+            (token, "bearer", "ANTHROPIC_AUTH_TOKEN")
+            if token
+            else (api_key, "x-api-key", "ANTHROPIC_API_KEY")
+        )
+        model = raw("claude", "ANTHROPIC_MODEL") or raw("claude", "model")
+        targets.append(
+            ProbeTarget("claude", base, "anthropic", key, model, auth, label("claude", name))
+        )
+    for client, settings in eff.settings.items():
+        if not client.startswith("codex"):
+            continue
+        values = {s.name: s for s in settings}
+        if "env_key" in values and "base_url" in values:
+            key_setting = values.get("key")
+            targets.append(
+                ProbeTarget(
+                    client,
+                    values["base_url"].raw or "",
+                    "openai-responses",
+                    key_setting.raw if key_setting else None,
+                    values["model"].raw if "model" in values else None,
+                    "bearer",
+                    f"${values['env_key'].raw}",
+                )
+            )
+    gbase = raw("gemini", "GOOGLE_GEMINI_BASE_URL")
+    if gbase:
+        targets.append(
+            ProbeTarget(
+                "gemini",
+                gbase,
+                "gemini",
+                raw("gemini", "GEMINI_API_KEY"),
+                raw("gemini", "GEMINI_MODEL"),
+                "x-goog-api-key",
+                label("gemini", "GEMINI_API_KEY"),
+            )
+        )
+    obase = eff.env.get("OPENAI_BASE_URL")
+    if obase:
+        targets.append(
+            ProbeTarget(
+                "openai",
+                obase,
+                "openai-chat",
+                eff.env.get("OPENAI_API_KEY"),
+                None,
+                "bearer",
+                "$OPENAI_API_KEY",
+            )
+        )
+    abase = eff.env.get("ANTHROPIC_BASE_URL")
+    if abase and abase != base:
+        key = eff.env.get("ANTHROPIC_API_KEY") or eff.env.get("ANTHROPIC_AUTH_TOKEN")
+        targets.append(
+            ProbeTarget("anthropic", abase, "anthropic", key, None, "bearer", "$ANTHROPIC_API_KEY")
+        )
+    seen: set[tuple] = set()
+    unique = []
+    for t in targets:
+        ident = (t.base_url, t.wire, t.key, t.auth)
+        if t.base_url.strip() and ident not in seen:
+            seen.add(ident)
+            unique.append(t)
+    return unique
+
+
+def _default_auth(wire: str) -> str:
+    return "x-goog-api-key" if wire == "gemini" else "bearer"
+
+
+def _profile_models(profile) -> list[str]:  # noqa: ANN001
+    models = [profile.model, *profile.models.values()]
+    models += [o.model for o in profile.overrides.values() if o.model]
+    return [m for m in models if m]
+
+
+def _all_profile_findings(report: DoctorReport) -> list[Finding]:
+    from eloledger.errors import UserError
+    from eloledger.profiles.store import load_profiles, profiles_path
+
+    try:
+        profiles = load_profiles()
+    except UserError as exc:
+        return [
+            make(
+                "config.unreadable",
+                "profiles",
+                exc.message,
+                str(profiles_path()),
+                exc.fix or "fix the profiles file",
+            )
+        ]
+    findings = []
+    for p in profiles.values():
+        findings += profile_findings(p)
+    return findings
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[str, str, str, str]] = set()
+    unique = []
+    for f in findings:
+        ident = (f.code, f.target, f.message, f.evidence)
+        if ident not in seen:
+            seen.add(ident)
+            unique.append(f)
+    return unique

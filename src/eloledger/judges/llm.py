@@ -1,0 +1,53 @@
+"""LLM pairwise judge: the prompt (a fixed, documented format) and the verdict parser.
+
+The prompt puts the two candidates between ``<<<A>>>``/``<<<END A>>>`` and
+``<<<B>>>``/``<<<END B>>>`` markers and names the task with a ``TASK_ID:`` line; the judge
+answers ``A``, ``B`` or ``TIE``. Every pair is judged in both orders and the two verdicts are
+averaged, which cancels a judge's preference for the first (or second) position.
+"""
+
+from __future__ import annotations
+
+import re
+
+JUDGE_INSTRUCTIONS = (
+    "You are judging two answers to the same task. Decide which answer is correct and better. "
+    "Reply with exactly one word: A, B or TIE."
+)
+
+_VERDICT = re.compile(r"\b(TIE|A|B)\b")
+
+
+def judge_prompt(task_id: str, task_prompt: str, answer_a: str, answer_b: str) -> str:
+    return (
+        f"{JUDGE_INSTRUCTIONS}\n\n"
+        f"TASK_ID: {task_id}\n"
+        f"Task:\n{task_prompt}\n\n"
+        f"<<<A>>>\n{answer_a}\n<<<END A>>>\n\n"
+        f"<<<B>>>\n{answer_b}\n<<<END B>>>\n\n"
+        "Which answer is better? Reply A, B or TIE."
+    )
+
+
+def parse_verdict(text: str | None) -> float | None:
+    """1.0 if A wins, 0.0 if B wins, 0.5 for a tie; None when the reply names no verdict."""
+    if not text:
+        return None
+    head = text.strip().upper()
+    for word, value in (("TIE", 0.5), ("A", 1.0), ("B", 0.0)):
+        if re.match(rf"{word}\b", head):
+            return value
+    found = _VERDICT.findall(head)
+    if not found:
+        return None
+    return {"TIE": 0.5, "A": 1.0, "B": 0.0}[found[-1]]
+
+
+def both_orders(first: float | None, second: float | None) -> float:
+    """Preference for X given verdicts on (X as A, Y as B) and (Y as A, X as B).
+
+    A missing verdict counts as a tie, so one failed judge call cannot decide a match.
+    """
+    x_first = 0.5 if first is None else first
+    x_second = 0.5 if second is None else 1.0 - second
+    return (x_first + x_second) / 2.0

@@ -1,0 +1,451 @@
+"""Columnar form of ledger rows: factorised text columns and float64 number columns.
+
+Two builders produce the same columns: :func:`columns_from_rows` from canonical row dicts
+(the exact, line-by-line path) and :func:`columns_from_structs` from rows decoded in bulk by
+msgspec (the fast path). The fast path applies the rules of :mod:`canonical` column-wise; when
+a chunk holds anything it cannot handle cheaply it raises :class:`NeedsExactPath` and the reader
+falls back to the exact path, which also produces the precise ``file:line`` error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Literal
+
+import msgspec
+import numpy as np
+
+from eloledger.errors import UserError
+from eloledger.ledger import canonical
+from eloledger.ledger.canonical import COUNT_FIELDS, check_count, fill_from_usage, id_string
+
+FACTOR_COLUMNS: tuple[str, ...] = (
+    "arm",
+    "task_id",
+    "session",
+    "model",
+    "status",
+    "role",
+    "error_class",
+    "usage_source",
+    "run_id",
+)
+NUMBER_COLUMNS: tuple[str, ...] = (
+    *COUNT_FIELDS,
+    "latency_ms",
+    "ttft_ms",
+    "score",
+    "passed",  # 1.0 / 0.0 / NaN (unknown)
+    "will_retry",  # 1.0 when the runner retries this error row, else 0.0
+    "sample",
+    "attempt",
+    "http_status",
+    "ts",
+)
+ALL_COLUMNS: tuple[str, ...] = FACTOR_COLUMNS + NUMBER_COLUMNS
+# What summaries and arm costs read: decoding fewer fields is much faster.
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "arm",
+    "task_id",
+    "status",
+    "role",
+    "usage_source",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+)
+COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "passed", "score", "will_retry")
+
+_TOKEN_GROUP = frozenset((*COUNT_FIELDS, "usage_source"))
+_ALIASES_OF: dict[str, tuple[str, ...]] = {}
+for _alias, _name in canonical.ALIASES.items():
+    _ALIASES_OF.setdefault(_name, ())
+    _ALIASES_OF[_name] += (_alias,)
+
+
+class NeedsExactPath(Exception):
+    """The fast path met something only the line-by-line path handles (or reports) exactly."""
+
+
+@dataclass
+class Factor:
+    """A text column as integer codes into ``levels`` (-1 = missing), in first-seen order."""
+
+    codes: np.ndarray
+    levels: list[str]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def code(self, level: str) -> int:
+        """The code of ``level``, or -1 when it never occurs."""
+        try:
+            return self.levels.index(level)
+        except ValueError:
+            return -1
+
+    def values(self) -> list[str | None]:
+        lookup = [*self.levels, None]
+        return [lookup[c] for c in self.codes.tolist()]
+
+    def mask(self, *levels: str) -> np.ndarray:
+        """Boolean array: rows whose value is one of ``levels``."""
+        wanted = [self.code(level) for level in levels]
+        wanted = [c for c in wanted if c >= 0]
+        if not wanted:
+            return np.zeros(len(self.codes), dtype=bool)
+        return np.isin(self.codes, wanted)
+
+
+Columns = dict[str, Any]  # name -> Factor | np.ndarray
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def factorize(values: Sequence[Any]) -> Factor:
+    """Codes for any hashable values; None is missing; levels become strings (17 -> "17")."""
+    uniq = dict.fromkeys(values)
+    index = {v: i for i, v in enumerate(uniq)}
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
+    return _relevel(codes, list(uniq))
+
+
+def _relevel(codes: np.ndarray, raw_levels: list[Any]) -> Factor:
+    """Map raw levels to strings (merging e.g. 17 and "17") and None to -1."""
+    if None not in raw_levels and all(type(v) is str for v in raw_levels):
+        return Factor(codes, raw_levels)  # the usual case: nothing to map
+    levels: list[str] = []
+    where: dict[str, int] = {}
+    remap = np.empty(len(raw_levels) + 1, dtype=np.int32)
+    for i, raw in enumerate(raw_levels):
+        if raw is None:
+            remap[i] = -1
+            continue
+        text = raw if isinstance(raw, str) else id_string(raw)
+        if text not in where:
+            where[text] = len(levels)
+            levels.append(text)
+        remap[i] = where[text]
+    remap[-1] = -1
+    return Factor(remap[codes], levels)
+
+
+def to_float(values: Sequence[Any]) -> np.ndarray:
+    """float64 column; None and anything not a number become NaN (bools count as 0/1)."""
+    try:
+        return np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.fromiter(map(_one_float, values), dtype=np.float64, count=len(values))
+
+
+def _one_float(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float("nan")
+
+
+def concat(chunks: Sequence[Columns], names: Iterable[str]) -> Columns:
+    """Join column chunks, merging factor levels."""
+    out: Columns = {}
+    for name in names:
+        parts = [c[name] for c in chunks]
+        if isinstance(parts[0], Factor):
+            out[name] = _concat_factors(parts)
+        else:
+            out[name] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return out
+
+
+def _concat_factors(parts: Sequence[Factor]) -> Factor:
+    if len(parts) == 1:
+        return parts[0]
+    levels: list[str] = []
+    where: dict[str, int] = {}
+    coded = []
+    for part in parts:
+        remap = np.empty(len(part.levels) + 1, dtype=np.int32)
+        for i, level in enumerate(part.levels):
+            if level not in where:
+                where[level] = len(levels)
+                levels.append(level)
+            remap[i] = where[level]
+        remap[-1] = -1
+        coded.append(remap[part.codes])
+    return Factor(np.concatenate(coded), levels)
+
+
+# --------------------------------------------------------------------------- exact path
+
+
+def columns_from_rows(rows: Sequence[dict[str, Any]], names: Iterable[str]) -> Columns:
+    """Columns from canonical row dicts (already validated by :func:`canonical.canonicalize`)."""
+    out: Columns = {}
+    for name in names:
+        values = [r.get(name) for r in rows]
+        if name in FACTOR_COLUMNS:
+            out[name] = factorize(values)
+        elif name == "will_retry":
+            out[name] = np.array([bool(v) for v in values], dtype=np.float64)
+        else:
+            out[name] = to_float(values)
+    return out
+
+
+# --------------------------------------------------------------------------- fast path
+
+
+def struct_fields(names: Iterable[str]) -> tuple[str, ...]:
+    """The raw JSON fields the fast path must decode to build ``names``."""
+    wanted = set(names)
+    fields: list[str] = []
+
+    def add(*more: str) -> None:
+        fields.extend(f for f in more if f not in fields)
+
+    if wanted & _TOKEN_GROUP:
+        for name in _counts_needed(wanted):
+            add(name, *_ALIASES_OF.get(name, ()))
+        add("usage", "usageMetadata", "usage_source")
+    if "status" in wanted:
+        add("status", "error", "error_class")
+    for name in wanted - _TOKEN_GROUP:
+        add(name, *_ALIASES_OF.get(name, ()))
+    return tuple(fields)
+
+
+_STRUCT_CACHE: dict[tuple[tuple[str, ...], bool], Any] = {}
+# The usual values, decoded without allocating a string per row; others use the loose decoder.
+_LITERALS: dict[str, Any] = {
+    "role": Literal["sample", "select", "judge", "probe"] | None,
+    "status": Literal["ok", "error"] | None,
+    "usage_source": Literal["server", "estimated", "missing"] | None,
+}
+
+
+def row_decoder(names: Iterable[str], *, tight: bool = True) -> msgspec.json.Decoder:
+    """A msgspec decoder for just the fields needed (unknown keys are skipped unparsed).
+
+    ``tight`` decodes role/status/usage_source as literals (faster); a ledger with other values
+    fails validation and is decoded again loosely.
+    """
+    fields = struct_fields(names)
+    decoder = _STRUCT_CACHE.get((fields, tight))
+    if decoder is None:
+        spec = [(f, _field_type(f, tight), None) for f in fields]
+        row_type = msgspec.defstruct("_LedgerRow", spec, gc=False)
+        decoder = _STRUCT_CACHE[(fields, tight)] = msgspec.json.Decoder(row_type)
+    return decoder
+
+
+def _field_type(field: str, tight: bool) -> Any:
+    if tight and field in _RARE_FIELDS:
+        return None  # an alias or nested usage fails validation: decoded again loosely
+    counts = set(COUNT_FIELDS) | {a for n in COUNT_FIELDS for a in _ALIASES_OF.get(n, ())}
+    if field in counts or field == "score":
+        return float | None  # ints accepted; strings, bools and objects fail over to exact
+    if tight and field in _LITERALS:
+        return _LITERALS[field]
+    return Any
+
+
+def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: bool) -> Columns:
+    """Canonical columns from msgspec-decoded rows, rule by rule as in :mod:`canonical`.
+
+    ``tight``: the rows came from the tight decoder, so no alias or nested usage is set.
+    """
+    names = tuple(names)
+    raw: dict[str, list[Any]] = {}
+    n = len(structs)
+    fields = struct_fields(names)
+    rare = [f for f in fields if f in _RARE_FIELDS]
+    # One pass tells whether any alias or nested usage occurs at all (usually not).
+    rare_present = bool(rare) and not tight and _any_set(structs, rare)
+
+    def get(field: str) -> list[Any]:
+        if field not in raw:
+            if field in _RARE_FIELDS and not rare_present:
+                raw[field] = [None] * n
+            else:
+                raw[field] = list(map(attrgetter(field), structs))
+        return raw[field]
+
+    def merged(name: str) -> list[Any]:
+        values = get(name)
+        for alias in _ALIASES_OF.get(name, ()):
+            other = get(alias)
+            if other.count(None) != n:
+                values = [v if v is not None else a for v, a in zip(values, other, strict=True)]
+        return values
+
+    out: Columns = {}
+    wanted = set(names)
+    if wanted & _TOKEN_GROUP:
+        counts = _count_columns(get, merged, _counts_needed(wanted))
+        for name in COUNT_FIELDS:
+            if name in wanted:
+                out[name] = counts[name]
+        if "usage_source" in wanted:
+            out["usage_source"] = _usage_source(get("usage_source"), counts)
+    for name in names:
+        if name in out:
+            continue
+        if name == "status":
+            out[name] = _status(get("status"), structs)
+        elif name == "role":
+            factor = factorize(get("role"))
+            out[name] = _fill_missing(factor, "sample")
+        elif name == "passed":
+            out[name] = _passed(get("passed"))
+        elif name == "will_retry":
+            out[name] = _truthy(get("will_retry"))
+        elif name in FACTOR_COLUMNS:
+            out[name] = _factor_or_exact(merged(name))
+        else:
+            out[name] = to_float(get(name))
+    return {name: out[name] for name in names}
+
+
+_RARE_FIELDS = frozenset((*canonical.ALIASES, "usage", "usageMetadata"))
+
+
+def _any_set(structs: list[Any], fields: Sequence[str]) -> bool:
+    getter = attrgetter(*fields)
+    nothing = (None,) * len(fields) if len(fields) > 1 else None
+    return list(map(getter, structs)).count(nothing) != len(structs)
+
+
+def _counts_needed(wanted: set[str]) -> tuple[str, ...]:
+    """Token counts to build: the ones asked for, plus the three that infer total and source."""
+    return tuple(n for n in COUNT_FIELDS if n in wanted or n in COUNT_FIELDS[:3])
+
+
+def _count_columns(get: Any, merged: Any, needed: tuple[str, ...]) -> dict[str, np.ndarray]:
+    lists = {name: merged(name) for name in needed}
+    for nested in ("usage", "usageMetadata"):
+        values = get(nested)
+        if values.count(None) == len(values):
+            continue
+        lists = {name: list(column) for name, column in lists.items()}  # own copies to fill
+        for i, usage in enumerate(values):
+            if not isinstance(usage, dict):
+                continue
+            row = {name: lists[name][i] for name in needed}
+            fill_from_usage(row, usage)
+            for name in needed:
+                try:
+                    lists[name][i] = check_count(row.get(name), name, "")
+                except UserError as exc:
+                    raise NeedsExactPath from exc
+    counts = {}
+    for name in needed:
+        try:
+            column = np.array(lists[name], dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise NeedsExactPath from exc
+        if (column < 0).any() or np.isinf(column).any():
+            raise NeedsExactPath
+        counts[name] = column
+    total = counts["total_tokens"]
+    infer = np.isnan(total)
+    if infer.any():
+        both = counts["prompt_tokens"] + counts["completion_tokens"]
+        counts["total_tokens"] = np.where(infer, both, total)
+    return counts
+
+
+def _usage_source(values: list[Any], counts: dict[str, np.ndarray]) -> Factor:
+    factor = factorize(values)
+    missing = factor.codes < 0
+    if not missing.any():
+        return factor
+    known = ~(
+        np.isnan(counts["prompt_tokens"])
+        & np.isnan(counts["completion_tokens"])
+        & np.isnan(counts["total_tokens"])
+    )
+    levels = list(factor.levels)
+    codes = factor.codes.copy()
+    for text, rows in (("server", missing & known), ("missing", missing & ~known)):
+        if rows.any():
+            if text not in levels:
+                levels.append(text)
+            codes[rows] = levels.index(text)
+    return Factor(codes, levels)
+
+
+def _status(status: list[Any], structs: list[Any]) -> Factor:
+    uniq = list(dict.fromkeys(_hashable(status)))
+    index = {v: i for i, v in enumerate(uniq)}
+    codes = np.fromiter(map(index.__getitem__, status), dtype=np.int32, count=len(status))
+    levels = ["ok", "error"]
+    remap = np.array(
+        [-1 if v is None else levels.index(canonical.normalize_status(v, None, None)) for v in uniq]
+        + [-1],
+        dtype=np.int32,
+    )
+    codes = remap[codes]
+    unknown = codes < 0
+    if unknown.any():
+        idx = np.flatnonzero(unknown)
+        error = [structs[i].error for i in idx.tolist()]
+        error_class = [structs[i].error_class for i in idx.tolist()]
+        failed = np.fromiter(
+            ((e is not None or c is not None) for e, c in zip(error, error_class, strict=True)),
+            dtype=bool,
+            count=len(idx),
+        )
+        codes[idx] = np.where(failed, 1, 0)
+    return Factor(codes, levels)
+
+
+def _passed(values: list[Any]) -> np.ndarray:
+    uniq = list(dict.fromkeys(_hashable(values)))
+    index = {v: i for i, v in enumerate(uniq)}
+    lookup = []
+    for value in uniq:
+        try:
+            checked = canonical.check_passed(value, "")
+        except UserError as exc:
+            raise NeedsExactPath from exc
+        lookup.append(float("nan") if checked is None else float(checked))
+    table = np.array(lookup, dtype=np.float64)
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    return table[codes]
+
+
+def _truthy(values: list[Any]) -> np.ndarray:
+    try:
+        return np.fromiter(map(bool, values), dtype=bool, count=len(values)).astype(np.float64)
+    except TypeError as exc:  # pragma: no cover - bool() of a JSON value never fails
+        raise NeedsExactPath from exc
+
+
+def _factor_or_exact(values: list[Any]) -> Factor:
+    try:
+        return factorize(values)
+    except TypeError as exc:  # an object or array where an identifier belongs
+        raise NeedsExactPath from exc
+
+
+def _fill_missing(factor: Factor, default: str) -> Factor:
+    missing = factor.codes < 0
+    if not missing.any():
+        return factor
+    levels = list(factor.levels)
+    if default not in levels:
+        levels.append(default)
+    codes = factor.codes.copy()
+    codes[missing] = levels.index(default)
+    return Factor(codes, levels)
+
+
+def _hashable(values: list[Any]) -> list[Any]:
+    """Raise NeedsExactPath when a value cannot be a dict key (an object or an array)."""
+    try:
+        dict.fromkeys(values)
+    except TypeError as exc:
+        raise NeedsExactPath from exc
+    return values

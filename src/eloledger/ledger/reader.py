@@ -1,0 +1,395 @@
+"""Read a JSONL token ledger fast, into columns, with exact errors for bad lines.
+
+The fast path decodes the whole file with one msgspec call into rows holding only the fields
+the caller needs, and applies the canonical rules column-wise. Anything unusual (a bad line,
+a blank line, an odd type) sends the read down the exact path: orjson line by line through
+:func:`eloledger.ledger.canonical.canonicalize`, which names the file and line of any error.
+
+A torn last line (no trailing newline and not parseable: a crash mid-write) is skipped with a
+warning. A malformed line anywhere else is an error: silently dropping rows from the middle of
+a ledger would change the totals without anyone noticing.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import orjson
+
+from eloledger.errors import UserError
+from eloledger.ledger.canonical import canonicalize
+from eloledger.ledger.columns import (
+    ALL_COLUMNS,
+    FACTOR_COLUMNS,
+    Columns,
+    Factor,
+    NeedsExactPath,
+    columns_from_rows,
+    columns_from_structs,
+    concat,
+    row_decoder,
+)
+
+Warn = Callable[[str], None]
+
+
+def parse_line(line: bytes | str, *, where: str = "") -> dict[str, Any]:
+    """One ledger line -> canonical row dict; :class:`UserError` naming ``where`` if invalid."""
+    try:
+        raw = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raw = _parse_nonstandard(line, where, exc)
+    return canonicalize(raw, where=where)
+
+
+def _parse_nonstandard(line: bytes | str, where: str, exc: Exception) -> Any:
+    """Accept NaN/Infinity as Python's json writes them (then the field checks decide)."""
+    try:
+        return json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise UserError(
+            f"{where}: not valid JSON ({exc})",
+            fix="repair or delete that line; every ledger line must be one JSON object",
+        ) from None
+
+
+def iter_rows(
+    path: str | os.PathLike[str], *, warn: Warn | None = None
+) -> Iterator[dict[str, Any]]:
+    """Canonical rows one by one (exact path); a torn last line is skipped with a warning."""
+    path = Path(path)
+    data, warnings = _load(path)
+    for message in warnings:
+        if warn is not None:
+            warn(message)
+    for number, line in _numbered_lines(data):
+        yield parse_line(line, where=f"{path}:{number}")
+
+
+class Ledger:
+    """A ledger in columns: :class:`Factor` for text, float64 arrays (NaN = unknown) for numbers.
+
+    ``ledger["arm"]`` is a Factor, ``ledger["total_tokens"]`` an array; :meth:`rows` gives the
+    canonical row dicts (re-read from the file on demand when the fast path was used).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        columns: Columns,
+        length: int,
+        warnings: list[str],
+        *,
+        end_offset: int,
+        rows: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.path = path
+        self.warnings = warnings
+        self.end_offset = end_offset  # bytes of the file this ledger covers
+        self._columns = columns
+        self._length = length
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._columns[name]
+        except KeyError:
+            raise KeyError(
+                f"column {name!r} was not read (have: {', '.join(self._columns)})"
+            ) from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._columns
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self._columns)
+
+    def factor(self, name: str) -> Factor:
+        column = self[name]
+        if not isinstance(column, Factor):
+            raise TypeError(f"column {name!r} is numeric")
+        return column
+
+    def number(self, name: str) -> np.ndarray:
+        column = self[name]
+        if isinstance(column, Factor):
+            raise TypeError(f"column {name!r} is text")
+        return column
+
+    def ok(self) -> np.ndarray:
+        """Rows whose call succeeded."""
+        return self.factor("status").mask("ok")
+
+    def has_usage(self) -> np.ndarray:
+        """Rows with a known total token count (server-reported or estimated)."""
+        missing = self.factor("usage_source").mask("missing")
+        return ~missing & ~np.isnan(self.number("total_tokens"))
+
+    def rows(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            with open(self.path, "rb") as fh:
+                data = fh.read(self.end_offset)
+            self._rows = [
+                parse_line(line, where=f"{self.path}:{n}") for n, line in _numbered_lines(data)
+            ]
+        return self._rows
+
+
+def read_ledger(
+    path: str | os.PathLike[str],
+    *,
+    warn: Warn | None = None,
+    columns: Sequence[str] | None = None,
+    workers: int | None = None,
+) -> Ledger:
+    """Read a whole ledger into columns (``columns``: just these, faster; default all).
+
+    Big files are decoded in ``workers`` processes (default: one per CPU, up to 4, for files
+    over 48 MB when this process runs no other threads); each decodes a slice of whole lines.
+    """
+    path = Path(path)
+    names = tuple(columns) if columns is not None else ALL_COLUMNS
+    unknown = [n for n in names if n not in ALL_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown ledger columns: {unknown}")
+    end, torn = _inspect(path)
+    try:
+        built, length = _fast_read(path, end, names, workers)
+    except NeedsExactPath:
+        built = None
+    if built is not None:
+        warnings = [_torn_message(path, length + 1, torn)] if torn else []
+        ledger = Ledger(path, built, length, warnings, end_offset=end)
+    else:
+        data = _read_bytes(path, end)
+        warnings = [_torn_message(path, data.count(b"\n") + 1, torn)] if torn else []
+        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+        if not rows:
+            raise UserError(
+                f"{path}: the ledger is empty (no rows)", fix="point at a ledger with rows"
+            )
+        built = columns_from_rows(rows, names)
+        ledger = Ledger(path, built, len(rows), warnings, end_offset=end, rows=rows)
+    for message in warnings:
+        if warn is not None:
+            warn(message)
+    return ledger
+
+
+def read_rows(rows: Iterable[dict[str, Any]], *, columns: Sequence[str] | None = None) -> Ledger:
+    """A Ledger from canonical rows already in memory (e.g. gathered by a follower)."""
+    rows = list(rows)
+    names = tuple(columns) if columns is not None else ALL_COLUMNS
+    built = columns_from_rows(rows, names)
+    return Ledger(Path("<rows>"), built, len(rows), [], end_offset=0, rows=rows)
+
+
+_PARALLEL_MIN_BYTES = 48 << 20
+
+
+def _fast_read(
+    path: Path, end: int, names: Sequence[str], workers: int | None
+) -> tuple[Columns, int]:
+    """Decode ``[0, end)`` of the file in one process or several; NeedsExactPath if unusual."""
+    count = workers if workers is not None else _auto_workers(end)
+    bounds = _split(path, end, count)
+    if len(bounds) == 1:
+        return _read_chunk(str(path), 0, end, names)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(bounds), mp_context=context) as pool:
+            futures = [pool.submit(_read_chunk, str(path), a, b, names) for a, b in bounds]
+            parts = [f.result() for f in futures]
+    except (BrokenProcessPool, OSError, ValueError):
+        return _read_chunk(str(path), 0, end, names)
+    return concat([c for c, _ in parts], names), sum(n for _, n in parts)
+
+
+def _auto_workers(size: int) -> int:
+    if size < _PARALLEL_MIN_BYTES or threading.active_count() > 1:
+        return 1  # forking a threaded process (a TUI, a server) is not safe
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4, size // (_PARALLEL_MIN_BYTES // 2)))
+
+
+def _split(path: Path, end: int, count: int) -> list[tuple[int, int]]:
+    """``count`` byte ranges of whole lines covering ``[0, end)``."""
+    cuts = [0]
+    if count > 1:
+        with open(path, "rb") as fh:
+            for i in range(1, count):
+                fh.seek(max(end * i // count - 1, cuts[-1]))
+                fh.readline()
+                cut = min(fh.tell(), end)
+                if cut > cuts[-1]:
+                    cuts.append(cut)
+    if cuts[-1] != end:
+        cuts.append(end)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+_BATCH_BYTES = 4 << 20  # decode this much at a time: the rows stay in the CPU cache
+
+
+def _read_chunk(path: str, start: int, end: int, names: Sequence[str]) -> tuple[Columns, int]:
+    """Fast path for one slice of whole lines (runs in a worker process for big files).
+
+    The file is memory-mapped (no copy) and decoded a few MB at a time, so that the decoded
+    rows of a batch are still in the CPU cache when their columns are extracted.
+    """
+    parts: list[Columns] = []
+    length = 0
+    with open(path, "rb") as fh, _mapped(fh, end) as mapped:
+        view = memoryview(mapped)
+        try:
+            pos = start
+            while pos < end:
+                stop = mapped.find(b"\n", min(pos + _BATCH_BYTES, end) - 1, end) + 1 or end
+                with view[pos:stop] as batch:
+                    columns, n = _decode_batch(batch, names)
+                parts.append(columns)
+                length += n
+                pos = stop
+        finally:
+            view.release()
+    if not parts:
+        raise NeedsExactPath
+    return concat(parts, names), length
+
+
+def _mapped(fh: Any, end: int) -> mmap.mmap:
+    try:
+        return mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:  # the file shrank since we looked: read it exactly
+        raise NeedsExactPath from exc
+
+
+def _decode_batch(batch: memoryview, names: Sequence[str]) -> tuple[Columns, int]:
+    structs, tight = None, True
+    for tight in (True, False):
+        try:
+            structs = row_decoder(names, tight=tight).decode_lines(batch)
+            break
+        except msgspec.ValidationError as exc:
+            if not tight:
+                raise NeedsExactPath from exc
+        except msgspec.DecodeError as exc:
+            raise NeedsExactPath from exc
+    raw = np.frombuffer(batch, dtype=np.uint8)
+    lines = int(np.count_nonzero(raw == 10)) + (0 if raw[-1] == 10 else 1)
+    del raw  # the mapping can only close once no array points into it
+    if not structs or len(structs) != lines:  # blank or multi-line records: be exact
+        raise NeedsExactPath
+    return columns_from_structs(structs, names, tight=tight), len(structs)
+
+
+def _open(path: Path) -> Any:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such ledger file", fix="check the path") from None
+    except IsADirectoryError:
+        raise UserError(
+            f"{path}: is a directory, not a ledger file", fix="name the .jsonl file"
+        ) from None
+    except PermissionError:
+        raise UserError(f"{path}: permission denied", fix="check the file's permissions") from None
+
+
+def _inspect(path: Path) -> tuple[int, int]:
+    """(bytes to read, bytes of a torn last line to skip); errors for missing/empty files."""
+    with _open(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            raise UserError(
+                f"{path}: the ledger is empty", fix="run something that writes to it first"
+            )
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return size, 0
+        cut, pos = 0, size
+        while pos > 0:
+            start = max(0, pos - (1 << 16))
+            fh.seek(start)
+            found = fh.read(pos - start).rfind(b"\n")
+            if found >= 0:
+                cut = start + found + 1
+                break
+            pos = start
+        fh.seek(cut)
+        tail = fh.read(size - cut)
+    if not tail.strip() or _parses(tail.removeprefix(b"\xef\xbb\xbf")):
+        return size, 0
+    if cut == 0 or not _read_bytes(path, cut).strip():
+        raise UserError(
+            f"{path}: the ledger holds only a torn line", fix="check the run that wrote it"
+        )
+    return cut, size - cut
+
+
+def _torn_message(path: Path, line: int, torn: int) -> str:
+    return (
+        f"{path}:{line}: skipped a torn last line ({torn} bytes without a newline; "
+        "a writer probably crashed mid-write)"
+    )
+
+
+def _read_bytes(path: Path, end: int) -> bytes:
+    with _open(path) as fh:
+        data = fh.read(end)
+    return data.removeprefix(b"\xef\xbb\xbf")
+
+
+def _load(path: Path) -> tuple[bytes, list[str]]:
+    """The file's bytes minus a torn last line, and the warnings about it."""
+    end, torn = _inspect(path)
+    data = _read_bytes(path, end)
+    if not data.strip():
+        raise UserError(f"{path}: the ledger is empty", fix="run something that writes to it first")
+    warnings = [_torn_message(path, data.count(b"\n") + 1, torn)] if torn else []
+    return data, warnings
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def _numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) for every non-blank line."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+__all__ = [
+    "FACTOR_COLUMNS",
+    "Factor",
+    "Ledger",
+    "iter_rows",
+    "parse_line",
+    "read_ledger",
+    "read_rows",
+]

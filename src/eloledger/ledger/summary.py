@@ -1,0 +1,247 @@
+"""Token summaries per arm or per task, and per-arm costs for the Elo-per-token table.
+
+Counting rules (the same everywhere, so the CLI, the TUI and the Elo table agree):
+
+* Only rows whose ``role`` is in ``roles`` (default ``sample`` and ``select``) count; judge and
+  probe calls are not part of an arm's cost.
+* ``calls`` = ``ok`` + ``errors``: every row is one call (a retried attempt is a call too).
+* Token sums (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) cover **ok rows with
+  usage** only. An ok row without usage is counted in ``usage_missing`` and adds nothing, so it
+  never passes for a zero-token success. Error rows are counted in ``errors``; if a server
+  reported usage on failed calls, those tokens are left out of the sums and reported by
+  :func:`summary_warnings` (they were spent, but they bought no answer, and putting them in the
+  sums would make ``mean_total_tokens`` a cost per success instead of a cost per call).
+* ``mean_total_tokens`` = ``total_tokens`` / (ok rows with usage).
+* ``task_mean_total_tokens`` = the mean over tasks of each task's ``total_tokens`` in the group
+  (tasks with at least one ok row with usage): normalise per task first, so that a few long
+  tasks do not dominate an arm's cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eloledger.ledger.reader import Ledger
+
+MISSING_NAME = "(none)"
+SUMMARY_FIELDS = (
+    "name",
+    "calls",
+    "ok",
+    "errors",
+    "usage_missing",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "mean_total_tokens",
+    "task_mean_total_tokens",
+)
+ARM_ROLES = ("sample", "select")
+
+
+@dataclass
+class ArmCost:
+    """What one arm spent and scored; the Elo table turns it into tokens per task and pass@k."""
+
+    arm: str
+    tasks: int  # tasks with at least one sample/select row of this arm
+    tokens_per_task: float  # task-normalised mean of per-task total tokens (ok rows with usage)
+    calls: int
+    errors: int
+    usage_missing: int
+    samples_per_task: float  # mean over the arm's tasks of ok role=sample rows
+    successes: int  # scored samples that passed
+    attempts_scored: int  # role=sample rows with a known pass/fail
+    per_task_n: dict[str, int] = field(default_factory=dict)  # task -> scored samples
+    per_task_c: dict[str, int] = field(default_factory=dict)  # task -> passed samples
+    error_tokens: int = 0  # tokens servers reported on failed calls (not in tokens_per_task)
+
+
+@dataclass
+class _Groups:
+    """Row selection and group/task codes shared by the summary and the arm costs."""
+
+    names: list[str]
+    group: np.ndarray  # group index per selected row
+    task: np.ndarray  # task index per selected row
+    n_tasks: int
+    task_names: list[str]
+    ok: np.ndarray
+    usage: np.ndarray
+    selected: np.ndarray  # mask over the ledger's rows
+
+
+def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
+    factor = ledger.factor(key)
+    selected = ledger.factor("role").mask(*roles)
+    codes = factor.codes[selected]
+    names = [*factor.levels, MISSING_NAME]
+    group = np.where(codes < 0, len(factor.levels), codes)
+    tasks = ledger.factor("task_id")
+    tcodes = tasks.codes[selected]
+    task = np.where(tcodes < 0, len(tasks.levels), tcodes)
+    return _Groups(
+        names=names,
+        group=group,
+        task=task,
+        n_tasks=len(tasks.levels) + 1,
+        task_names=[*tasks.levels, MISSING_NAME],
+        ok=ledger.ok()[selected],
+        usage=ledger.has_usage()[selected],
+        selected=selected,
+    )
+
+
+def _per_task_mean(g: _Groups, good: np.ndarray, total: np.ndarray, n_groups: int) -> np.ndarray:
+    """Mean over tasks of each (group, task) total, over tasks with at least one good row."""
+    pair = g.group[good] * g.n_tasks + g.task[good]
+    size = n_groups * g.n_tasks
+    sums = np.bincount(pair, weights=total[good], minlength=size).reshape(n_groups, g.n_tasks)
+    seen = np.bincount(pair, minlength=size).reshape(n_groups, g.n_tasks) > 0
+    n_seen = seen.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_seen > 0, sums.sum(axis=1) / np.maximum(n_seen, 1), np.nan)
+
+
+def summarize(
+    ledger: Ledger, by: str = "arm", roles: tuple[str, ...] = ARM_ROLES
+) -> list[dict[str, Any]]:
+    """One dict per group (arm or task) with exactly the fields of ``SUMMARY_FIELDS``."""
+    key = _key(by)
+    g = _groups(ledger, key, roles)
+    n = len(g.names)
+    good = g.ok & g.usage
+    tokens = {
+        name: np.nan_to_num(ledger.number(name)[g.selected], nan=0.0)
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens")
+    }
+    calls = np.bincount(g.group, minlength=n)
+    ok = np.bincount(g.group[g.ok], minlength=n)
+    missing = np.bincount(g.group[g.ok & ~g.usage], minlength=n)
+    sums = {k: np.bincount(g.group[good], weights=v[good], minlength=n) for k, v in tokens.items()}
+    task_mean = _per_task_mean(g, good, tokens["total_tokens"], n)
+    out = []
+    for i, name in enumerate(g.names):
+        if calls[i] == 0:
+            continue
+        with_usage = int(ok[i] - missing[i])
+        total = _number(sums["total_tokens"][i])
+        out.append(
+            {
+                "name": name,
+                "calls": int(calls[i]),
+                "ok": int(ok[i]),
+                "errors": int(calls[i] - ok[i]),
+                "usage_missing": int(missing[i]),
+                "prompt_tokens": _number(sums["prompt_tokens"][i]),
+                "completion_tokens": _number(sums["completion_tokens"][i]),
+                "total_tokens": total,
+                "mean_total_tokens": total / with_usage if with_usage else None,
+                "task_mean_total_tokens": None if np.isnan(task_mean[i]) else float(task_mean[i]),
+            }
+        )
+    return out
+
+
+def summary_warnings(
+    ledger: Ledger, by: str = "arm", roles: tuple[str, ...] = ARM_ROLES
+) -> list[str]:
+    """Things a reader of the summary should know: usage gaps, tokens spent on failed calls."""
+    g = _groups(ledger, _key(by), roles)
+    total = np.nan_to_num(ledger.number("total_tokens")[g.selected], nan=0.0)
+    out = []
+    missing = int((g.ok & ~g.usage).sum())
+    if missing:
+        out.append(
+            f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the sums "
+            "(run 'eloledger doctor' to see which gateway drops usage)"
+        )
+    failed = ~g.ok & g.usage
+    if failed.any():
+        spent = np.bincount(g.group[failed], weights=total[failed], minlength=len(g.names))
+        parts = [f"{g.names[i]}: {_number(spent[i])}" for i in np.flatnonzero(spent)]
+        if parts:
+            out.append(
+                "failed calls reported tokens that are not in the sums (" + ", ".join(parts) + ")"
+            )
+    return out
+
+
+def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, ArmCost]:
+    """Per-arm cost and pass counts from sample/select rows (judge and probe rows never count).
+
+    A sample is scored when ``passed`` is known, or, with ``threshold``, when ``score`` is
+    known (passed = score >= threshold where ``passed`` is missing).
+    """
+    g = _groups(ledger, "arm", ARM_ROLES)
+    n = len(g.names)
+    total = np.nan_to_num(ledger.number("total_tokens")[g.selected], nan=0.0)
+    good = g.ok & g.usage
+    calls = np.bincount(g.group, minlength=n)
+    ok = np.bincount(g.group[g.ok], minlength=n)
+    missing = np.bincount(g.group[g.ok & ~g.usage], minlength=n)
+    tokens_per_task = _per_task_mean(g, good, total, n)
+    error_tokens = np.bincount(
+        g.group[~g.ok & g.usage], weights=total[~g.ok & g.usage], minlength=n
+    )
+
+    size = n * g.n_tasks
+    pair = g.group * g.n_tasks + g.task
+    ran = np.bincount(pair, minlength=size).reshape(n, g.n_tasks) > 0
+    is_sample = ledger.factor("role").mask("sample")[g.selected]
+    ok_samples = np.bincount(pair[is_sample & g.ok], minlength=size).reshape(n, g.n_tasks)
+
+    passed = _passed(ledger, threshold)[g.selected]
+    scored = is_sample & ~np.isnan(passed)
+    n_scored = np.bincount(pair[scored], minlength=size).reshape(n, g.n_tasks)
+    n_passed = np.bincount(pair[scored], weights=passed[scored], minlength=size).reshape(
+        n, g.n_tasks
+    )
+
+    out: dict[str, ArmCost] = {}
+    for i, name in enumerate(g.names):
+        if calls[i] == 0:
+            continue
+        tasks = np.flatnonzero(ran[i])
+        scored_tasks = np.flatnonzero(n_scored[i])
+        out[name] = ArmCost(
+            arm=name,
+            tasks=len(tasks),
+            tokens_per_task=float(tokens_per_task[i]),
+            calls=int(calls[i]),
+            errors=int(calls[i] - ok[i]),
+            usage_missing=int(missing[i]),
+            samples_per_task=float(ok_samples[i, tasks].mean()) if len(tasks) else 0.0,
+            successes=int(round(n_passed[i].sum())),
+            attempts_scored=int(n_scored[i].sum()),
+            per_task_n={g.task_names[t]: int(n_scored[i, t]) for t in scored_tasks},
+            per_task_c={g.task_names[t]: int(round(n_passed[i, t])) for t in scored_tasks},
+            error_tokens=int(error_tokens[i]),
+        )
+    return out
+
+
+def _passed(ledger: Ledger, threshold: float | None) -> np.ndarray:
+    passed = ledger.number("passed").copy()
+    if threshold is not None:
+        score = ledger.number("score")
+        fill = np.isnan(passed) & ~np.isnan(score)
+        passed[fill] = (score[fill] >= threshold).astype(np.float64)
+    return passed
+
+
+def _key(by: str) -> str:
+    if by == "arm":
+        return "arm"
+    if by == "task":
+        return "task_id"
+    raise ValueError(f"by must be 'arm' or 'task', not {by!r}")
+
+
+def _number(value: float) -> int | float:
+    """Token sums as ints when whole (they are, unless a ledger holds fractional counts)."""
+    value = float(value)
+    return int(value) if value.is_integer() else value

@@ -1,0 +1,101 @@
+"""Atomic, symlink-following file writes: a reader or a crash sees the old file or the new one.
+
+Why: a config file half-written when the machine dies (or when eloledger is killed) breaks the
+user's coding CLI. We write a temp file in the *same* folder as the real file (so the rename is
+atomic on one filesystem), fsync it, rename it over the real file and fsync the folder. A
+symlinked config (dotfiles repos do this) is resolved first, so the link stays a link.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+SECRET_MODE = 0o600
+STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no live writer
+
+
+def real_path(path: Path) -> Path:
+    """The file a (possibly symlinked, possibly dangling) path really names."""
+    return Path(os.path.realpath(path))
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text, or None when it does not exist (a folder in the way is an error)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def sha256_text(text: str | None) -> str:
+    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def atomic_write(path: Path, text: str, *, secret: bool = False, mode: int | None = None) -> Path:
+    """Replace ``path``'s real file with ``text`` atomically; return the real path written.
+
+    The mode of an existing file is kept; ``secret`` forces 0600 (and never widens it).
+    """
+    target = real_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o644 & ~_umask()
+    if secret:
+        mode = SECRET_MODE
+    remove_stale_temps(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    fsync_dir(target.parent)
+    return target
+
+
+def remove_stale_temps(target: Path, older_than: float = STALE_TEMP_SECONDS) -> None:
+    """Delete temp files a killed writer left beside ``target`` (they may hold a key)."""
+    cutoff = time.time() - older_than
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if leftover.lstat().st_mtime < cutoff:
+                leftover.unlink()
+
+
+def remove_file(path: Path) -> None:
+    """Delete the real file behind ``path`` (used to roll back a file that did not exist)."""
+    target = real_path(path)
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
+    fsync_dir(target.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

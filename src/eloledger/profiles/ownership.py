@@ -1,0 +1,130 @@
+"""What eloledger wrote where: owned keys per file, the file's hash after our write, and
+which profile is active for each target.
+
+Why: "change only what we own" needs a memory of what we own. A key is owned once eloledger
+wrote it; the value is remembered only as a hash (a value may be a key). A file whose hash
+differs from the one we recorded was edited by someone else; an owned key whose value hash
+differs was edited by hand, which is a conflict the user must decide on. When eloledger takes
+over a key the user had set by hand, the user's value is kept (``prior``) and put back when
+a later profile no longer sets that key, so a round trip leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eloledger.errors import UserError
+from eloledger.profiles.edit import KeyPath
+from eloledger.profiles.fsutil import atomic_write, read_text
+from eloledger.profiles.store import state_dir
+
+
+def state_path() -> Path:
+    return state_dir() / "ownership.json"
+
+
+def value_hash(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def encode_keypath(keypath: KeyPath) -> str:
+    return ".".join(keypath) if all("." not in k for k in keypath) else json.dumps(list(keypath))
+
+
+def decode_keypath(text: str) -> KeyPath:
+    return tuple(json.loads(text)) if text.startswith("[") else tuple(text.split("."))
+
+
+@dataclass
+class FileRecord:
+    sha256: str  # of the whole file after our last write
+    keys: dict[KeyPath, str]  # owned key -> hash of the value we wrote
+    profile: str = ""
+    target: str = ""
+    ts: float = field(default_factory=time.time)
+    # values the user had in keys we took over; put back when we let go of the key
+    prior: dict[KeyPath, Any] = field(default_factory=dict)
+    # the record a switch in progress will leave; a crash between the file write and the
+    # final state save leaves it here, and the file's hash tells which of the two is true
+    pending: FileRecord | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = self._plain()
+        if self.pending is not None:
+            data["pending"] = self.pending._plain()
+        return data
+
+    def _plain(self) -> dict[str, Any]:
+        return {
+            "sha256": self.sha256,
+            "keys": {encode_keypath(k): v for k, v in self.keys.items()},
+            "prior": {encode_keypath(k): v for k, v in self.prior.items()},
+            "profile": self.profile,
+            "target": self.target,
+            "ts": self.ts,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileRecord:
+        pending = data.get("pending")
+        return cls(
+            sha256=data.get("sha256", ""),
+            keys={decode_keypath(k): v for k, v in data.get("keys", {}).items()},
+            profile=data.get("profile", ""),
+            target=data.get("target", ""),
+            ts=data.get("ts", 0.0),
+            prior={decode_keypath(k): v for k, v in data.get("prior", {}).items()},
+            pending=cls.from_json(pending) if pending else None,
+        )
+
+
+@dataclass
+class State:
+    files: dict[str, FileRecord] = field(default_factory=dict)  # by real path
+    active: dict[str, str] = field(default_factory=dict)  # "claude:user" | "codex" | … -> profile
+
+    def record(self, real: Path, text_sha256: str | None = None) -> FileRecord | None:
+        """What we own in this file; with the file's current hash, a crashed switch's
+        pending record wins when the file already holds what that switch wrote."""
+        record = self.files.get(str(real))
+        if record and record.pending and text_sha256 == record.pending.sha256:
+            return record.pending
+        if record and not record.sha256 and not record.keys:
+            return None  # placeholder for a switch that never finished writing this file
+        return record
+
+
+def load_state() -> State:
+    path = state_path()
+    text = read_text(path)
+    if not text:
+        return State()
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: eloledger's ownership record does not parse ({exc})",
+            fix="delete it; eloledger then treats every key as yours (nothing is removed)",
+        ) from None
+    return State(
+        files={p: FileRecord.from_json(r) for p, r in data.get("files", {}).items()},
+        active=dict(data.get("active", {})),
+    )
+
+
+def save_state(state: State) -> None:
+    data = {
+        "files": {p: r.to_json() for p, r in sorted(state.files.items())},
+        "active": dict(sorted(state.active.items())),
+    }
+    # 0600: a value the user had before we took a key over may itself be a key
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    atomic_write(state_path(), text, secret=True)

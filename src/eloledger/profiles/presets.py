@@ -1,0 +1,113 @@
+"""Built-in presets: official endpoints and popular gateways, with per-client URLs.
+
+Only endpoints whose paths we are confident of are listed; ``clients`` names the protocols a
+gateway serves, so ``profile use`` can refuse to point Codex at a gateway without a Responses
+API (a guaranteed 404). A preset is used by name like a stored profile; ``profile add NAME
+--preset P`` copies it into the store to edit it.
+"""
+
+from __future__ import annotations
+
+from eloledger.profiles.model import ClientOverride, Profile
+
+
+def _p(**kwargs: object) -> Profile:
+    return Profile(**kwargs)  # type: ignore[arg-type]
+
+
+PRESETS: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        _p(
+            name="anthropic",
+            base_url="https://api.anthropic.com",
+            key_env="ANTHROPIC_API_KEY",
+            auth="x-api-key",
+            wire_api="anthropic",
+            clients=["claude", "anthropic", "openai"],
+            description="Anthropic API (official); OpenAI SDK compatibility under /v1",
+        ),
+        _p(
+            name="openai",
+            base_url="https://api.openai.com",
+            key_env="OPENAI_API_KEY",
+            wire_api="openai-responses",
+            clients=["codex", "openai"],
+            description="OpenAI API (official)",
+        ),
+        _p(
+            name="gemini",
+            base_url="https://generativelanguage.googleapis.com",
+            key_env="GEMINI_API_KEY",
+            wire_api="openai-chat",
+            clients=["gemini", "openai"],
+            overrides={
+                "openai": ClientOverride(
+                    base_url="https://generativelanguage.googleapis.com/v1beta/openai"
+                )
+            },
+            description="Google Gemini API (official); OpenAI compatibility under /v1beta/openai",
+        ),
+        _p(
+            name="openrouter",
+            base_url="https://openrouter.ai/api",
+            key_env="OPENROUTER_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "codex", "openai"],
+            description="OpenRouter: Anthropic-style at /api, OpenAI-style at /api/v1",
+        ),
+        _p(
+            name="deepseek",
+            base_url="https://api.deepseek.com",
+            key_env="DEEPSEEK_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "openai"],
+            overrides={
+                "claude": ClientOverride(base_url="https://api.deepseek.com/anthropic"),
+                "anthropic": ClientOverride(base_url="https://api.deepseek.com/anthropic"),
+            },
+            description="DeepSeek: Anthropic-style at /anthropic, OpenAI-style at /v1",
+        ),
+        _p(
+            name="moonshot",
+            base_url="https://api.moonshot.ai",
+            key_env="MOONSHOT_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "openai"],
+            overrides={
+                "claude": ClientOverride(base_url="https://api.moonshot.ai/anthropic"),
+                "anthropic": ClientOverride(base_url="https://api.moonshot.ai/anthropic"),
+            },
+            description="Moonshot / Kimi (international): Anthropic-style at /anthropic",
+        ),
+        _p(
+            name="moonshot-cn",
+            base_url="https://api.moonshot.cn",
+            key_env="MOONSHOT_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "openai"],
+            overrides={
+                "claude": ClientOverride(base_url="https://api.moonshot.cn/anthropic"),
+                "anthropic": ClientOverride(base_url="https://api.moonshot.cn/anthropic"),
+            },
+            description="Moonshot / Kimi (mainland China): Anthropic-style at /anthropic",
+        ),
+        _p(
+            name="siliconflow",
+            base_url="https://api.siliconflow.cn",
+            key_env="SILICONFLOW_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "openai"],
+            description="SiliconFlow (mainland China): Anthropic-style at the root, OpenAI at /v1",
+        ),
+        _p(
+            name="zhipu",
+            base_url="https://open.bigmodel.cn/api/anthropic",
+            key_env="ZHIPU_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "openai"],
+            overrides={"openai": ClientOverride(base_url="https://open.bigmodel.cn/api/paas/v4")},
+            description="Zhipu GLM: Anthropic-style at /api/anthropic, OpenAI at /api/paas/v4",
+        ),
+    )
+}

@@ -1,0 +1,69 @@
+"""Claude Code: the ``env`` block of settings.json at user, project or local scope.
+
+Claude Code sends ``ANTHROPIC_AUTH_TOKEN`` as ``Authorization: Bearer`` and
+``ANTHROPIC_API_KEY`` as ``x-api-key``, and sends *both* headers when both are set, so we
+write exactly one and remove the other. A settings ``env`` value beats the shell, so a key
+the profile takes from the shell is removed from the file rather than left stale. Project
+settings are usually committed, so at project scope the key goes to settings.local.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from eloledger.clientfacts import claude_settings_paths
+from eloledger.errors import UserError
+from eloledger.profiles.model import MODEL_ROLES, Profile
+from eloledger.profiles.writers import FileTarget
+
+AUTH_VARS = {"bearer": "ANTHROPIC_AUTH_TOKEN", "x-api-key": "ANTHROPIC_API_KEY"}
+
+
+def targets(
+    profile: Profile,
+    key: str | None,
+    scope: str = "user",
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> list[FileTarget]:
+    paths = claude_settings_paths(env, cwd)
+    auth_var = AUTH_VARS[profile.auth]
+    other_var = AUTH_VARS["x-api-key" if profile.auth == "bearer" else "bearer"]
+    values: dict[tuple[str, ...], str] = {
+        ("env", "ANTHROPIC_BASE_URL"): profile.client_base_url("claude")
+    }
+    model = profile.client_model("claude")
+    if model:
+        values[("env", "ANTHROPIC_MODEL")] = model
+    for role in MODEL_ROLES:
+        if profile.models.get(role):
+            values[("env", f"ANTHROPIC_DEFAULT_{role.upper()}_MODEL")] = profile.models[role]
+    remove = {("env", other_var): f"Claude Code would send both {auth_var} and {other_var}"}
+    key_values: dict[tuple[str, ...], str] = {}
+    notes: list[str] = []
+    if key:
+        key_values[("env", auth_var)] = key
+    elif profile.key_env == auth_var:
+        remove[("env", auth_var)] = f"the key comes from ${auth_var} in the shell"
+        notes.append(f"claude: the key is read from ${auth_var} in the shell")
+    else:
+        where = f"${profile.key_env} is not set" if profile.key_env else "the profile has no key"
+        raise UserError(
+            f"profile {profile.name!r}: {where}, and Claude Code needs the key in settings.json",
+            fix=f"export {profile.key_env or 'the key variable'} or store the key with "
+            f"'eloledger profile edit {profile.name} --key-stdin'",
+        )
+    if scope == "project":
+        local = paths["local"]
+        shared = FileTarget("claude", paths["project"], "json", values, dict(remove))
+        shared.remove.update(
+            {k: "keys never go into committed project settings" for k in key_values}
+        )
+        private = FileTarget("claude", local, "json", key_values, dict(remove), secret=bool(key))
+        private.notes = notes + ["claude: the key goes to settings.local.json (not committed)"]
+        return [shared, private]
+    values.update(key_values)
+    return [
+        FileTarget("claude", paths[scope], "json", values, remove, secret=bool(key), notes=notes)
+    ]

@@ -1,0 +1,193 @@
+"""Ledger rows -> sessions with cumulative tokens and best-so-far scores (for budget curves).
+
+A *session* is an independent attempt sequence of one arm on one task: the rows sharing
+``(task_id, arm, session)``, or, when a ledger has no ``session`` field, the whole
+``(task_id, arm)`` sample sequence. Rows are put in call order by ``(sample, round)`` when
+those fields are present, else kept in ledger order.
+
+Token accounting (decided here, used by curves and fairness alike): the budget a session has
+spent is the sum of ``total_tokens`` (or prompt + completion) over its ``sample``/``select``
+rows **whatever their status** -- a failed call that reported usage was billed, so it counts
+against the budget; it never carries a score. An ``ok`` row without usage gets the median
+tokens of the arm's ``ok`` rows that do report usage (a warning says how many were imputed);
+an error row without usage adds nothing (nothing is known to have been spent). ``judge`` and
+``probe`` rows are never part of an arm's budget. (``eloledger tokens`` sums ok rows only,
+because it reports a cost per call; a budget is what was spent, failures included.)
+
+Scores: ``score`` when it is a finite number, else ``passed`` as 1.0 / 0.0, else none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eloledger.errors import UserError
+
+BUDGET_ROLES = ("sample", "select")
+
+
+@dataclass(frozen=True)
+class Session:
+    """One attempt sequence: cumulative tokens after each call and the best score so far."""
+
+    task: str
+    arm: str
+    key: str
+    cum_tokens: np.ndarray  # float, non-decreasing, one entry per call
+    best: np.ndarray  # running max of scores; -inf until the first scored call
+
+    @property
+    def total_tokens(self) -> float:
+        return float(self.cum_tokens[-1]) if len(self.cum_tokens) else 0.0
+
+    @property
+    def first_scored_tokens(self) -> float:
+        """Tokens spent when the first score became available (inf if never)."""
+        hit = np.flatnonzero(np.isfinite(self.best))
+        return float(self.cum_tokens[hit[0]]) if len(hit) else math.inf
+
+    def best_at(self, budgets: np.ndarray) -> np.ndarray:
+        """Best score among calls completed within each budget; -inf before the first one."""
+        idx = np.searchsorted(self.cum_tokens, np.asarray(budgets, dtype=float), side="right") - 1
+        out = np.full(len(idx), -np.inf)
+        ok = idx >= 0
+        out[ok] = self.best[idx[ok]]
+        return out
+
+
+@dataclass
+class SessionSet:
+    sessions: list[Session]
+    warnings: list[str] = field(default_factory=list)
+
+    def arms(self) -> list[str]:
+        return sorted({s.arm for s in self.sessions})
+
+    def of_arm(self, arm: str) -> list[Session]:
+        return [s for s in self.sessions if s.arm == arm]
+
+
+def row_tokens(row: Mapping[str, Any]) -> float | None:
+    """Tokens a call reported: total_tokens, else prompt + completion, else None."""
+    if row.get("usage_source") == "missing":
+        return None
+    total = _number(row.get("total_tokens"))
+    if total is not None:
+        return total
+    prompt = _number(row.get("prompt_tokens"))
+    completion = _number(row.get("completion_tokens"))
+    if prompt is not None and completion is not None:
+        return prompt + completion
+    return None
+
+
+def row_score(row: Mapping[str, Any]) -> float | None:
+    """The score of an ok call: ``score`` if numeric, else ``passed`` as 1/0, else None."""
+    if str(row.get("status") or "ok") != "ok":
+        return None
+    score = _number(row.get("score"))
+    if score is not None:
+        return score
+    passed = row.get("passed")
+    if isinstance(passed, bool):
+        return 1.0 if passed else 0.0
+    if isinstance(passed, (int, float)) and passed in (0, 1):
+        return float(passed)
+    return None
+
+
+def budget_rows(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows that belong to an arm's budget (role sample/select; missing role = sample)."""
+    return [r for r in rows if str(r.get("role") or "sample") in BUDGET_ROLES]
+
+
+def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
+    """Group budget rows into sessions; impute missing usage on ok rows (with a warning)."""
+    kept = budget_rows(rows)
+    if not kept:
+        raise UserError(
+            "ledger: no sample/select rows to build sessions from",
+            fix="point eloledger at the run's ledger (rows with role sample or select)",
+        )
+    warnings: list[str] = []
+    median_tokens = _median_ok_tokens_by_arm(kept)
+    groups: dict[tuple[str, str, str], list[tuple[tuple[float, float, int], float, float]]] = {}
+    imputed: dict[str, int] = {}
+    dropped: dict[str, int] = {}
+    for index, row in enumerate(kept):
+        task = row.get("task_id")
+        arm = row.get("arm")
+        if task is None or arm is None:
+            dropped["no task_id/arm"] = dropped.get("no task_id/arm", 0) + 1
+            continue
+        task, arm = str(task), str(arm)
+        ok = str(row.get("status") or "ok") == "ok"
+        tokens = row_tokens(row)
+        if tokens is None:
+            if not ok:
+                tokens = 0.0
+            elif arm in median_tokens:
+                tokens = median_tokens[arm]
+                imputed[arm] = imputed.get(arm, 0) + 1
+            else:
+                dropped[f"arm {arm} reports no usage"] = (
+                    dropped.get(f"arm {arm} reports no usage", 0) + 1
+                )
+                continue
+        score = row_score(row)
+        session = row.get("session")
+        key = "" if session is None or session == "" else str(session)
+        order = (_order_value(row.get("sample")), _order_value(row.get("round")), index)
+        groups.setdefault((task, arm, key), []).append(
+            (order, tokens, math.nan if score is None else score)
+        )
+    for arm, count in sorted(imputed.items()):
+        warnings.append(
+            f"arm {arm}: {count} ok call(s) without token usage counted at the arm's median "
+            f"{median_tokens[arm]:g} tokens"
+        )
+    for why, count in sorted(dropped.items()):
+        warnings.append(f"{count} row(s) left out of budget curves: {why}")
+    sessions = []
+    for (task, arm, key), calls in sorted(groups.items()):
+        calls.sort(key=lambda c: c[0])
+        tokens = np.array([c[1] for c in calls], dtype=float)
+        scores = np.array([c[2] for c in calls], dtype=float)
+        best = np.fmax.accumulate(np.where(np.isnan(scores), -np.inf, scores))
+        sessions.append(Session(task, arm, key, np.cumsum(tokens), best))
+    if not sessions:
+        raise UserError(
+            "ledger: no usable sessions (rows need task_id, arm and token usage)",
+            fix="check that the ledger records task_id, arm and total_tokens",
+        )
+    return SessionSet(sessions, warnings)
+
+
+def _median_ok_tokens_by_arm(rows: list[Mapping[str, Any]]) -> dict[str, float]:
+    seen: dict[str, list[float]] = {}
+    for row in rows:
+        if str(row.get("status") or "ok") != "ok":
+            continue
+        tokens = row_tokens(row)
+        if tokens is not None and row.get("arm") is not None:
+            seen.setdefault(str(row["arm"]), []).append(tokens)
+    return {arm: float(np.median(values)) for arm, values in seen.items()}
+
+
+def _order_value(value: Any) -> float:
+    number = _number(value)
+    return -1.0 if number is None else number
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None

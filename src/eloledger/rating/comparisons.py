@@ -1,0 +1,538 @@
+"""Pairwise comparisons: read them from CSV/JSONL (fast, strict) or build them in memory.
+
+Two row shapes are accepted (design.md, "Comparisons"):
+
+* ``task_id,winner,loser[,weight]`` — a hard win;
+* ``task_id,a,b,outcome[,weight]`` — ``outcome`` in [0, 1] is a's share of the win
+  (1 = a wins, 0 = b wins, 0.5 = tie, anything between = soft preference).
+
+Everything is stored as factorised integer arrays (players and tasks in order of first
+appearance) so the rating code can aggregate with ``np.bincount`` instead of looping over rows.
+The CSV reader splits the whole file at once and factorises with dicts; when a file does not
+fit that fast path (quotes, blank lines, a malformed line) it falls back to the ``csv`` module
+line by line, which is also what names the offending line in errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eloledger.errors import UserError
+from eloledger.rating.csvfast import factorize, split_fields
+
+TASK_ALIASES = {"task_id": "task_id", "task": "task_id", "case_id": "task_id"}
+HARD = ("task_id", "winner", "loser")
+SOFT = ("task_id", "a", "b", "outcome")
+OPTIONAL = ("weight",)
+FIX_COLUMNS = "use the columns task_id,winner,loser[,weight] or task_id,a,b,outcome[,weight]"
+
+
+@dataclass(frozen=True, eq=False)
+class Comparisons:
+    """Pairwise results as parallel arrays; row k says player ``i[k]`` scored ``outcome[k]``
+    against player ``j[k]`` on task ``task[k]``, counted ``weight[k]`` times."""
+
+    players: list[str]
+    tasks: list[str]
+    task: np.ndarray  # int64 index into tasks
+    i: np.ndarray  # int64 index into players
+    j: np.ndarray  # int64 index into players
+    outcome: np.ndarray  # float64 in [0, 1]: i's share of the win
+    weight: np.ndarray  # float64 >= 0
+    source: str = "<memory>"
+    lines: np.ndarray | None = field(default=None, repr=False)  # source line of each row
+    dropped_self: int = 0  # rows where a player met itself (no information; dropped)
+
+    def __len__(self) -> int:
+        return int(self.i.shape[0])
+
+    @property
+    def n_players(self) -> int:
+        return len(self.players)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+    def player_index(self, name: str) -> int:
+        """Index of a player by name; a UserError listing the players when unknown."""
+        try:
+            return self.players.index(name)
+        except ValueError:
+            listed = ", ".join(self.players[:20]) + (" ..." if self.n_players > 20 else "")
+            raise UserError(
+                f"{self.source}: no player named {name!r}", fix=f"choose one of: {listed}"
+            ) from None
+
+    def games(self) -> np.ndarray:
+        """Comparisons each player took part in (unweighted count)."""
+        n = self.n_players
+        return np.bincount(self.i, minlength=n) + np.bincount(self.j, minlength=n)
+
+    def wins(self) -> np.ndarray:
+        """Each player's wins, soft outcomes counted as fractions (unweighted)."""
+        n = self.n_players
+        return np.bincount(self.i, self.outcome, minlength=n) + np.bincount(
+            self.j, 1.0 - self.outcome, minlength=n
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        task_ids: Sequence[Any],
+        a: Sequence[str],
+        b: Sequence[str],
+        outcome: Sequence[float] | np.ndarray | None = None,
+        weight: Sequence[float] | np.ndarray | None = None,
+        *,
+        players: Sequence[str] | None = None,
+        source: str = "<memory>",
+    ) -> Comparisons:
+        """Build from columns (``outcome`` omitted: a beat b). ``players`` fixes the order of
+        the first players (e.g. to keep players without comparisons); others are appended."""
+        n = len(a)
+        if len(b) != n or len(task_ids) != n:
+            raise ValueError("task_ids, a and b must have the same length")
+        out = np.ones(n) if outcome is None else np.asarray(outcome, dtype=np.float64)
+        w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+        if out.shape != (n,) or w.shape != (n,):
+            raise ValueError("outcome and weight must have one value per comparison")
+        index: dict[Any, int] = {p: k for k, p in enumerate(players or ())}
+        i, j = _codes_pair(a, b, index)
+        tindex: dict[Any, int] = {}
+        t = _codes(task_ids, tindex)
+        comps = cls(
+            players=[str(p) for p in index],
+            tasks=[str(x) for x in tindex],
+            task=t,
+            i=i,
+            j=j,
+            outcome=out,
+            weight=w,
+            source=source,
+        )
+        _validate(comps, lambda k: f"{source}: record {k + 1}")
+        return _drop_self(comps)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        players: Sequence[str] | None = None,
+        source: str = "<memory>",
+    ) -> Comparisons:
+        """Build from mappings with ``task_id`` and either ``winner``/``loser`` or
+        ``a``/``b``/``outcome`` (optionally ``weight``) — what judges produce in memory."""
+        tasks: list[Any] = []
+        a: list[Any] = []
+        b: list[Any] = []
+        out: list[float] = []
+        w: list[float] = []
+        for k, rec in enumerate(records):
+            where = f"{source}: record {k + 1}"
+            row = _normalise_keys(rec, where)
+            _append_row(row, where, tasks, a, b, out, w)
+        return cls.from_arrays(tasks, a, b, out, w, players=players, source=source)
+
+
+def read_comparisons(path: str | Path) -> Comparisons:
+    """Read a comparisons file (CSV or JSONL, optionally gzipped); UserError on bad input."""
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        raise UserError(f"{name}: no such file", fix="check the path to the comparisons file")
+    if p.is_dir():
+        raise UserError(
+            f"{name}: is a folder, not a comparisons file", fix="pass a CSV or JSONL file"
+        )
+    raw = p.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise UserError(
+                f"{name}: damaged gzip file ({exc})", fix="re-create the file"
+            ) from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if raw.isspace() or not raw:
+        raise UserError(
+            f"{name}: file is empty", fix=f"write a header line and comparisons; {FIX_COLUMNS}"
+        )
+    stem = name[:-3] if name.endswith(".gz") else name
+    if stem.endswith((".jsonl", ".ndjson", ".json")) or raw[:64].lstrip()[:1] == b"{":
+        return _read_jsonl(raw, name)
+    return _read_csv(raw, name)
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+def _read_csv(raw: bytes, name: str) -> Comparisons:
+    data = raw.replace(b"\r\n", b"\n") if b"\r" in raw else raw
+    cut = data.find(b"\n")
+    head = data if cut < 0 else data[:cut]
+    header = [h.strip() for h in head.decode("utf-8", "replace").split(",")]
+    header = [h.strip('"') for h in header]
+    columns = _check_header(header, name)
+    end = len(data)
+    while end > cut + 1 and data[end - 1] == 10:  # trailing newlines, without copying
+        end -= 1
+    body = data[cut + 1 : end] if cut >= 0 else b""
+    if not body or body.isspace():
+        raise UserError(
+            f"{name}: no comparisons after the header", fix="add at least one comparison line"
+        )
+    fast = _csv_fast(body, columns, name)
+    if fast is not None:
+        return fast
+    return _csv_slow(data, columns, name)
+
+
+def _csv_fast(body: bytes, columns: list[str], name: str) -> Comparisons | None:
+    """Split the whole body at once; None when the file needs the careful line-by-line path."""
+    if b'"' in body or b"\n\n" in body:
+        return None
+    parsed = _csv_numpy(body, columns)
+    if parsed is None:
+        parsed = _csv_objects(body, columns)
+    if parsed is None:
+        return None
+    lines = np.arange(2, len(parsed["i"]) + 2)
+    return _finish(parsed, name, lines)
+
+
+def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
+    """The vectorised path (see csvfast); None for anything it does not handle."""
+    split = split_fields(body, len(columns))
+    if split is None:
+        return None
+    buf, starts, ends = split
+    at = {c: k for k, c in enumerate(columns)}
+    first, second = ("winner", "loser") if "winner" in at else ("a", "b")
+    pair = [at[first], at[second]]
+    players = factorize(buf, starts[:, pair], ends[:, pair])
+    tasks = factorize(buf, starts[:, at["task_id"]], ends[:, at["task_id"]])
+    if players is None or tasks is None:
+        return None
+    codes = players[0].reshape(-1, 2)
+    n = codes.shape[0]
+    numbers = {}
+    for column in ("outcome", "weight"):
+        if column not in at:
+            numbers[column] = np.ones(n)
+            continue
+        got = factorize(buf, starts[:, at[column]], ends[:, at[column]])
+        if got is None:
+            return None
+        try:
+            table = np.array([float(v) for v in got[1]], dtype=np.float64)
+        except ValueError:
+            return None  # a bad number: the careful path names its line
+        numbers[column] = table[got[0]]
+    return {
+        "players": [v.decode("utf-8", "replace") for v in players[1]],
+        "tasks": [v.decode("utf-8", "replace") for v in tasks[1]],
+        "task": tasks[0],
+        "i": np.ascontiguousarray(codes[:, 0]),
+        "j": np.ascontiguousarray(codes[:, 1]),
+        "outcome": numbers["outcome"],
+        "weight": numbers["weight"],
+    }
+
+
+def _csv_objects(body: bytes, columns: list[str]) -> dict[str, Any] | None:
+    """Split into Python bytes objects and factorise with dicts (long fields, rare layouts)."""
+    ncol = len(columns)
+    nrows = body.count(b"\n") + 1
+    fields = body.replace(b"\n", b",").split(b",")
+    if len(fields) != nrows * ncol:
+        return None
+    cols = {c: fields[k::ncol] for k, c in enumerate(columns)}
+    try:
+        return _columns_to_arrays(cols, decode=True)
+    except ValueError:
+        return None  # a bad number somewhere: let the slow path name the line
+
+
+def _csv_slow(data: bytes, columns: list[str], name: str) -> Comparisons:
+    text = data.decode("utf-8", "replace")
+    reader = csv.reader(io.StringIO(text))
+    next(reader)
+    ncol = len(columns)
+    cols: dict[str, list[str]] = {c: [] for c in columns}
+    lines: list[int] = []
+    try:
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            line = reader.line_num
+            if len(row) != ncol:
+                raise UserError(
+                    f"{name}:{line}: expected {ncol} fields ({','.join(columns)}), found {len(row)}",
+                    fix="fix or remove that line",
+                )
+            for c, v in zip(columns, row, strict=True):
+                if c in ("outcome", "weight"):
+                    _number(v, f"{name}:{line}", c)
+                cols[c].append(v)
+            lines.append(line)
+    except csv.Error as exc:
+        raise UserError(
+            f"{name}:{reader.line_num}: {exc}", fix="fix the quoting on that line"
+        ) from None
+    if not lines:
+        raise UserError(
+            f"{name}: no comparisons after the header", fix="add at least one comparison line"
+        )
+    parsed = _columns_to_arrays(cols, decode=False)
+    return _finish(parsed, name, np.asarray(lines))
+
+
+def _check_header(header: list[str], name: str) -> list[str]:
+    canon = [TASK_ALIASES.get(h.lower(), h.lower()) for h in header]
+    unknown = [h for h, c in zip(header, canon, strict=True) if c not in (*HARD, *SOFT, *OPTIONAL)]
+    if unknown:
+        raise UserError(
+            f"{name}:1: unknown column(s) {', '.join(map(repr, unknown))}", fix=FIX_COLUMNS
+        )
+    if len(set(canon)) != len(canon):
+        raise UserError(f"{name}:1: a column appears twice", fix=FIX_COLUMNS)
+    have = set(canon)
+    if not (set(HARD) <= have or set(SOFT) <= have) or (
+        {"winner", "loser"} & have and {"a", "b", "outcome"} & have
+    ):
+        raise UserError(
+            f"{name}:1: header {','.join(header)!r} is not a comparisons header", fix=FIX_COLUMNS
+        )
+    return canon
+
+
+def _columns_to_arrays(cols: Mapping[str, list[Any]], *, decode: bool) -> dict[str, Any]:
+    """Factorise names and convert numbers; raises ValueError on a bad number."""
+    pindex: dict[Any, int] = {}
+    tindex: dict[Any, int] = {}
+    first, second = ("winner", "loser") if "winner" in cols else ("a", "b")
+    i, j = _codes_pair(cols[first], cols[second], pindex)
+    t = _codes(cols["task_id"], tindex)
+    n = len(i)
+    outcome = _floats(cols["outcome"]) if "outcome" in cols else np.ones(n)
+    weight = _floats(cols["weight"]) if "weight" in cols else np.ones(n)
+
+    def names(index: dict[Any, int]) -> list[str]:
+        return [k.decode("utf-8", "replace") if decode else k for k in index]
+
+    return {
+        "players": names(pindex),
+        "tasks": names(tindex),
+        "task": t,
+        "i": i,
+        "j": j,
+        "outcome": outcome,
+        "weight": weight,
+    }
+
+
+def _finish(parsed: dict[str, Any], name: str, lines: np.ndarray) -> Comparisons:
+    comps = Comparisons(**parsed, source=name, lines=lines)
+    _validate(comps, lambda k: f"{name}:{int(lines[k])}")
+    return _drop_self(comps)
+
+
+# --------------------------------------------------------------------------- JSONL
+
+
+def _read_jsonl(raw: bytes, name: str) -> Comparisons:
+    import orjson
+
+    tasks: list[Any] = []
+    a: list[Any] = []
+    b: list[Any] = []
+    out: list[float] = []
+    w: list[float] = []
+    lines: list[int] = []
+    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{lineno}"
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise UserError(
+                f"{where}: not valid JSON ({exc})", fix="fix or remove that line"
+            ) from None
+        if not isinstance(rec, dict):
+            raise UserError(f"{where}: expected a JSON object", fix=FIX_COLUMNS)
+        _append_row(_normalise_keys(rec, where), where, tasks, a, b, out, w)
+        lines.append(lineno)
+    if not lines:
+        raise UserError(
+            f"{name}: no comparisons in the file", fix="add at least one comparison line"
+        )
+    pindex: dict[Any, int] = {}
+    tindex: dict[Any, int] = {}
+    i, j = _codes_pair(a, b, pindex)
+    t = _codes(tasks, tindex)
+    parsed = {
+        "players": [str(p) for p in pindex],
+        "tasks": [str(x) for x in tindex],
+        "task": t,
+        "i": i,
+        "j": j,
+        "outcome": np.asarray(out, dtype=np.float64),
+        "weight": np.asarray(w, dtype=np.float64),
+    }
+    return _finish(parsed, name, np.asarray(lines))
+
+
+def _normalise_keys(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
+    row = {TASK_ALIASES.get(k, k): v for k, v in rec.items()}
+    unknown = [k for k in row if k not in (*HARD, *SOFT, *OPTIONAL)]
+    if unknown:
+        raise UserError(
+            f"{where}: unknown field(s) {', '.join(map(repr, unknown))}", fix=FIX_COLUMNS
+        )
+    return row
+
+
+def _append_row(
+    row: Mapping[str, Any],
+    where: str,
+    tasks: list[Any],
+    a: list[Any],
+    b: list[Any],
+    out: list[float],
+    w: list[float],
+) -> None:
+    if "task_id" not in row:
+        raise UserError(f"{where}: missing task_id", fix=FIX_COLUMNS)
+    if "winner" in row or "loser" in row:
+        if "winner" not in row or "loser" not in row or "outcome" in row:
+            raise UserError(
+                f"{where}: give both winner and loser (and no outcome)", fix=FIX_COLUMNS
+            )
+        a.append(row["winner"])
+        b.append(row["loser"])
+        out.append(1.0)
+    elif {"a", "b", "outcome"} <= set(row):
+        a.append(row["a"])
+        b.append(row["b"])
+        out.append(_number(row["outcome"], where, "outcome"))
+    else:
+        raise UserError(f"{where}: needs winner/loser or a/b/outcome", fix=FIX_COLUMNS)
+    tasks.append(row["task_id"])
+    w.append(_number(row.get("weight", 1.0), where, "weight"))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _codes(values: Sequence[Any], index: dict[Any, int]) -> np.ndarray:
+    """Factorise in order of first appearance: ``dict.fromkeys`` finds the distinct values and
+    ``map(index.__getitem__)`` looks codes up, both at C speed (no Python loop per row)."""
+    for key in dict.fromkeys(values):
+        if key not in index:
+            index[key] = len(index)
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _codes_pair(
+    a: Sequence[Any], b: Sequence[Any], index: dict[Any, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Factorise two player columns with one index, in order of first appearance by row."""
+    for key in dict.fromkeys(chain.from_iterable(zip(a, b, strict=True))):
+        if key not in index:
+            index[key] = len(index)
+    get = index.__getitem__
+    return (
+        np.fromiter(map(get, a), dtype=np.int64, count=len(a)),
+        np.fromiter(map(get, b), dtype=np.int64, count=len(b)),
+    )
+
+
+def _floats(values: Sequence[Any]) -> np.ndarray:
+    """Convert number strings; few distinct values (0, 1, 0.5) are converted once each."""
+    distinct: dict[Any, int] = {}
+    codes = _codes(values, distinct)
+    table = np.array([float(v) for v in distinct], dtype=np.float64)
+    return table[codes]
+
+
+def _number(value: Any, where: str, column: str) -> float:
+    if isinstance(value, bool) or value is None:
+        raise UserError(
+            f"{where}: {column} must be a number, got {value!r}", fix=f"write {column} as a number"
+        )
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise UserError(
+            f"{where}: {column} must be a number, got {value!r}", fix=f"write {column} as a number"
+        ) from None
+    return x
+
+
+def _validate(comps: Comparisons, where: Any) -> None:
+    """Vectorised checks; ``where(k)`` names row k (file:line or record number)."""
+    out, w = comps.outcome, comps.weight
+    bad = np.flatnonzero(~((out >= 0.0) & (out <= 1.0)))
+    if bad.size:
+        k = int(bad[0])
+        raise UserError(
+            f"{where(k)}: outcome {float(out[k])!r} is outside [0, 1]",
+            fix="use 1 (a wins), 0 (b wins), 0.5 (tie) or a share in between",
+        )
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0.0)))
+    if bad.size:
+        k = int(bad[0])
+        raise UserError(
+            f"{where(k)}: weight {float(w[k])!r} must be a finite number >= 0", fix="fix the weight"
+        )
+    for names, what, codes in (
+        (comps.players, "player name", (comps.i, comps.j)),
+        (comps.tasks, "task_id", (comps.task,)),
+    ):
+        empty = [k for k, s in enumerate(names) if not str(s).strip()]
+        if empty:
+            rows = np.flatnonzero(np.isin(np.concatenate(codes), empty))
+            k = int(rows[0]) % len(comps)
+            raise UserError(f"{where(k)}: empty {what}", fix=f"give every comparison a {what}")
+    if not math.isfinite(float(w.sum())) or float(w.sum()) <= 0.0:
+        raise UserError(
+            f"{comps.source}: all weights are zero", fix="give some comparisons a positive weight"
+        )
+
+
+def _drop_self(comps: Comparisons) -> Comparisons:
+    """Drop rows where a player meets itself: they carry no information about any rating
+    (real data has them, e.g. AlpacaEval judges the baseline against itself), so they are
+    counted in ``dropped_self`` for a warning rather than treated as an error."""
+    keep = comps.i != comps.j
+    if keep.all():
+        return comps
+    if not keep.any():
+        raise UserError(
+            f"{comps.source}: every comparison pits a player against itself",
+            fix="compare different players",
+        )
+    return replace(
+        comps,
+        task=comps.task[keep],
+        i=comps.i[keep],
+        j=comps.j[keep],
+        outcome=comps.outcome[keep],
+        weight=comps.weight[keep],
+        lines=None if comps.lines is None else comps.lines[keep],
+        dropped_self=int((~keep).sum()),
+    )

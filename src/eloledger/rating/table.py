@@ -1,0 +1,289 @@
+"""The Elo-per-token table: one record per player, with token columns when costs are known.
+
+Which numbers and why:
+
+* ``elo`` / ``ci_low`` / ``ci_high`` / ``rank_low`` / ``rank_high`` — the Bradley–Terry fit
+  anchored at 1000 and its bootstrap-by-task intervals.
+* ``delta_elo`` and ``delta_elo_per_1k`` — gain over the anchor, and per 1,000 extra tokens per
+  task over the anchor's tokens.
+* ``marginal_elo_per_1k`` — the price of the *next* step: arms sorted by tokens, differences
+  between consecutive arms on the upper convex hull of (tokens, Elo). An arm below that hull
+  is ``dominated``: mixing its two hull neighbours buys at least as much Elo for the same
+  tokens, so it gets no marginal value.
+* ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor (best-of-k of independent
+  samples gains 400 per decade, the reference law).
+* ``raw_elo_per_1k`` — Elo / (tokens/1000), the ratio popular guides print. It is only shown
+  for comparison: it depends on the arbitrary 1000 anchor (shift every Elo by 100 and it
+  changes), so do not rank arms by it.
+* ``pass_at_1``, ``pass_at_k`` (unbiased estimator with k = the arm's samples per task) and
+  ``tokens_per_success`` (total tokens / total successes: a ratio of sums, not a mean of ratios).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from eloledger.rating.bootstrap import bootstrap as run_bootstrap
+from eloledger.rating.bt import aggregate, fit_bt, to_elo
+
+
+@dataclass(frozen=True)
+class EloReport:
+    """What ``eloledger elo`` prints and the TUI shows: records sorted by Elo, best first."""
+
+    players: list[dict[str, Any]]
+    anchor: str
+    warnings: list[str] = field(default_factory=list)
+    bootstrap_rounds: int = 0
+    level: float = 0.95
+    has_costs: bool = False
+    task_weight: str = "none"
+    prior: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "players": self.players,
+            "anchor": self.anchor,
+            "warnings": self.warnings,
+            "bootstrap": {"rounds": self.bootstrap_rounds, "unit": "task", "level": self.level},
+            "task_weight": self.task_weight,
+            "prior": self.prior,
+        }
+
+
+def elo_report(
+    comparisons,
+    *,
+    costs: Mapping[str, Any] | None = None,
+    anchor: str | None = None,
+    bootstrap_rounds: int = 1000,
+    seed: int | None = 0,
+    prior: float = 0.0,
+    task_weight: str | None = None,
+    level: float = 0.95,
+) -> EloReport:
+    """Fit, bootstrap by task and build the table records (the one function both faces call).
+
+    ``costs`` maps arm name -> an ArmCost-like object or mapping (``tokens_per_task``, ``tasks``,
+    ``successes``, ``per_task_n``, ``per_task_c``; see ``eloledger.ledger.summary.arm_costs``).
+    Anchor default: the cheapest arm with known tokens, else the first player.
+    """
+    names = list(comparisons.players)
+    warnings: list[str] = []
+    if comparisons.dropped_self:
+        warnings.append(
+            f"dropped {comparisons.dropped_self} comparisons of a player with itself "
+            "(they carry no information)"
+        )
+    tokens = _tokens(names, costs) if costs else np.full(len(names), np.nan)
+    if costs:
+        warnings.extend(_cost_mismatch(names, costs, tokens))
+    if anchor is not None:
+        a = comparisons.player_index(anchor)
+    elif np.isfinite(tokens).any():
+        a = int(np.nanargmin(tokens))
+    else:
+        a = 0
+    fit = fit_bt(aggregate(comparisons, task_weight=task_weight), prior=prior, players=names)
+    warnings.extend(fit.warnings)
+    elo = to_elo(fit.theta, a)
+    n = len(names)
+    lo = hi = np.full(n, np.nan)
+    rlo: Sequence[Any] = [None] * n
+    rhi: Sequence[Any] = [None] * n
+    if bootstrap_rounds > 0:
+        boot = run_bootstrap(
+            comparisons,
+            rounds=bootstrap_rounds,
+            seed=seed,
+            prior=fit.prior,
+            anchor=a,
+            task_weight=task_weight,
+            level=level,
+            theta0=fit.theta,
+        )
+        lo, hi, rlo, rhi = (
+            boot.ci_low,
+            boot.ci_high,
+            boot.rank_low.tolist(),
+            boot.rank_high.tolist(),
+        )
+        warnings.extend(boot.warnings)
+    rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
+    games, wins = comparisons.games(), comparisons.wins()
+    records: list[dict[str, Any]] = []
+    for k, name in enumerate(names):
+        records.append(
+            {
+                "name": name,
+                "elo": float(elo[k]),
+                "ci_low": float(lo[k]),
+                "ci_high": float(hi[k]),
+                "rank": int(rank[k]),
+                "rank_low": rlo[k],
+                "rank_high": rhi[k],
+                "games": int(games[k]),
+                "wins": float(wins[k]),
+            }
+        )
+    has_costs = bool(costs)
+    if has_costs:
+        extra = cost_columns(elo, tokens, a)
+        for k, rec in enumerate(records):
+            rec.update(extra[k])
+            rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
+    order = np.argsort(-elo, kind="stable")
+    return EloReport(
+        players=[records[k] for k in order],
+        anchor=names[a],
+        warnings=warnings,
+        bootstrap_rounds=bootstrap_rounds,
+        level=level,
+        has_costs=has_costs,
+        task_weight=task_weight or "none",
+        prior=fit.prior,
+    )
+
+
+def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[str, Any]]:
+    """Token columns per player (NaN tokens -> None in every token column)."""
+    t0, e0 = tokens[anchor], elo[anchor]
+    marginal, dominated = marginal_frontier(tokens, elo)
+    out = []
+    for k in range(len(elo)):
+        t, e = tokens[k], elo[k]
+        known = math.isfinite(t) and math.isfinite(t0)
+        dt = t - t0 if known else math.nan
+        delta = float(e - e0)
+        out.append(
+            {
+                "tokens_per_task": float(t) if math.isfinite(t) else None,
+                "delta_elo": delta,
+                "delta_elo_per_1k": delta / (dt / 1000.0) if known and dt != 0 else None,
+                "marginal_elo_per_1k": marginal[k],
+                "dominated": dominated[k],
+                "elo_per_decade": delta / math.log10(t / t0)
+                if known and t > 0 and t0 > 0 and t != t0
+                else None,
+                "raw_elo_per_1k": float(e / (t / 1000.0)) if math.isfinite(t) and t > 0 else None,
+            }
+        )
+    return out
+
+
+def marginal_frontier(
+    tokens: np.ndarray, elo: np.ndarray
+) -> tuple[list[float | None], list[bool | None]]:
+    """Marginal Elo per 1K tokens along the upper convex hull of (tokens, Elo).
+
+    Arms are taken cheapest first; the hull keeps the arms no mix of two others beats.
+    The cheapest hull arm has no marginal value (None); arms below the hull, or past the
+    hull's highest Elo (more tokens for less Elo), are dominated (None, True). Arms with
+    unknown tokens get (None, None).
+    """
+    n = len(elo)
+    marginal: list[float | None] = [None] * n
+    dominated: list[bool | None] = [None] * n
+    known = [k for k in range(n) if math.isfinite(tokens[k])]
+    known.sort(key=lambda k: (tokens[k], -elo[k], k))
+    hull: list[int] = []
+    for k in known:
+        if hull and tokens[hull[-1]] == tokens[k]:
+            continue  # same cost, lower (or equal) Elo: never on the hull
+        while len(hull) >= 2 and _turn(hull[-2], hull[-1], k, tokens, elo) > 0:
+            hull.pop()
+        hull.append(k)
+    # Only the rising part of the hull is a frontier: past the best arm, more tokens buy less.
+    best = max(range(len(hull)), key=lambda h: (elo[hull[h]], -h)) if hull else -1
+    frontier = hull[: best + 1]
+    on = set(frontier)
+    for k in known:
+        dominated[k] = k not in on
+    for prev, k in zip(frontier, frontier[1:], strict=False):
+        marginal[k] = float((elo[k] - elo[prev]) / ((tokens[k] - tokens[prev]) / 1000.0))
+    return marginal, dominated
+
+
+def _turn(a: int, b: int, c: int, x: np.ndarray, y: np.ndarray) -> float:
+    """> 0 when b lies below the segment a→c (not on the upper hull); collinear (0) stays."""
+    return float((x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a]))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples with c correct: 1 − C(n−c, k)/C(n, k), computed as the
+    stable product 1 − ∏_{i=n−c+1}^{n} (1 − k/i) (no huge binomials)."""
+    if k <= 0 or n <= 0 or k > n:
+        raise ValueError("need 0 < k <= n")
+    if n - c < k:
+        return 1.0
+    i = np.arange(n - c + 1, n + 1, dtype=np.float64)
+    return float(1.0 - np.prod(1.0 - k / i))
+
+
+def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "pass_at_1": None,
+        "pass_k": None,
+        "pass_at_k": None,
+        "tokens_per_success": None,
+    }
+    if cost is None:
+        return out
+    per_n = _field(cost, "per_task_n") or {}
+    per_c = _field(cost, "per_task_c") or {}
+    tasks = [t for t, nt in per_n.items() if nt and nt > 0]
+    if tasks:
+        ns = np.array([int(per_n[t]) for t in tasks])
+        cs = np.array([int(per_c.get(t, 0)) for t in tasks])
+        k = int(ns.min())
+        out["pass_at_1"] = float(np.mean(cs / ns))
+        out["pass_k"] = k
+        out["pass_at_k"] = float(
+            np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
+        )
+    successes = _field(cost, "successes")
+    n_tasks = _field(cost, "tasks")
+    if n_tasks is None:
+        n_tasks = len(per_n) or None
+    if successes and n_tasks and math.isfinite(tokens):
+        out["tokens_per_success"] = float(tokens * n_tasks / successes)
+    return out
+
+
+def _field(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _tokens(names: Sequence[str], costs: Mapping[str, Any]) -> np.ndarray:
+    out = np.full(len(names), np.nan)
+    for k, name in enumerate(names):
+        cost = costs.get(name)
+        value = _field(cost, "tokens_per_task") if cost is not None else None
+        if value is not None:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(v) and v > 0:
+                out[k] = v
+    return out
+
+
+def _cost_mismatch(names: Sequence[str], costs: Mapping[str, Any], tokens: np.ndarray) -> list[str]:
+    out = []
+    missing = [n for k, n in enumerate(names) if not math.isfinite(tokens[k])]
+    if missing:
+        out.append(
+            f"no token usage in the ledger for: {', '.join(missing)} (token columns left empty)"
+        )
+    extra = sorted(set(costs) - set(names))
+    if extra:
+        out.append(f"ledger arms with no comparisons (not rated): {', '.join(extra)}")
+    return out

@@ -1,0 +1,524 @@
+"""One streamed model call through the real ``openai`` / ``anthropic`` SDKs -> a :class:`CallResult`.
+
+Why streaming everywhere: the live token counter needs tokens as they arrive, and time to
+first token is only measurable on a stream. The SDKs' own retries are off (``max_retries=0``)
+so that every attempt is the runner's and lands in the ledger as its own row. A provider error
+never escapes :meth:`Provider.call`: it is classified (:func:`classify`) into an
+``error_class`` and an HTTP status, and returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2 as httpx  # the HTTP library both SDKs are built on
+import orjson
+
+from eloledger.redact import scrub
+
+# Classes the runner retries; the others (auth, permission, not_found, quota, bad_request,
+# bad_response) will fail the same way again.
+RETRYABLE = frozenset(
+    {"rate_limit", "server", "overloaded", "timeout", "connection", "stream_error"}
+)
+
+
+@dataclass
+class CallResult:
+    status: str = "ok"  # ok | error
+    content: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    usage_source: str = "missing"  # server | estimated | missing
+    usage_note: str | None = None  # no_usage | zero_usage when the server's usage was unusable
+    finish_reason: str | None = None
+    ttft_ms: float | None = None
+    latency_ms: float = 0.0
+    error_class: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    retry_after_s: float | None = None
+    streamed_estimate: int = 0  # tokens counted on the stream (what the live counter got)
+
+    def ledger_fields(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_tokens": self.cached_tokens,
+            "usage_source": self.usage_source,
+            "latency_ms": round(self.latency_ms, 2),
+            "ttft_ms": None if self.ttft_ms is None else round(self.ttft_ms, 2),
+            "status": self.status,
+            "error_class": self.error_class or self.usage_note,
+            "error": self.error,
+            "http_status": self.http_status,
+            "finish_reason": self.finish_reason,
+            "content": self.content,
+        }
+        return {k: v for k, v in row.items() if v is not None}
+
+
+class Provider:
+    """A wire API + base URL + key + model, with one SDK client reused for every call."""
+
+    def __init__(
+        self,
+        *,
+        wire_api: str,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        timeout_s: float = 120.0,
+        auth: str = "bearer",
+        max_connections: int = 256,
+    ) -> None:
+        self.wire_api = wire_api
+        self.base_url = base_url
+        self.model = model
+        self.timeout_s = timeout_s
+        key = api_key or "unset"  # the SDKs refuse to start without one; the server will say 401
+        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
+        self._http = httpx.AsyncClient(timeout=timeout, limits=limits)
+        if wire_api == "anthropic":
+            import anthropic
+
+            headers = {"x-api-key": key} if auth == "x-api-key" else None
+            self._client: Any = anthropic.AsyncAnthropic(
+                base_url=base_url,
+                api_key=key,
+                max_retries=0,
+                timeout=timeout,
+                http_client=self._http,
+                default_headers=headers,
+            )
+        else:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=key,
+                max_retries=0,
+                timeout=timeout,
+                http_client=self._http,
+            )
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def call(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None = None,
+        on_tokens: Callable[[int], None] | None = None,
+        headers: dict[str, str] | None = None,
+        model: str | None = None,
+    ) -> CallResult:
+        """Stream one completion. Never raises for a provider problem (cancellation passes)."""
+        result = CallResult()
+        started = time.perf_counter()
+        state = _StreamState(result, started, on_tokens)
+        body = {
+            "model": model or self.model,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "headers": headers,
+            "seed": seed,
+        }
+        try:
+            stream = self._stream(prompt, state, **body)
+            await asyncio.wait_for(stream, timeout=self.timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every provider failure becomes a row
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            cls, status, message, retry_after = classify(exc)
+            result.status = "error"
+            result.error_class = cls
+            result.http_status = status
+            result.error = scrub(message)[:1000]
+            result.retry_after_s = retry_after
+        result.latency_ms = (time.perf_counter() - started) * 1000.0
+        result.content = "".join(state.parts)
+        _settle_usage(result, prompt, state)
+        return result
+
+    async def _stream(self, prompt: str, state: _StreamState, **body: Any) -> None:
+        if self.wire_api == "anthropic":
+            await self._anthropic(prompt, state, **body)
+        elif self.wire_api == "openai-responses":
+            await self._responses(prompt, state, **body)
+        else:
+            await self._chat(prompt, state, **body)
+
+    async def _chat(self, prompt: str, state: _StreamState, **b: Any) -> None:
+        extra: dict[str, Any] = {}
+        if b["seed"] is not None:
+            extra["seed"] = b["seed"]
+        request = self._client.chat.completions.with_streaming_response.create(
+            model=b["model"],
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=b["max_tokens"],
+            temperature=b["temperature"],
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_headers=b["headers"],
+            **extra,
+        )
+        async with request as response:
+            _check_event_stream(response)
+            async for _, data in _sse(response):
+                if data == b"[DONE]":
+                    state.ended = True
+                    continue  # read to the end, so the connection goes back to the pool
+                chunk = _json(data)
+                if chunk.get("error"):
+                    raise StreamError(f"error event in stream: {_error_text(chunk['error'])}")
+                usage = chunk.get("usage")
+                if usage:
+                    details = usage.get("completion_tokens_details") or {}
+                    cached = usage.get("prompt_tokens_details") or {}
+                    state.set_usage(
+                        usage.get("prompt_tokens"),
+                        usage.get("completion_tokens"),
+                        usage.get("total_tokens"),
+                        details.get("reasoning_tokens"),
+                        cached.get("cached_tokens"),
+                    )
+                for choice in chunk.get("choices") or ():
+                    delta = (choice.get("delta") or {}).get("content")
+                    if delta:
+                        state.text(delta)
+                    if choice.get("finish_reason"):
+                        state.result.finish_reason = choice["finish_reason"]
+        state.require_end()
+
+    async def _responses(self, prompt: str, state: _StreamState, **b: Any) -> None:
+        request = self._client.responses.with_streaming_response.create(
+            model=b["model"],
+            input=prompt,
+            max_output_tokens=b["max_tokens"],
+            temperature=b["temperature"],
+            stream=True,
+            extra_headers=b["headers"],
+        )
+        async with request as response:
+            _check_event_stream(response)
+            async for event_name, data in _sse(response):
+                if data == b"[DONE]":
+                    continue
+                event = _json(data)
+                kind = event.get("type") or event_name or ""
+                if kind == "response.output_text.delta":
+                    state.text(event.get("delta") or "")
+                elif kind in ("response.completed", "response.incomplete"):
+                    body = event.get("response") or {}
+                    usage = body.get("usage")
+                    if usage:
+                        out_details = usage.get("output_tokens_details") or {}
+                        in_details = usage.get("input_tokens_details") or {}
+                        state.set_usage(
+                            usage.get("input_tokens"),
+                            usage.get("output_tokens"),
+                            usage.get("total_tokens"),
+                            out_details.get("reasoning_tokens"),
+                            in_details.get("cached_tokens"),
+                        )
+                    state.ended = True
+                    reason = (body.get("incomplete_details") or {}).get("reason")
+                    if kind == "response.incomplete":
+                        state.result.finish_reason = (
+                            "length" if reason in (None, "max_output_tokens") else reason
+                        )
+                    else:
+                        state.result.finish_reason = "stop"
+                elif kind in ("error", "response.failed"):
+                    error = event.get("error") or (event.get("response") or {}).get("error")
+                    raise StreamError(f"error event in stream: {_error_text(error or event)}")
+        state.require_end()
+
+    async def _anthropic(self, prompt: str, state: _StreamState, **b: Any) -> None:
+        request = self._client.messages.with_streaming_response.create(
+            model=b["model"],
+            max_tokens=b["max_tokens"],
+            messages=[{"role": "user", "content": prompt}],
+            stream=True,
+            extra_headers=b["headers"],
+            # anthropic-python 2.x dropped the temperature argument; the API still takes it.
+            extra_body={"temperature": b["temperature"]},
+        )
+        prompt_tokens: int | None = None
+        cached: int | None = None
+        completion: int | None = None
+        async with request as response:
+            _check_event_stream(response)
+            async for event_name, data in _sse(response):
+                event = _json(data)
+                kind = event.get("type") or event_name or ""
+                if kind == "content_block_delta":
+                    text = (event.get("delta") or {}).get("text")
+                    if text:
+                        state.text(text)
+                elif kind == "message_start":
+                    usage = (event.get("message") or {}).get("usage") or {}
+                    prompt_tokens = usage.get("input_tokens")
+                    cached = usage.get("cache_read_input_tokens")
+                elif kind == "message_delta":
+                    usage = event.get("usage")
+                    if usage:
+                        completion = usage.get("output_tokens", completion)
+                        # Some gateways send input_tokens 0 at the start and the real count here.
+                        if usage.get("input_tokens"):
+                            prompt_tokens = usage["input_tokens"]
+                    reason = (event.get("delta") or {}).get("stop_reason")
+                    if reason:
+                        state.result.finish_reason = _ANTHROPIC_STOP.get(reason, reason)
+                elif kind == "message_stop":
+                    state.ended = True
+                elif kind == "error":
+                    raise StreamError(f"error event in stream: {_error_text(event.get('error'))}")
+        if completion is None and not prompt_tokens:
+            prompt_tokens = None  # only the zero placeholders of message_start: no usage at all
+        if prompt_tokens is not None or completion is not None:
+            total = (prompt_tokens or 0) + (completion or 0)
+            state.set_usage(prompt_tokens, completion, total, None, cached)
+        state.require_end()
+
+
+async def _sse(response: Any) -> AsyncIterator[tuple[str | None, bytes]]:
+    """Server-sent events as ``(event name, data)``; comments and keep-alives skipped.
+
+    Parsing the raw bytes with orjson instead of letting the SDK build a typed model per chunk
+    cuts the runner's CPU per streamed token several times (bench/bench_runner.py); the SDK
+    still builds the request, sends the key, joins the URL and raises its typed errors.
+    """
+    pending = b""
+    event: str | None = None
+    data: list[bytes] = []
+    async for chunk in response.iter_bytes():
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for raw in lines:
+            line = raw[:-1] if raw.endswith(b"\r") else raw
+            if not line:
+                if data:
+                    yield event, b"\n".join(data)
+                event, data = None, []
+            elif line.startswith(b"data:"):
+                data.append(line[5:].lstrip())
+            elif line.startswith(b"event:"):
+                event = line[6:].strip().decode("utf-8", "replace")
+    if pending.startswith(b"data:"):
+        data.append(pending[5:].lstrip())
+    if data:
+        yield event, b"\n".join(data)
+
+
+def _json(data: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise BadResponse(f"stream data is not JSON: {data[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise BadResponse(f"stream data is not a JSON object: {data[:120]!r}")
+    return value
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("code")
+        message = error.get("message") or ""
+        return f"{kind}: {message}" if kind else str(message or error)
+    return str(error)
+
+
+_ANTHROPIC_STOP = {"end_turn": "stop", "max_tokens": "length", "stop_sequence": "stop"}
+
+
+class StreamError(Exception):
+    """The server sent an error inside a 200 stream, or the stream ended without finishing."""
+
+
+class BadResponse(Exception):
+    """A 200 answer that is not an API response (an HTML login page, a proxy's error page)."""
+
+
+class _StreamState:
+    """Accumulates one stream: text parts, time to first token, usage, the live estimate."""
+
+    def __init__(
+        self, result: CallResult, started: float, on_tokens: Callable[[int], None] | None
+    ) -> None:
+        self.result = result
+        self.started = started
+        self.on_tokens = on_tokens
+        self.parts: list[str] = []
+        self.usage: tuple | None = None
+        self.ended = False
+
+    def text(self, delta: str) -> None:
+        if self.result.ttft_ms is None:
+            self.result.ttft_ms = (time.perf_counter() - self.started) * 1000.0
+        self.parts.append(delta)
+        n = max(1, (len(delta) + 2) // 4)  # ~4 characters a token until usage arrives
+        self.result.streamed_estimate += n
+        if self.on_tokens is not None:
+            self.on_tokens(n)
+
+    def set_usage(self, prompt, completion, total, reasoning, cached) -> None:  # noqa: ANN001
+        self.usage = (prompt, completion, total, reasoning, cached)
+        self.ended = True
+
+    def require_end(self) -> None:
+        if not self.ended and self.result.finish_reason is None:
+            raise StreamError("the stream ended before the model finished (no finish reason)")
+
+
+def _check_event_stream(response: Any) -> None:
+    ctype = response.headers.get("content-type", "")
+    if "text/event-stream" not in ctype:
+        raise BadResponse(
+            f"HTTP {response.status_code} with content-type {ctype or 'none'}, not an event "
+            "stream: this URL does not serve the API (a login page or a proxy?)"
+        )
+
+
+def _settle_usage(result: CallResult, prompt: str, state: _StreamState) -> None:
+    """Prefer the server's usage; fall back to estimates, and say which one the row holds."""
+    usage = state.usage
+    if usage is not None and (usage[0] or usage[1]):
+        prompt_t, completion_t, total_t, reasoning, cached = usage
+        result.prompt_tokens = int(prompt_t or 0)
+        result.completion_tokens = int(completion_t or 0)
+        result.total_tokens = int(total_t or result.prompt_tokens + result.completion_tokens)
+        result.reasoning_tokens = reasoning or None
+        result.cached_tokens = cached or None
+        result.usage_source = "server"
+        return
+    if result.status == "ok":
+        result.usage_note = "zero_usage" if usage is not None else "no_usage"
+    if result.status == "ok" or result.streamed_estimate:
+        # Tokens were spent: estimate them rather than record a zero-token success.
+        result.prompt_tokens = max(1, len(prompt) // 4)
+        result.completion_tokens = result.streamed_estimate
+        result.total_tokens = result.prompt_tokens + result.completion_tokens
+        result.usage_source = "estimated"
+    else:
+        result.usage_source = "missing"
+
+
+def classify(exc: BaseException) -> tuple[str, int | None, str, float | None]:
+    """``(error_class, http_status, message, retry_after_s)`` for any failure of a call."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        response = getattr(exc, "response", None)
+        body = getattr(exc, "body", None)
+        message = f"HTTP {status}: {_body_message(body) or getattr(exc, 'message', '') or exc}"
+        retry_after = _retry_after(response.headers) if response is not None else None
+        return _class_for_status(status, body, message), status, message, retry_after
+    if isinstance(exc, BadResponse):
+        return "bad_response", 200, str(exc), None
+    if isinstance(exc, StreamError):
+        return "stream_error", 200, str(exc), None
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, httpx.TimeoutException)):
+        return "timeout", None, f"timed out: {exc or type(exc).__name__}", None
+    name = type(exc).__name__
+    module = type(exc).__module__
+    if name == "APITimeoutError":
+        return "timeout", None, f"timed out: {exc}", None
+    if name == "APIConnectionError" or isinstance(exc, (httpx.TransportError, ConnectionError)):
+        cause = exc.__cause__ or exc.__context__
+        detail = f"{exc}" + (f" ({type(cause).__name__}: {cause})" if cause else "")
+        return "connection", None, f"connection failed: {detail}", None
+    if name in ("APIError",) and module.split(".")[0] in ("openai", "anthropic"):
+        # An ``error`` event inside a 200 stream (openai raises APIError without status).
+        return "stream_error", 200, f"error event in stream: {exc}", None
+    if name in ("APIResponseValidationError", "JSONDecodeError", "ValidationError", "KeyError"):
+        return "bad_response", 200, f"unexpected response: {name}: {exc}", None
+    if module.split(".")[0] in ("openai", "anthropic", "httpx2", "httpx", "pydantic"):
+        return "bad_response", None, f"{name}: {exc}", None
+    return "internal", None, f"eloledger bug while calling: {name}: {exc}", None
+
+
+def _class_for_status(status: int, body: Any, message: str) -> str:
+    if status < 400:
+        return "stream_error"  # anthropic-python raises an error event inside a 200 stream so
+    if status == 401:
+        return "auth"
+    if status == 402:
+        return "quota"
+    if status == 403:
+        return "permission"
+    if status == 404:
+        return "not_found"
+    if status == 408:
+        return "timeout"
+    if status == 429:
+        text = f"{_body_code(body)} {message}".lower()
+        return "quota" if "quota" in text or "billing" in text or "credit" in text else "rate_limit"
+    if status == 529:
+        return "overloaded"
+    if status == 503 and "overload" in message.lower():
+        return "overloaded"
+    if status >= 500:
+        return "server"
+    if status in (400, 413, 422):
+        return "bad_request"
+    return "client_error"
+
+
+def _body_error(body: Any) -> dict:
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        return inner if isinstance(inner, dict) else {"message": str(inner)}
+    return {}
+
+
+def _body_message(body: Any) -> str:
+    err = _body_error(body)
+    text = err.get("message") or ""
+    kind = err.get("code") or err.get("type")
+    return f"{kind}: {text}" if kind and text else str(text or kind or "")
+
+
+def _body_code(body: Any) -> str:
+    err = _body_error(body)
+    return f"{err.get('code') or ''} {err.get('type') or ''}"
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,474 @@
+"""The experiment spec (TOML): parse, validate and resolve it before a single request is sent.
+
+Every mistake is reported as ``<spec file>:<line>: what is wrong (fix: ...)`` so a user can jump
+to the line; the parsed TOML gives no positions for keys, so :func:`_locate` finds the line of a key
+inside its table by scanning the text (tables and ``[[arms]]`` entries counted in order).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+
+from eloledger.errors import UserError
+
+WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
+ARM_KINDS = ("single", "best_of_n", "self_consistency")
+SELECTS = {
+    "single": ("none",),
+    "best_of_n": ("verifier", "judge"),
+    "self_consistency": ("majority",),
+}
+JUDGE_KINDS = ("auto", "rule", "tests", "llm")
+RULE_MODES = ("auto", "numeric", "exact", "regex")
+
+_EXPERIMENT_KEYS = {
+    "name", "profile", "model", "wire_api", "ledger", "concurrency", "seed", "sessions",
+    "timeout_s", "description",
+}  # fmt: skip
+_BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
+_TASKS_KEYS = {"source", "limit", "shuffle"}
+_ARM_KEYS = {"name", "kind", "n", "k", "temperature", "select", "max_tokens", "same_budget"}
+_JUDGE_KEYS = {
+    "kind", "mode", "tolerance", "pattern", "timeout_s", "memory_mb", "model", "max_tokens",
+    "temperature",
+}  # fmt: skip
+_RETRY_KEYS = {"max_attempts", "base_s", "cap_s", "retry_after_cap_s"}
+_SIM_KEYS = {"speed", "fault", "fault_rate", "seed", "api_key"}
+_TABLES = {
+    "experiment": _EXPERIMENT_KEYS,
+    "budget": _BUDGET_KEYS,
+    "tasks": _TASKS_KEYS,
+    "arms": _ARM_KEYS,
+    "judge": _JUDGE_KEYS,
+    "retry": _RETRY_KEYS,
+    "sim": _SIM_KEYS,
+}
+
+
+@dataclass
+class ArmSpec:
+    name: str
+    kind: str = "single"
+    n: int = 1  # samples per session (k for self_consistency)
+    temperature: float = 0.7
+    select: str = "none"  # none | verifier | judge | majority
+    max_tokens: int = 512  # after same_budget is applied
+    same_budget: bool = False
+
+
+@dataclass
+class JudgeSpec:
+    kind: str = "auto"  # auto: rule for tasks with an answer, tests for tasks with tests
+    mode: str = "auto"  # rule mode: auto | numeric | exact | regex
+    tolerance: float = 1e-6
+    pattern: str | None = None  # regex mode: the answer must match this (with {answer})
+    timeout_s: float = 5.0  # tests judge: per task
+    memory_mb: int = 512
+    model: str | None = None  # llm judge: defaults to the experiment's model
+    max_tokens: int = 64
+    temperature: float = 0.0
+
+
+@dataclass
+class RetrySpec:
+    max_attempts: int = 4
+    base_s: float = 0.5
+    cap_s: float = 20.0
+    retry_after_cap_s: float = 30.0
+
+
+@dataclass
+class SimSpec:
+    speed: float = 1.0
+    fault: str | None = None
+    fault_rate: float = 1.0
+    seed: int = 0
+    api_key: str | None = None  # None: the sim accepts any key and the runner sends "sim"
+
+
+@dataclass
+class ExperimentSpec:
+    name: str
+    profile: str
+    model: str | None
+    wire_api: str
+    ledger: Path
+    tasks_source: str
+    path: Path | None = None  # the spec file (None when built in memory)
+    concurrency: int = 8
+    seed: int = 0
+    sessions: int = 1
+    timeout_s: float = 120.0
+    tasks_limit: int | None = None
+    tasks_shuffle: bool = False  # shuffle (with the experiment's seed) before taking the limit
+    per_task_tokens: int | None = None
+    max_total_tokens: int | None = None
+    arms: list[ArmSpec] = field(default_factory=list)
+    judge: JudgeSpec = field(default_factory=JudgeSpec)
+    retry: RetrySpec = field(default_factory=RetrySpec)
+    sim: SimSpec = field(default_factory=SimSpec)
+    base_dir: Path = field(default_factory=Path.cwd)  # relative paths resolve against it
+    locator: Any = field(default=None, repr=False, compare=False)  # finds lines for errors
+
+    @property
+    def uses_llm_judge(self) -> bool:
+        return self.judge.kind == "llm" or any(a.select == "judge" for a in self.arms)
+
+    def comparisons_path(self) -> Path:
+        return _sibling(self.ledger, ".comparisons.csv")
+
+    def results_path(self) -> Path:
+        return _sibling(self.ledger, ".results.csv")
+
+
+def _sibling(ledger: Path, suffix: str) -> Path:
+    name = ledger.name
+    for ext in (".jsonl", ".ndjson", ".json"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+            break
+    if name.endswith(".ledger"):
+        name = name[: -len(".ledger")]
+    return ledger.with_name(name + suffix)
+
+
+def load_spec(path: str | Path, *, ledger: str | Path | None = None) -> ExperimentSpec:
+    """Read and validate a spec file; ``ledger`` overrides ``[experiment] ledger``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(
+            f"{path}: spec file not found", fix="give the path of a TOML spec"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read spec: {exc}") from None
+    return parse_spec(text, path=path, ledger=ledger)
+
+
+def parse_spec(
+    text: str, *, path: Path | None = None, ledger: str | Path | None = None
+) -> ExperimentSpec:
+    where = str(path) if path else "<spec>"
+    try:
+        data = tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        line = exc.line
+        raise UserError(
+            f"{where}:{line}: not valid TOML: {exc}", fix="correct the TOML syntax on that line"
+        ) from None
+    loc = _Locator(text, where)
+    base_dir = path.resolve().parent if path else Path.cwd()
+
+    for table, value in data.items():
+        if table not in _TABLES:
+            raise UserError(
+                f"{loc.at(table)}: unknown table [{table}]",
+                fix=f"use only {', '.join('[' + t + ']' for t in _TABLES)}",
+            )
+        entries = value if isinstance(value, list) else [value]
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                raise UserError(f"{loc.at(table)}: [{table}] must be a table")
+            for key in entry:
+                if key not in _TABLES[table]:
+                    raise UserError(
+                        f"{loc.at(table, key, index)}: unknown key {key!r} in [{table}]",
+                        fix=f"allowed keys: {', '.join(sorted(_TABLES[table]))}",
+                    )
+    if isinstance(data.get("arms"), dict):
+        raise UserError(f"{loc.at('arms')}: arms must be written [[arms]] (one per arm)")
+
+    exp = data.get("experiment")
+    if not isinstance(exp, dict):
+        raise UserError(
+            f"{where}:1: missing [experiment] table", fix="add [experiment] with name and profile"
+        )
+    g = _Getter(loc, "experiment", exp)
+    name = g.str("name", required=True)
+    profile = g.str("profile", required=True)
+    wire_api = g.choice("wire_api", WIRE_APIS, default=None)
+    spec = ExperimentSpec(
+        name=name,
+        profile=profile,
+        model=g.str("model"),
+        wire_api=wire_api or "",
+        ledger=Path(),
+        tasks_source="",
+        path=path,
+        concurrency=g.int("concurrency", default=8, low=1, high=4096),
+        seed=g.int("seed", default=0),
+        sessions=g.int("sessions", default=1, low=1, high=10000),
+        timeout_s=g.float("timeout_s", default=120.0, low=0.001),
+        base_dir=base_dir,
+    )
+    ledger_value = ledger if ledger is not None else g.str("ledger")
+    default_ledger = f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.ledger.jsonl"
+    ledger_path = Path(ledger_value) if ledger_value else Path(default_ledger)
+    if not ledger_path.is_absolute():
+        # --ledger on the command line is relative to the cwd; the spec's own value to the spec.
+        ledger_path = (Path.cwd() if ledger is not None else base_dir) / ledger_path
+    spec.ledger = ledger_path
+
+    budget = data.get("budget", {})
+    g = _Getter(loc, "budget", budget)
+    spec.per_task_tokens = g.int("per_task_tokens", default=None, low=1)
+    spec.max_total_tokens = g.int("max_total_tokens", default=None, low=1)
+
+    tasks = data.get("tasks")
+    if not isinstance(tasks, dict):
+        raise UserError(
+            f"{where}:1: missing [tasks] table",
+            fix='add [tasks] with source = "builtin:arith" or a JSONL path',
+        )
+    g = _Getter(loc, "tasks", tasks)
+    spec.tasks_source = g.str("source", required=True)
+    spec.tasks_limit = g.int("limit", default=None, low=1)
+    spec.tasks_shuffle = g.bool("shuffle", default=False)
+
+    arms = data.get("arms")
+    if not arms:
+        raise UserError(f"{where}:1: no [[arms]] defined", fix="add at least one [[arms]] table")
+    seen: set[str] = set()
+    for index, arm_data in enumerate(arms):
+        arm = _parse_arm(loc, index, arm_data, spec.per_task_tokens)
+        if arm.name in seen:
+            raise UserError(
+                f"{loc.at('arms', 'name', index)}: duplicate arm name {arm.name!r}",
+                fix="give every arm its own name",
+            )
+        seen.add(arm.name)
+        spec.arms.append(arm)
+
+    g = _Getter(loc, "judge", data.get("judge", {}))
+    spec.judge = JudgeSpec(
+        kind=g.choice("kind", JUDGE_KINDS, default="auto"),
+        mode=g.choice("mode", RULE_MODES, default="auto"),
+        tolerance=g.float("tolerance", default=1e-6, low=0.0),
+        pattern=g.str("pattern"),
+        timeout_s=g.float("timeout_s", default=5.0, low=0.01),
+        memory_mb=g.int("memory_mb", default=512, low=16),
+        model=g.str("model"),
+        max_tokens=g.int("max_tokens", default=64, low=1),
+        temperature=g.float("temperature", default=0.0, low=0.0),
+    )
+    if spec.judge.mode == "regex":
+        if not spec.judge.pattern:
+            raise UserError(
+                f'{loc.at("judge", "mode")}: mode = "regex" needs a pattern',
+                fix='add pattern = "..." to [judge]',
+            )
+        try:
+            re.compile(spec.judge.pattern)
+        except re.error as exc:
+            raise UserError(f"{loc.at('judge', 'pattern')}: bad regex: {exc}") from None
+
+    g = _Getter(loc, "retry", data.get("retry", {}))
+    spec.retry = RetrySpec(
+        max_attempts=g.int("max_attempts", default=4, low=1, high=100),
+        base_s=g.float("base_s", default=0.5, low=0.0),
+        cap_s=g.float("cap_s", default=20.0, low=0.0),
+        retry_after_cap_s=g.float("retry_after_cap_s", default=30.0, low=0.0),
+    )
+    g = _Getter(loc, "sim", data.get("sim", {}))
+    spec.sim = SimSpec(
+        speed=g.float("speed", default=1.0, low=0.001),
+        fault=g.str("fault"),
+        fault_rate=g.float("fault_rate", default=1.0, low=0.0, high=1.0),
+        seed=g.int("seed", default=spec.seed),
+        api_key=g.str("api_key"),
+    )
+    if spec.sim.fault is not None:
+        from eloledger.sim import FAULT_MODES
+
+        if spec.sim.fault not in FAULT_MODES:
+            raise UserError(
+                f"{loc.at('sim', 'fault')}: unknown fault mode {spec.sim.fault!r}",
+                fix=f"use one of {', '.join(FAULT_MODES)}",
+            )
+    spec.locator = loc
+    return spec
+
+
+def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
+    g = _Getter(loc, "arms", data, index)
+    name = g.str("name", required=True)
+    kind = g.choice("kind", ARM_KINDS, default="single")
+    n = g.int("n", default=None, low=1, high=1000)
+    k = g.int("k", default=None, low=1, high=1000)
+    if n is not None and k is not None:
+        raise UserError(
+            f"{loc.at('arms', 'k', index)}: arm {name!r} sets both n and k", fix="keep one"
+        )
+    count = n if n is not None else k
+    if kind == "single":
+        if count not in (None, 1):
+            key = "n" if n is not None else "k"
+            raise UserError(
+                f"{loc.at('arms', key, index)}: arm {name!r} is single but asks for {count} samples",
+                fix='use kind = "best_of_n" or "self_consistency" for several samples',
+            )
+        count = 1
+    elif count is None:
+        raise UserError(
+            f"{loc.at('arms', 'kind', index)}: arm {name!r} ({kind}) needs n (number of samples)",
+            fix="add n = 4 (or k = 4) to this arm",
+        )
+    select_default = {"single": "none", "best_of_n": "verifier", "self_consistency": "majority"}[
+        kind
+    ]
+    select = g.str("select") or select_default
+    if select not in SELECTS[kind]:
+        raise UserError(
+            f"{loc.at('arms', 'select', index)}: arm {name!r}: select = {select!r} does not fit kind {kind}",
+            fix=f"for {kind} use select = {' or '.join(repr(s) for s in SELECTS[kind])}",
+        )
+    max_tokens = g.int("max_tokens", default=None, low=1)
+    same_budget = g.bool("same_budget", default=False)
+    if same_budget:
+        if per_task_tokens is None:
+            raise UserError(
+                f"{loc.at('arms', 'same_budget', index)}: arm {name!r} uses same_budget "
+                "but [budget] per_task_tokens is not set",
+                fix="add per_task_tokens = 2048 (for example) to [budget]",
+            )
+        max_tokens = per_task_tokens // count
+        if max_tokens < 1:
+            raise UserError(
+                f"{loc.at('arms', 'n', index)}: arm {name!r}: per_task_tokens // n is 0",
+                fix="raise per_task_tokens or lower n",
+            )
+    return ArmSpec(
+        name=name,
+        kind=kind,
+        n=count,
+        temperature=g.float("temperature", default=0.7, low=0.0, high=2.0),
+        select=select,
+        max_tokens=max_tokens or 512,
+        same_budget=same_budget,
+    )
+
+
+class _Locator:
+    """Finds the line of ``[table]`` / ``key`` (the ``index``-th ``[[table]]``) in the text."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    _key = re.compile(r"^\s*([A-Za-z0-9_\-\"']+)\s*=")
+
+    def __init__(self, text: str, where: str) -> None:
+        self.where = where
+        self.lines = text.splitlines()
+
+    def line(self, table: str, key: str | None = None, index: int = 0) -> int:
+        current: str | None = None
+        count: dict[str, int] = {}
+        table_line = 0
+        for number, raw in enumerate(self.lines, start=1):
+            header = self._header.match(raw)
+            if header:
+                current = header.group(2).strip().strip("\"'")
+                count[current] = count.get(current, -1) + 1
+                if current == table and count[current] == index and key is None:
+                    return number
+                if current == table and count[current] == index:
+                    table_line = number
+                continue
+            if current == table and count.get(table) == index and key is not None:
+                found = self._key.match(raw)
+                if found and found.group(1).strip("\"'") == key:
+                    return number
+        return table_line or 1
+
+    def at(self, table: str, key: str | None = None, index: int = 0) -> str:
+        return f"{self.where}:{self.line(table, key, index)}"
+
+
+class _Getter:
+    """Typed access to one table's keys with errors that name the key's line."""
+
+    def __init__(self, loc: _Locator, table: str, data: dict[str, Any], index: int = 0) -> None:
+        self.loc, self.table, self.data, self.index = loc, table, data, index
+
+    def _where(self, key: str) -> str:
+        return self.loc.at(self.table, key, self.index)
+
+    def _missing(self, key: str) -> UserError:
+        where = self.loc.at(self.table, None, self.index)
+        return UserError(f"{where}: [{self.table}] is missing {key!r}", fix=f"add {key} = ...")
+
+    def str(self, key: str, *, required: bool = False) -> Any:
+        value = self.data.get(key)
+        if value is None:
+            if required:
+                raise self._missing(key)
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise UserError(
+                f"{self._where(key)}: {key} must be a non-empty string", fix=f'{key} = "..."'
+            )
+        return value
+
+    def int(
+        self, key: str, *, default: Any, low: int | None = None, high: int | None = None
+    ) -> Any:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UserError(f"{self._where(key)}: {key} must be an integer, got {value!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"between {low} and {high}"
+            raise UserError(
+                f"{self._where(key)}: {key} = {value} is out of range",
+                fix=f"{key} must be {bounds}",
+            )
+        return value
+
+    def float(
+        self, key: str, *, default: Any, low: float | None = None, high: float | None = None
+    ) -> Any:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise UserError(f"{self._where(key)}: {key} must be a number, got {value!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"between {low} and {high}"
+            raise UserError(
+                f"{self._where(key)}: {key} = {value} is out of range",
+                fix=f"{key} must be {bounds}",
+            )
+        return float(value)
+
+    def bool(self, key: str, *, default: bool) -> bool:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise UserError(f"{self._where(key)}: {key} must be true or false, got {value!r}")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...], *, default: Any) -> Any:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if value not in choices:
+            raise UserError(
+                f"{self._where(key)}: unknown {key} {value!r}",
+                fix=f"use one of {', '.join(choices)}",
+            )
+        return value
+
+
+def spec_line(spec: ExperimentSpec, table: str, key: str | None = None, index: int = 0) -> str:
+    """``file:line`` of a key, for errors found after parsing (unknown profile, missing tasks)."""
+    loc = spec.locator
+    if loc is None:
+        return str(spec.path or "<spec>")
+    return loc.at(table, key, index)

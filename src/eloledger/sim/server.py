@@ -1,0 +1,451 @@
+"""SimServer: the OpenAI- and Anthropic-compatible simulator on asyncio streams.
+
+Routing, auth and fault injection live here; wire shapes in ``protocols``, the simulated
+model in ``model``, the HTTP layer in ``http``. Per-request fault: header
+``x-sim-fault: MODE`` (or ``none``) overrides the server's mode. Per-request sample index:
+the chat ``seed`` field or header ``x-sim-sample`` (else a per-prompt request counter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import math
+import random
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import orjson
+
+from eloledger.sim import http
+from eloledger.sim.faults import (
+    FAULT_MODES,
+    HTML_PAGE,
+    STATUS_FAULTS,
+    bad_request_body,
+    error_body,
+)
+from eloledger.sim.model import generate, make_rng
+from eloledger.sim.protocols import (
+    USAGE_NONE,
+    USAGE_NORMAL,
+    USAGE_ZERO,
+    Ask,
+    BadBody,
+    ChatWire,
+    MessagesWire,
+    ResponsesWire,
+    parse_ask,
+)
+
+ROUTES = {
+    "/v1/chat/completions": "chat",
+    "/v1/responses": "responses",
+    "/v1/messages": "messages",
+}
+MIN_TICK = 0.02  # seconds between writes of one stream: tokens due meanwhile go in one write
+SLOW_TTFT, SLOW_TOKEN = 6.0, 15.0  # latency multipliers of the 'slow' fault
+RETRY_AFTER = 1.0  # seconds at speed 1 (scaled by speed like every latency)
+
+
+@dataclass
+class SimStats:
+    """Counters for tests and benchmarks (written by the server's loop, read from anywhere)."""
+
+    requests: Counter = field(default_factory=Counter)  # ("POST /v1/messages", 200) -> n
+    faults: Counter = field(default_factory=Counter)  # fault mode -> n
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    streams_active: int = 0
+    streams_peak: int = 0
+    connections: int = 0
+
+    def total(self, path: str | None = None, status: int | None = None) -> int:
+        """Number of requests, optionally only for one path and/or status."""
+        return sum(
+            n
+            for (route, code), n in list(self.requests.items())  # copy: another thread writes
+            if (path is None or route.endswith(" " + path)) and (status is None or code == status)
+        )
+
+
+class SimServer:
+    """An HTTP server on 127.0.0.1 that speaks the real wire formats with a simulated model."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        fault: str | None = None,
+        fault_rate: float = 1.0,
+        seed: int = 0,
+        speed: float = 1.0,
+        api_keys: set[str] | None = None,
+        models: tuple[str, ...] = ("sim-small", "sim-large"),
+    ) -> None:
+        if fault is not None and fault not in FAULT_MODES:
+            raise ValueError(f"unknown fault mode {fault!r}; known: {', '.join(FAULT_MODES)}")
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError("fault_rate must be between 0 and 1")
+        if not speed > 0 or not math.isfinite(speed):
+            raise ValueError("speed must be a positive number")
+        self.host = host
+        self.port = port
+        self.fault = fault
+        self.fault_rate = fault_rate
+        self.seed = seed
+        self.speed = speed
+        self.api_keys = api_keys
+        self.models = tuple(models)
+        self.stats = SimStats()
+        # Seconds between writes of one stream; 0 = one timer and one write per token
+        # (the naive design, kept for the benchmark's baseline).
+        self.min_tick = MIN_TICK
+        self._fault_rng = random.Random(f"fault|{seed}")
+        self._sample_counters: Counter = Counter()
+        self._request_counter = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    @property
+    def base_url(self) -> str:
+        """Root URL (what the Anthropic SDK and Claude Code take)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """Root + ``/v1`` (what the OpenAI SDK and Codex take)."""
+        return self.base_url + "/v1"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(
+            self._on_connection, self.host, self.port, backlog=512, limit=http.MAX_HEADER_BYTES
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    async def __aenter__(self) -> SimServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- connection and request handling -------------------------------------------------
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.stats.connections += 1
+        try:
+            while True:
+                try:
+                    request = await http.read_request(reader)
+                except http.BadRequest as exc:
+                    body = bad_request_body("openai", str(exc))
+                    writer.write(http.json_response(400, body, keep_alive=False))
+                    break
+                if request is None:
+                    break
+                keep = await self._serve(request, writer)
+                if not keep or not request.keep_alive:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        except Exception:  # a simulator bug: drop this connection, keep serving the others
+            self.stats.requests[("internal error", 500)] += 1
+            http.reset_connection(writer)
+        finally:
+            self._tasks.discard(task)
+            if not writer.transport.is_closing():
+                with contextlib.suppress(Exception):
+                    await writer.drain()
+                writer.close()
+
+    def _pick_fault(self, request: http.Request) -> str | None:
+        asked = request.headers.get("x-sim-fault")
+        if asked is not None:
+            asked = asked.strip()
+            return None if asked.lower() in ("", "none") else asked
+        if self.fault is None:
+            return None
+        if self.fault_rate >= 1.0 or self._fault_rng.random() < self.fault_rate:
+            return self.fault
+        return None
+
+    def _authorized(self, request: http.Request) -> bool:
+        """Bearer or x-api-key (Claude Code may send both: either valid one is enough)."""
+        auth = request.headers.get("authorization", "")
+        bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
+        keys = [k for k in (bearer, request.headers.get("x-api-key", "").strip()) if k]
+        if self.api_keys is None:
+            return bool(keys)
+        return any(k in self.api_keys for k in keys)
+
+    async def _serve(self, request: http.Request, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; returns whether the connection may be reused."""
+        self._request_counter += 1
+        ids = {"x-request-id": f"req_sim{self._request_counter:08d}"}
+        ids["request-id"] = ids["x-request-id"]
+        route = request.method + " " + request.path
+        is_anthropic = request.path == "/v1/messages" or "anthropic-version" in request.headers
+        protocol = "anthropic" if is_anthropic else "openai"
+
+        def reply(status: int, body: bytes, **kwargs: object) -> bool:
+            self.stats.requests[(route, status)] += 1
+            headers = {**ids, **kwargs.pop("headers", {})}  # type: ignore[dict-item]
+            head_only = request.method == "HEAD"
+            writer.write(
+                http.response_bytes(status, body, headers=headers, head_only=head_only, **kwargs)
+            )
+            return True
+
+        def reply_json(status: int, obj: object, headers: dict | None = None) -> bool:
+            return reply(status, orjson.dumps(obj), headers=headers or {})
+
+        fault = self._pick_fault(request)
+        if fault is not None:
+            if fault not in FAULT_MODES:
+                message = f"unknown x-sim-fault {fault!r}; known: {', '.join(FAULT_MODES)}"
+                return reply_json(400, bad_request_body(protocol, message))
+            self.stats.faults[fault] += 1
+
+        api = ROUTES.get(request.path) if request.method == "POST" else None
+        is_models = request.method == "GET" and (
+            request.path == "/v1/models" or request.path.startswith("/v1/models/")
+        )
+        if (api is None and not is_models) or fault == "404_path":
+            body = error_body("404_path", protocol, method=request.method, path=request.path)
+            return reply_json(404, body)
+        if not self._authorized(request) or fault == "401":
+            return reply_json(401, error_body("401", protocol, method="", path=""))
+        if fault in STATUS_FAULTS and fault != "404_model":
+            headers = {}
+            if fault == "429":
+                wait = RETRY_AFTER / self.speed
+                headers["retry-after"] = str(int(wait)) if wait.is_integer() else f"{wait:.3f}"
+                headers["retry-after-ms"] = str(max(1, round(wait * 1000)))
+            if fault == "529" and protocol == "anthropic":
+                headers["x-should-retry"] = "true"
+            return reply_json(
+                STATUS_FAULTS[fault],
+                error_body(fault, protocol, method="", path=""),
+                headers,
+            )
+        if fault == "html":
+            return reply(200, HTML_PAGE, content_type="text/html; charset=utf-8")
+        if is_models:
+            return self._models(request, protocol, reply_json, fault)
+
+        assert api is not None
+        try:
+            ask = parse_ask(api, request.body)
+        except BadBody as exc:
+            return reply_json(400, bad_request_body(protocol, str(exc)))
+        if ask.model not in self.models or fault == "404_model":
+            body = error_body("404_model", protocol, method="", path="", model=ask.model)
+            return reply_json(404, body)
+        return await self._complete(ask, request, writer, fault, route, ids)
+
+    def _models(self, request: http.Request, protocol: str, reply_json, fault: str | None) -> bool:
+        wanted = request.path.removeprefix("/v1/models").strip("/")
+        if fault == "404_model" or (wanted and wanted not in self.models):
+            body = error_body("404_model", protocol, method="", path="", model=wanted)
+            return reply_json(404, body)
+        names = [wanted] if wanted else list(self.models)
+        if protocol == "anthropic":
+            items = [
+                {
+                    "type": "model",
+                    "id": name,
+                    "display_name": f"{name} (eloledger simulator)",
+                    "created_at": "2026-01-01T00:00:00Z",
+                }
+                for name in names
+            ]
+            if wanted:
+                return reply_json(200, items[0])
+            return reply_json(
+                200,
+                {"data": items, "has_more": False, "first_id": names[0], "last_id": names[-1]},
+            )
+        items = [
+            {
+                "id": name,
+                "object": "model",
+                "created": 1767225600,
+                "owned_by": "eloledger-simulator",
+            }
+            for name in names
+        ]
+        if wanted:
+            return reply_json(200, items[0])
+        return reply_json(200, {"object": "list", "data": items})
+
+    def _sample_key(self, ask: Ask, request: http.Request) -> str:
+        if ask.seed is not None:
+            return f"seed{ask.seed}"
+        header = request.headers.get("x-sim-sample")
+        if header:
+            return f"sample{header.strip()}"
+        digest = hashlib.blake2b(ask.prompt.encode(), digest_size=8).digest()
+        key = (ask.model, round(ask.temperature, 3), digest)
+        self._sample_counters[key] += 1
+        return f"count{self._sample_counters[key]}"
+
+    async def _complete(
+        self,
+        ask: Ask,
+        request: http.Request,
+        writer: asyncio.StreamWriter,
+        fault: str | None,
+        route: str,
+        ids: dict[str, str],
+    ) -> bool:
+        rng = make_rng(
+            self.seed, ask.model, ask.temperature, self._sample_key(ask, request), ask.prompt
+        )
+        result = generate(ask.prompt, model=ask.model, temperature=ask.temperature, rng=rng)
+        pieces = result.pieces
+        finish = "stop"
+        if ask.max_tokens is not None and len(pieces) > ask.max_tokens:
+            pieces = pieces[: ask.max_tokens]
+            finish = "length"
+        ttft = result.ttft / self.speed
+        per_token = result.per_token / self.speed
+        if fault == "slow":
+            ttft *= SLOW_TTFT
+            per_token *= SLOW_TOKEN
+        usage_mode = {"no_usage": USAGE_NONE, "zero_usage": USAGE_ZERO}.get(fault, USAGE_NORMAL)
+        wire_cls = {"chat": ChatWire, "responses": ResponsesWire, "messages": MessagesWire}
+        wire = wire_cls[ask.api](ask, usage_mode)
+        prompt_tokens = result.prompt_tokens
+        self.stats.prompt_tokens += prompt_tokens
+
+        if not ask.stream:
+            await asyncio.sleep(ttft + per_token * len(pieces))
+            if fault in ("reset", "sse_error"):
+                # No stream to break: a reset drops the connection before any byte.
+                self.stats.requests[(route, 0)] += 1
+                http.reset_connection(writer)
+                return False
+            self.stats.completion_tokens += len(pieces)
+            text = "".join(pieces)
+            body = orjson.dumps(wire.body(text, finish, prompt_tokens, len(pieces)))
+            self.stats.requests[(route, 200)] += 1
+            writer.write(http.response_bytes(200, body, headers=ids))
+            return True
+
+        self.stats.requests[(route, 200)] += 1
+        self.stats.streams_active += 1
+        self.stats.streams_peak = max(self.stats.streams_peak, self.stats.streams_active)
+        try:
+            return await self._stream(
+                wire, pieces, finish, prompt_tokens, ttft, per_token, fault, writer, ids
+            )
+        finally:
+            self.stats.streams_active -= 1
+
+    async def _stream(
+        self,
+        wire: ChatWire | ResponsesWire | MessagesWire,
+        pieces: list[str],
+        finish: str,
+        prompt_tokens: int,
+        ttft: float,
+        per_token: float,
+        fault: str | None,
+        writer: asyncio.StreamWriter,
+        ids: dict[str, str],
+    ) -> bool:
+        loop = asyncio.get_running_loop()
+        writer.write(http.stream_head(ids) + http.chunk(http.STREAM_COMMENT))
+        await writer.drain()
+        await asyncio.sleep(ttft)
+        start = wire.start(prompt_tokens) if isinstance(wire, MessagesWire) else wire.start()
+        writer.write(http.chunk(start))
+        stop_at = len(pieces)
+        if fault in ("reset", "sse_error"):
+            stop_at = max(1, len(pieces) // 3)
+        t0 = loop.time()
+        sent = 0
+        while sent < stop_at:
+            elapsed = loop.time() - t0
+            due = stop_at if per_token <= 0 else min(stop_at, 1 + int(elapsed / per_token))
+            if due > sent:
+                writer.write(http.chunk(wire.deltas(pieces[sent:due])))
+                self.stats.completion_tokens += due - sent
+                sent = due
+                await writer.drain()
+            if sent < stop_at:
+                await asyncio.sleep(max(sent * per_token - (loop.time() - t0), self.min_tick))
+        if fault == "reset":
+            await writer.drain()
+            http.reset_connection(writer)
+            return False
+        if fault == "sse_error":
+            writer.write(http.chunk(wire.error_event()) + http.LAST_CHUNK)
+            return True
+        if isinstance(wire, ResponsesWire):
+            tail = wire.finish(finish, prompt_tokens, len(pieces), "".join(pieces))
+        else:
+            tail = wire.finish(finish, prompt_tokens, len(pieces))
+        writer.write(http.chunk(tail) + http.LAST_CHUNK)
+        await writer.drain()
+        return True
+
+
+@contextlib.contextmanager
+def running_sim(**kwargs: object) -> Iterator[SimServer]:
+    """Run a :class:`SimServer` in a background thread with its own event loop.
+
+    For synchronous callers (tests using the sync SDK clients, the CLI, benchmarks).
+    """
+    server = SimServer(**kwargs)  # type: ignore[arg-type]
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.start())
+        except BaseException as exc:  # report bind errors to the caller's thread
+            failure.append(exc)
+            started.set()
+            loop.close()
+            return
+        started.set()
+        loop.run_forever()
+        loop.run_until_complete(server.stop())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+    thread = threading.Thread(target=run, name="eloledger-sim", daemon=True)
+    thread.start()
+    started.wait()
+    if failure:
+        thread.join()
+        raise failure[0]
+    try:
+        yield server
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)

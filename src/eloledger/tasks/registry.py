@@ -1,0 +1,179 @@
+"""Load task sets (built-in or JSONL) and find the built-in task behind a prompt.
+
+Built-in sets are JSONL files shipped in ``eloledger/data/tasks`` and read with the same
+parser as user files, so the format is exercised by every demo run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from importlib import resources
+from pathlib import Path
+
+import orjson
+
+from eloledger.errors import UserError
+from eloledger.tasks.model import Task
+
+BUILTIN_SETS: dict[str, tuple[str, ...]] = {
+    "arith": ("arith.jsonl",),
+    "code": ("code.jsonl",),
+    "all": ("arith.jsonl", "code.jsonl"),
+}
+KINDS = ("numeric", "code", "text")
+_JSONL_FIX = 'one JSON object per line: {"task_id": "t1", "prompt": "...", "answer": "42"}'
+
+
+def load_tasks(source: str, *, base_dir: Path | None = None) -> list[Task]:
+    """``builtin:arith``, ``builtin:code``, ``builtin:all`` or a JSONL path.
+
+    A relative path is taken from ``base_dir`` (the spec's folder) when given.
+    """
+    source = source.strip()
+    if source.startswith("builtin:"):
+        name = source.removeprefix("builtin:")
+        if name not in BUILTIN_SETS:
+            known = ", ".join(f"builtin:{n}" for n in BUILTIN_SETS)
+            raise UserError(f"unknown built-in task set {source!r}", fix=f"use one of {known}")
+        return list(_builtin_set(name))
+    path = Path(source).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    return parse_jsonl(path)
+
+
+def parse_jsonl(path: Path) -> list[Task]:
+    """Parse a task file; every mistake is reported as ``file:line: what``."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(
+            f"{path}: task file not found", fix="check the [tasks] source path"
+        ) from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read task file ({exc.strerror})") from None
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        task = _parse_line(path, lineno, line)
+        if task.task_id in seen:
+            raise UserError(
+                f"{path}:{lineno}: duplicate task_id {task.task_id!r} "
+                f"(first on line {seen[task.task_id]})",
+                fix="give every task a unique task_id",
+            )
+        seen[task.task_id] = lineno
+        tasks.append(task)
+    if not tasks:
+        raise UserError(f"{path}: no tasks in file", fix=_JSONL_FIX)
+    return tasks
+
+
+def _parse_line(path: Path, lineno: int, line: bytes) -> Task:
+    where = f"{path}:{lineno}"
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc})", fix=_JSONL_FIX) from None
+    if not isinstance(row, dict):
+        raise UserError(f"{where}: expected a JSON object", fix=_JSONL_FIX)
+    task_id = row.get("task_id", row.get("id"))
+    if isinstance(task_id, int) and not isinstance(task_id, bool):
+        task_id = str(task_id)
+    if not isinstance(task_id, str) or not task_id.strip():
+        raise UserError(f"{where}: missing or empty 'task_id'", fix=_JSONL_FIX)
+    prompt = row.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise UserError(f"{where}: task {task_id!r} has no 'prompt' string", fix=_JSONL_FIX)
+    answer = row.get("answer")
+    if answer is not None:
+        if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
+            raise UserError(f"{where}: 'answer' must be a string or a number")
+        answer = str(answer)
+    tests = row.get("tests")
+    if tests is not None and not isinstance(tests, str):
+        raise UserError(f"{where}: 'tests' must be a string of Python asserts")
+    if answer is None and not tests:
+        raise UserError(
+            f"{where}: task {task_id!r} has neither 'answer' nor 'tests'",
+            fix="add an 'answer' (for rule judges) or 'tests' (Python asserts)",
+        )
+    difficulty = row.get("difficulty", 0.5)
+    if (
+        isinstance(difficulty, bool)
+        or not isinstance(difficulty, (int, float))
+        or not 0.0 <= difficulty <= 1.0
+    ):
+        raise UserError(f"{where}: 'difficulty' must be a number from 0 to 1")
+    kind = row.get("kind") or _infer_kind(answer, tests)
+    if kind not in KINDS:
+        raise UserError(f"{where}: unknown kind {kind!r}", fix=f"use one of {', '.join(KINDS)}")
+    entry_point = row.get("entry_point")
+    if entry_point is not None and not isinstance(entry_point, str):
+        raise UserError(f"{where}: 'entry_point' must be a function name")
+    buggy = row.get("buggy") or ()
+    return Task(
+        task_id=task_id.strip(),
+        prompt=prompt,
+        answer=answer,
+        tests=tests,
+        difficulty=float(difficulty),
+        kind=kind,
+        entry_point=entry_point,
+        solution=row.get("solution"),
+        buggy=tuple(buggy),
+    )
+
+
+def _infer_kind(answer: str | None, tests: str | None) -> str:
+    if tests:
+        return "code"
+    try:
+        return "numeric" if math.isfinite(float(answer.replace(",", ""))) else "text"
+    except (AttributeError, ValueError):
+        return "text"
+
+
+@functools.cache
+def _builtin_set(name: str) -> tuple[Task, ...]:
+    folder = resources.files("eloledger") / "data" / "tasks"
+    tasks: list[Task] = []
+    for filename in BUILTIN_SETS[name]:
+        with resources.as_file(folder / filename) as path:
+            tasks.extend(parse_jsonl(path))
+    return tuple(tasks)
+
+
+@functools.cache
+def _builtin_index() -> tuple[dict[str, Task], dict[str, Task]]:
+    by_prompt: dict[str, Task] = {}
+    by_id: dict[str, Task] = {}
+    for task in _builtin_set("all"):
+        by_prompt[task.prompt.strip()] = task
+        by_id[task.task_id] = task
+    return by_prompt, by_id
+
+
+def lookup_task(prompt: str) -> Task | None:
+    """The built-in task whose prompt is contained in ``prompt`` (None if there is none).
+
+    Runners wrap prompts in instructions, so an exact match is tried first and then a
+    containment scan (about 60 short strings: cheap).
+    """
+    by_prompt, _ = _builtin_index()
+    text = prompt.strip()
+    found = by_prompt.get(text)
+    if found is not None:
+        return found
+    for task_prompt, task in by_prompt.items():
+        if task_prompt in text:
+            return task
+    return None
+
+
+def builtin_task(task_id: str) -> Task | None:
+    """The built-in task with this id (None if unknown)."""
+    return _builtin_index()[1].get(task_id.strip())

@@ -1,0 +1,273 @@
+"""The terminal app: tabs Profiles | Run | Doctor | Elo, a footer, a command palette, F1 help.
+
+Every tab is a thin face over the core (the same functions the CLI calls). Slow work (file
+reads, probes, fits, the run itself) runs in workers; the UI pulls numbers on timers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from eloledger.tui.doctor_tab import DoctorTab
+from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.profiles_tab import ProfilesTab
+from eloledger.tui.run_view import RunSource, RunView
+from eloledger.tui.themes import DEFAULT_THEME, load_themes
+
+TABS = ("profiles", "run", "doctor", "elo")
+
+
+class EloLedgerApp(App[int]):
+    """The whole app. Tests build it directly; ``run_tui`` is the command-line entry point."""
+
+    TITLE = "eloledger"
+    CSS = """
+    Screen { layout: vertical; }
+    TabbedContent { height: 1fr; }
+    TabPane { padding: 0; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "show_tab('profiles')", "Profiles", show=False),
+        Binding("2", "show_tab('run')", "Run", show=False),
+        Binding("3", "show_tab('doctor')", "Doctor", show=False),
+        Binding("4", "show_tab('elo')", "Elo", show=False),
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+t", "next_theme", "Theme", show=False),
+        Binding("ctrl+r", "run_demo", "Run demo", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        *,
+        source: RunSource | None = None,
+        watch: str | Path | None = None,
+        from_start: bool = True,
+        spec: Any = None,
+        demo: bool = False,
+        initial_tab: str | None = None,
+        elo_inputs: tuple[Path, Path | None] | None = None,
+        theme: str | None = None,
+        user_theme_dir: Path | None = None,
+        clock: Any = None,
+        resume: bool = False,
+    ) -> None:
+        super().__init__()
+        self._theme_warnings: list[str] = []
+        self.shipped_themes = load_themes(user_dir=user_theme_dir, warn=self._theme_warnings.append)
+        for item in self.shipped_themes:
+            self.register_theme(item)
+        wanted = theme or os.environ.get("ELOLEDGER_THEME") or DEFAULT_THEME
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self._source = source
+        self._watch = Path(watch) if watch else None
+        self._from_start = from_start
+        self._spec = spec
+        self._demo = demo
+        self._initial_tab = initial_tab or (
+            "run" if (source or watch or spec or demo) else "profiles"
+        )
+        self._elo_inputs = elo_inputs
+        self._clock = clock
+        self._resume = resume
+        self.live_source: RunSource | None = source
+
+    def compose(self) -> ComposeResult:
+        kwargs = {"clock": self._clock} if self._clock else {}
+        with TabbedContent(initial=self._initial_tab, id="tabs"):
+            with TabPane("Profiles", id="profiles"):
+                yield ProfilesTab()
+            with TabPane("Run", id="run"):
+                yield RunView(self._source, id="run-view", **kwargs)
+            with TabPane("Doctor", id="doctor"):
+                yield DoctorTab()
+            with TabPane("Elo", id="elo"):
+                yield EloTab(inputs=self._elo_inputs)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.action_show_tab, self._initial_tab)
+        for warning in self._theme_warnings:
+            self.notify(warning, title="Theme skipped", severity="warning", timeout=8)
+        if self._watch is not None:
+            self.start_watch(self._watch, from_start=self._from_start)
+        elif self._spec is not None:
+            self.start_run(self._spec)
+        elif self._demo:
+            self.action_run_demo()
+
+    # -- sources --------------------------------------------------------------------------------
+
+    @property
+    def run_view(self) -> RunView:
+        return self.query_one("#run-view", RunView)
+
+    def start_watch(self, path: Path, *, from_start: bool = True) -> None:
+        from eloledger.tui.sources import LedgerWatch
+
+        try:
+            watch = LedgerWatch(path, from_start=from_start)
+        except ImportError:
+            self.notify(
+                "Following a ledger needs eloledger.ledger.follow (not installed).",
+                severity="error",
+            )
+            return
+        self.live_source = watch
+        self.run_view.attach(watch)
+        self.run_worker(watch.run(), name="watch", group="source", exclusive=True)
+
+    def start_run(self, spec: Any) -> None:
+        from eloledger.tui.sources import LiveRun
+
+        if isinstance(self.live_source, LiveRun) and self.live_source.state() == "running":
+            self.notify(
+                "A run is already going; cancel it first (x on the Run tab).", severity="warning"
+            )
+            return
+        try:
+            spec = _load_spec(spec)
+        except Exception as exc:  # UserError or a missing runner: show it, keep the app
+            self.notify(_message(exc), title="Cannot start the run", severity="error", timeout=10)
+            return
+        live = LiveRun(spec, on_done=self._run_finished, resume=self._resume)
+        self.live_source = live
+        self.run_view.attach(live)
+        self.action_show_tab("run")
+        self.run_worker(self._drive(live), name="run", group="source", exclusive=True)
+
+    async def _drive(self, live: Any) -> None:
+        try:
+            await live.run()
+        except Exception as exc:
+            self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
+
+    def _run_finished(self, result: Any) -> None:
+        self.notify("Run finished: fitting Elo (Elo tab).", timeout=6)
+        comparisons = getattr(result, "comparisons_path", None) or getattr(
+            result, "comparisons", None
+        )
+        ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
+        if comparisons:
+            self.query_one(EloTab).load(Path(comparisons), Path(ledger) if ledger else None)
+            if self._demo:
+                self.action_show_tab("elo")
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def action_show_tab(self, tab: str) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        tabs.active = tab
+        pane = tabs.get_pane(tab)
+        focusable = [w for w in pane.query("*") if w.focusable]
+        if focusable:
+            focusable[0].focus()
+        else:
+            tabs.query_one("Tabs").focus()
+
+    def action_help(self) -> None:
+        from eloledger.tui.dialogs import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_next_theme(self) -> None:
+        names = [t.name for t in self.shipped_themes] or [DEFAULT_THEME]
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self.notify(f"Theme: {self.theme}", timeout=2)
+
+    def action_run_demo(self) -> None:
+        try:
+            spec = _demo_spec()
+        except Exception as exc:
+            self.notify(_message(exc), title="Demo not available", severity="error", timeout=10)
+            return
+        self._demo = True
+        self.start_run(spec)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for index, tab in enumerate(TABS, start=1):
+            yield SystemCommand(
+                f"Go to {tab.title()} tab",
+                f"Key {index}",
+                lambda tab=tab: self.action_show_tab(tab),
+            )
+        yield SystemCommand(
+            "Run the demo", "Simulator + built-in tasks, live (ctrl+r)", self.action_run_demo
+        )
+        yield SystemCommand(
+            "Pause / resume the run", "Run tab: p", self._run_view_action("toggle_pause")
+        )
+        yield SystemCommand("Cancel the run", "Run tab: x", self._run_view_action("cancel_run"))
+        yield SystemCommand(
+            "Next theme", "Cycle the eloledger themes (ctrl+t)", self.action_next_theme
+        )
+        yield SystemCommand("Help", "Keys and what each tab does (F1)", self.action_help)
+        yield from self.query_one(ProfilesTab).commands()
+        yield from self.query_one(DoctorTab).commands()
+        yield from self.query_one(EloTab).commands()
+
+    def _run_view_action(self, name: str):
+        def run() -> None:
+            self.action_show_tab("run")
+            getattr(self.run_view, f"action_{name}")()
+
+        return run
+
+
+def _message(exc: BaseException) -> str:
+    from eloledger.redact import scrub
+
+    one_line = getattr(exc, "one_line", None)
+    return scrub(one_line() if callable(one_line) else f"{type(exc).__name__}: {exc}")
+
+
+def _load_spec(spec: Any, ledger: str | Path | None = None) -> Any:
+    """A spec object passes through; a path is parsed by the runner's spec loader."""
+    if not isinstance(spec, (str, os.PathLike)):
+        return spec
+    from eloledger.runner.spec import load_spec
+
+    return load_spec(Path(spec), ledger=ledger)
+
+
+def _demo_spec() -> Any:
+    """The runner's built-in demo experiment, writing to a fresh folder (like `eloledger demo`).
+
+    Profile "sim" makes the runner start the embedded simulator in-process.
+    """
+    from eloledger.cli import demo_cmd
+    from eloledger.runner.spec import load_spec
+
+    return load_spec(demo_cmd.demo_spec_path(), ledger=demo_cmd._fresh_ledger())
+
+
+def run_tui(
+    *,
+    spec_path: str | Path | None = None,
+    spec: Any = None,
+    demo: bool = False,
+    watch: str | Path | None = None,
+    from_start: bool = True,
+    theme: str | None = None,
+) -> int:
+    """Open the app (blocking). ``eloledger``, ``run``, ``demo`` and ``watch`` all come here."""
+    app = EloLedgerApp(
+        spec=spec if spec is not None else spec_path,
+        demo=demo,
+        watch=watch,
+        from_start=from_start,
+        theme=theme,
+    )
+    app.run()
+    return int(app.return_code or 0)

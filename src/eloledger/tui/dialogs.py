@@ -1,0 +1,151 @@
+"""Modal screens: confirm, help (F1), text diff preview. All keyboard-driven."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.syntax import Syntax
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Markdown, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes/no question; ``y``/``enter`` confirm, ``n``/``escape`` decline."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical {
+        width: 64; max-width: 95%; height: auto; border: thick $warning; background: $surface;
+        padding: 1 2;
+    }
+    ConfirmScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ConfirmScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, question: str, *, yes: str = "Yes (y)", no: str = "No (n)") -> None:
+        super().__init__()
+        self.question = question
+        self.yes = yes
+        self.no = no
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            with Horizontal():
+                yield Button(self.no, id="no")
+                yield Button(self.yes, id="yes", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class DiffScreen(ModalScreen[bool]):
+    """Show unified diffs before a change; ``a``/``y`` applies, ``escape`` backs out."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a,y", "answer(True)", "Apply"),
+        Binding("escape,n", "answer(False)", "Back"),
+    ]
+    DEFAULT_CSS = """
+    DiffScreen { align: center middle; }
+    DiffScreen > Vertical {
+        width: 95%; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    DiffScreen VerticalScroll { height: 1fr; }
+    DiffScreen .diff-title { text-style: bold; color: $accent; }
+    DiffScreen #diff-help { height: 1; color: $text-muted; }
+    """
+
+    def __init__(self, title: str, diffs: list[tuple[str, str]], *, can_apply: bool = True) -> None:
+        super().__init__()
+        self.title_text = title
+        self.diffs = diffs
+        self.can_apply = can_apply
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, classes="diff-title")
+            with VerticalScroll(id="diff-body"):
+                if not self.diffs:
+                    yield Static("No file changes: everything is already as this would set it.")
+                for path, diff in self.diffs:
+                    yield Static(f"── {path}", classes="diff-title")
+                    text = diff or "(unchanged)"
+                    yield Static(Syntax(text, "diff", theme="ansi_dark", word_wrap=True))
+            keys = "a apply all · escape back" if self.can_apply else "escape back"
+            yield Static(keys, id="diff-help")
+
+    def on_mount(self) -> None:
+        self.query_one("#diff-body").focus()
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(bool(value and self.can_apply))
+
+
+HELP_TEXT = """\
+# eloledger
+
+Four tabs, all usable by keyboard alone (over SSH too).
+
+| key | does |
+|---|---|
+| `1` `2` `3` `4` | Profiles, Run, Doctor, Elo tab |
+| `tab` / `shift+tab` | move focus |
+| `ctrl+p` | command palette: every action by name |
+| `F1` | this help |
+| `ctrl+t` | next theme |
+| `ctrl+q` | quit |
+
+**Profiles**: `n` new profile, `e` edit, `u` use (switch: shows the diff of every file, then
+applies all or nothing), `b` backups and restore, `r` reload. The right side shows, per client,
+the value it will actually use and where it comes from.
+
+**Run**: `ctrl+r` run the demo, `p` pause/resume, `x` cancel (calls in flight finish), `f` follow
+the newest requests (`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
+
+**Doctor**: `r` run the checks offline, `P` probe now (live requests to the configured gateways),
+`enter` on a finding shows evidence and fix, `a` applies a fix when it is a profile or config
+change (diff first).
+
+**Elo**: `s` cycle the sort column, `S` reverse, `t` set the "worth it" marginal Elo per 1K
+threshold, `o` open comparisons + ledger, `c` export CSV, `m` export Markdown. The plot shows Elo
+against tokens on a log axis with the best-of-k reference (+400·log10 k).
+
+`eloledger watch LEDGER` opens the Run tab following a ledger written by another process.
+Themes: data files in `themes/` and in your config folder's `themes/`; `NO_COLOR` is honoured.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,q", "dismiss", "Close help"),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90; max-width: 100%; height: 90%; border: thick $primary; background: $surface;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Markdown(HELP_TEXT)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)

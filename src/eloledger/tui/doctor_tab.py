@@ -1,0 +1,247 @@
+"""The Doctor tab: findings grouped by target and severity, probe now, the fix for each, and
+one key to apply a fix that is a profile change (diff first, then the profile store writes it).
+
+It calls ``eloledger.doctor.run.run_doctor`` — the function behind ``eloledger doctor`` — in a
+thread worker: offline checks on open, live probes on ``P``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import time
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+SEVERITY_MARK = {"error": ("✗", "$error"), "warning": ("!", "$warning"), "info": ("i", "$text-muted")}
+_USE_URL = re.compile(r"\buse (https?://\S+)")
+
+
+def group_findings(findings: list[Any]) -> list[tuple[str, list[Any]]]:
+    """Findings by target (targets with errors first), each group by severity."""
+    from eloledger.doctor.findings import SEVERITIES
+
+    groups: dict[str, list[Any]] = {}
+    for f in findings:
+        groups.setdefault(f.target, []).append(f)
+    for items in groups.values():
+        items.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code))
+    return sorted(groups.items(),
+                  key=lambda kv: (min(SEVERITIES.index(f.severity) for f in kv[1]), kv[0]))
+
+
+def profile_fix(finding: Any, profiles: dict[str, Any]) -> tuple[Any, Any] | None:
+    """(old, new) profile when the fix is "use <URL>" for a stored profile's URL, else None."""
+    if not finding.target.startswith("profile:") or not finding.code.startswith("url."):
+        return None
+    match = _USE_URL.search(finding.fix or "")
+    if match is None:
+        return None
+    name, _, client = finding.target[len("profile:"):].partition("/")
+    old = profiles.get(name)
+    if old is None:
+        return None
+    url = match.group(1).rstrip(".,;")
+    if client:
+        from eloledger.profiles.model import ClientOverride
+
+        overrides = dict(old.overrides)
+        current = overrides.get(client) or ClientOverride()
+        overrides[client] = dataclasses.replace(current, base_url=url)
+        new = dataclasses.replace(old, overrides=overrides)
+    else:
+        new = dataclasses.replace(old, base_url=url)
+    return old, new
+
+
+def profile_diff(old: Any, new: Any) -> str:
+    """Unified diff of the profile's table in the profiles file."""
+    import tomlkit
+
+    from eloledger.profiles.store import profiles_path
+
+    def dump(profile: Any) -> list[str]:
+        return tomlkit.dumps({"profiles": {profile.name: profile.to_table()}}).splitlines(True)
+
+    path = str(profiles_path())
+    return "".join(difflib.unified_diff(dump(old), dump(new), path, path))
+
+
+class DoctorTab(Vertical):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "check", "Check (offline)"),
+        Binding("P", "probe", "Probe now"),
+        Binding("a", "apply_fix", "Apply fix"),
+    ]
+    DEFAULT_CSS = """
+    DoctorTab { height: 1fr; }
+    DoctorTab #doctor-status { height: auto; padding: 0 1; }
+    DoctorTab #doctor-list { height: 1fr; min-height: 5; }
+    DoctorTab #doctor-detail { height: auto; max-height: 9; padding: 0 1;
+                               border-top: solid $primary; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.findings: list[Any] = []
+        self.profiles: dict[str, Any] = {}
+        self.running = ""
+        self.last_run = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static("Checking (offline) …", id="doctor-status")
+        yield OptionList(id="doctor-list")
+        with VerticalScroll(id="doctor-detail"):
+            yield Static("", id="doctor-fix")
+
+    def on_mount(self) -> None:
+        self.action_check()
+
+    # -- running the doctor ---------------------------------------------------------------------
+
+    def action_check(self) -> None:
+        self._run(offline=True)
+
+    def action_probe(self) -> None:
+        self._run(offline=False)
+
+    @work(thread=True, exclusive=True, group="doctor")
+    def _run(self, offline: bool) -> None:
+        self.running = "checking (offline)" if offline else "probing the gateways (live requests)"
+        self.app.call_from_thread(self._status, f"[$accent]{self.running} …[/]")
+        try:
+            from eloledger.doctor.run import run_doctor
+
+            report = run_doctor(offline=offline, timeout=5.0)
+            profiles: dict[str, Any] = {}
+            try:
+                from eloledger.profiles.store import load_profiles
+
+                profiles = load_profiles()
+            except Exception:  # a broken profiles file is itself a finding
+                profiles = {}
+        except Exception as exc:
+            from eloledger.tui.app import _message
+
+            self.app.call_from_thread(self._status, f"[$error]{escape(_message(exc))}[/]")
+            return
+        finally:
+            self.running = ""
+        kind = "offline checks" if offline else f"probes ({len(report.probes)} gateway(s))"
+        self.app.call_from_thread(self._show, report.findings, profiles,
+                                  f"{kind} at {time.strftime('%H:%M:%S')}")
+
+    def _status(self, text: str) -> None:
+        self.query_one("#doctor-status", Static).update(text)
+
+    def _show(self, findings: list[Any], profiles: dict[str, Any], when: str) -> None:
+        self.findings, self.profiles, self.last_run = findings, profiles, when
+        counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_MARK}
+        summary = (
+            f"[$error]{counts['error']} errors[/] · [$warning]{counts['warning']} warnings[/] · "
+            f"{counts['info']} info — {when} · [b]P[/b] probe now"
+        )
+        if not findings:
+            summary = f"[$success]✓ nothing wrong found[/] — {when} · [b]P[/b] probe now"
+        self._status(summary)
+        option_list = self.query_one("#doctor-list", OptionList)
+        option_list.clear_options()
+        for target, items in group_findings(findings):
+            option_list.add_option(Option(f"[b]── {escape(target)}[/b]", disabled=True))
+            for f in items:
+                mark, colour = SEVERITY_MARK.get(f.severity, ("?", "$text"))
+                option_list.add_option(
+                    Option(f"[{colour}]{mark} {f.code}[/] {escape(f.message)}",
+                           id=str(findings.index(f)))
+                )
+        first = next((i for i in range(option_list.option_count)
+                      if not option_list.get_option_at_index(i).disabled), None)
+        option_list.highlighted = first
+        self._detail()
+        self.refresh_bindings()
+
+    def selected(self) -> Any | None:
+        option_list = self.query_one("#doctor-list", OptionList)
+        if option_list.highlighted is None or not option_list.option_count:
+            return None
+        option = option_list.get_option_at_index(option_list.highlighted)
+        return self.findings[int(option.id)] if option.id is not None else None
+
+    @on(OptionList.OptionHighlighted, "#doctor-list")
+    def _detail(self) -> None:
+        f = self.selected()
+        box = self.query_one("#doctor-fix", Static)
+        if f is None:
+            box.update("")
+            return
+        fixable = profile_fix(f, self.profiles) is not None
+        box.update(
+            f"[b]{f.code}[/b] ({f.severity}) on {escape(f.target)}\n{escape(f.message)}\n"
+            + (f"[$text-muted]evidence:[/] {escape(f.evidence)}\n" if f.evidence else "")
+            + (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
+            + ("\n[b]a[/b] applies this fix to the profile (diff first)" if fixable else "")
+        )
+
+    # -- applying a fix -------------------------------------------------------------------------
+
+    def action_apply_fix(self) -> None:
+        f = self.selected()
+        if f is None:
+            return
+        change = profile_fix(f, self.profiles)
+        if change is None:
+            self.notify(
+                "This fix is not a profile change eloledger can make here: follow the fix text, "
+                "or switch the client to a profile (Profiles tab, u) so eloledger writes its "
+                "config.",
+                severity="warning",
+                timeout=8,
+            )
+            return
+        old, new = change
+        from eloledger.tui.dialogs import DiffScreen
+
+        def answer(apply: bool | None) -> None:
+            if apply:
+                self._apply(new)
+
+        self.app.push_screen(
+            DiffScreen(f"Fix {f.code} in profile {old.name}", [("profiles file", profile_diff(old, new))]),
+            answer,
+        )
+
+    def _apply(self, profile: Any) -> None:
+        from eloledger.profiles.store import save_profile
+
+        try:
+            save_profile(profile)
+        except Exception as exc:
+            from eloledger.tui.app import _message
+
+            self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+            return
+        self.notify(f"Profile {profile.name} updated; checking again.", timeout=5)
+        self.action_check()
+
+    def commands(self) -> Iterable[SystemCommand]:
+        def go(action: str):
+            def run() -> None:
+                self.app.action_show_tab("doctor")
+                self.run_action(action)
+
+            return run
+
+        yield SystemCommand("Doctor: check now (offline)", "r: configs, profiles, keys", go("check"))
+        yield SystemCommand("Doctor: probe now", "P: live requests to the configured gateways",
+                            go("probe"))
+        yield SystemCommand("Doctor: apply the selected fix", "a: profile changes, diff first",
+                            go("apply_fix"))

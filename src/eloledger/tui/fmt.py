@@ -1,0 +1,64 @@
+"""Small text formatters shared by the tabs (numbers, gauges, durations)."""
+
+from __future__ import annotations
+
+import math
+
+BAR_FULL = "█"
+BAR_EMPTY = "░"
+
+
+def count(n: float | int | None) -> str:
+    """12345 -> '12,345'; None -> '-'."""
+    if n is None:
+        return "-"
+    if isinstance(n, float) and not math.isfinite(n):
+        return "-"
+    return f"{int(round(n)):,}"
+
+
+def compact(n: float | int | None) -> str:
+    """Short human number for narrow columns: 950, 12.3k, 4.56M."""
+    if n is None or (isinstance(n, float) and not math.isfinite(n)):
+        return "-"
+    value = float(n)
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            scaled = value / limit
+            return f"{scaled:.3g}{suffix}" if abs(scaled) < 100 else f"{scaled:.0f}{suffix}"
+    return f"{value:.0f}"
+
+
+def gauge(fraction: float | None, width: int) -> str:
+    """A text bar of ``width`` cells; unknown fraction -> all empty."""
+    width = max(0, width)
+    if fraction is None or not math.isfinite(fraction):
+        return BAR_EMPTY * width
+    filled = int(round(min(1.0, max(0.0, fraction)) * width))
+    return BAR_FULL * filled + BAR_EMPTY * (width - filled)
+
+
+def millis(ms: float | None) -> str:
+    if ms is None or not math.isfinite(ms):
+        return "-"
+    if ms >= 10_000:
+        return f"{ms / 1000:.0f}s"
+    if ms >= 1000:
+        return f"{ms / 1000:.1f}s"
+    return f"{ms:.0f}ms"
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+def fit(text: str, width: int) -> str:
+    """Pad or cut to exactly ``width`` cells (with an ellipsis when cut)."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text.ljust(width)
+    return text[: width - 1] + "…"

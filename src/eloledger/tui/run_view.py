@@ -1,0 +1,359 @@
+"""The Run view: live counters of a run (or of a followed ledger), pulled on a timer.
+
+Nothing here is called per token. A :class:`RunSource` owns a ``RunCounters`` that producers
+bump; the view reads it ten times a second inside ``batch_update()`` and redraws only text that
+changed: one summary ``Static`` (updated only when its text differs), one Line-API list for the
+arms and one for the requests. Latency percentiles are recomputed at 2 Hz.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import ClassVar, Protocol
+
+import numpy as np
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.markup import escape
+from textual.widgets import Static
+
+from eloledger.runner.counters import ArmCounters, RequestLine, RunCounters
+from eloledger.tui import fmt
+from eloledger.tui.line_list import Cells, LineList
+
+NUMBERS_HZ = 10
+PERCENTILE_HZ = 2
+RATE_WINDOW_S = 3.0
+ARM_NAME_W = 20  # fixed columns: the heading above a list lines up whatever the width
+TASK_W = 20
+
+
+class RunSource(Protocol):
+    """What the view needs from a live run or a followed ledger."""
+
+    counters: RunCounters
+    label: str  # e.g. the spec name or the ledger path
+
+    def state(
+        self,
+    ) -> str: ...  # idle | running | paused | cancelling | finished | following | failed
+
+    def detail(self) -> str: ...  # one short line: offset, warnings, last error
+
+    def can_pause(self) -> bool: ...
+
+    def can_cancel(self) -> bool: ...
+
+    def toggle_pause(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+def arm_cells(arm: ArmCounters, width: int) -> Cells:
+    """name, progress bar, done/planned, ok, errors, tokens, streaming estimate."""
+    name_w = ARM_NAME_W
+    fraction = arm.done / arm.planned if arm.planned else None
+    done = f"{arm.done}/{arm.planned}" if arm.planned else f"{arm.done}"
+    return [
+        (fmt.fit(arm.name, name_w) + " ", "line-list--accent"),
+        (fmt.gauge(fraction, 12) + " ", "line-list--ok" if fraction == 1.0 else ""),
+        (done.rjust(9) + " ", ""),
+        (str(arm.ok).rjust(6) + " ", "line-list--ok" if arm.ok else "line-list--dim"),
+        (str(arm.errors).rjust(5) + " ", "line-list--error" if arm.errors else "line-list--dim"),
+        (fmt.compact(arm.total_tokens).rjust(9) + " ", ""),
+        (
+            ("+" + fmt.compact(arm.estimated_tokens)) if arm.estimated_tokens else "",
+            "line-list--dim",
+        ),
+    ]
+
+
+def arm_key(arm: ArmCounters) -> tuple:
+    return (
+        arm.name,
+        arm.planned,
+        arm.done,
+        arm.ok,
+        arm.errors,
+        arm.total_tokens,
+        arm.estimated_tokens,
+    )
+
+
+ARM_HEADER = ("arm", "progress", "done", "ok", "err", "tokens", "stream")
+
+_STATUS_CLASS = {"ok": "line-list--ok", "error": "line-list--error", "retry": "line-list--warn"}
+
+
+def request_cells(req: RequestLine, width: int) -> Cells:
+    """status, arm, task, sample, tokens, latency, error class."""
+    task_w = TASK_W
+    return [
+        (fmt.fit(req.status, 7), _STATUS_CLASS.get(req.status, "line-list--dim")),
+        (fmt.fit(req.arm, 16) + " ", "line-list--accent"),
+        (fmt.fit(req.task_id, task_w) + " ", ""),
+        (f"#{req.sample}".rjust(4) + " ", "line-list--dim"),
+        (fmt.compact(req.tokens).rjust(7) + " ", ""),
+        (fmt.millis(req.latency_ms).rjust(7) + " ", ""),
+        (req.error_class or "", "line-list--error"),
+    ]
+
+
+def request_key(req: RequestLine) -> tuple:
+    return (
+        req.status,
+        req.arm,
+        req.task_id,
+        req.sample,
+        req.tokens,
+        req.latency_ms,
+        req.error_class,
+    )
+
+
+def requests_seen(counters: RunCounters) -> int:
+    """How many request lines were ever appended (the ring buffer forgets old ones)."""
+    explicit = getattr(counters, "requests_total", None)
+    if isinstance(explicit, int):
+        return explicit
+    return sum(a.done for a in counters.arms.values()) + counters.retries
+
+
+class RunView(Vertical):
+    """Summary numbers, the arms and the request list of one :class:`RunSource`."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "toggle_pause", "Pause/resume"),
+        Binding("x", "cancel_run", "Cancel run"),
+        Binding("f", "follow", "Follow tail"),
+    ]
+    DEFAULT_CSS = """
+    RunView { height: 1fr; }
+    RunView #run-summary { height: auto; padding: 0 1; }
+    RunView .run-heading { height: 1; color: $text-muted; text-style: bold; }
+    RunView #run-arms { height: 4; max-height: 10; }
+    RunView #run-requests { height: 1fr; min-height: 3; }
+    RunView #run-empty { padding: 1 2; color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        source: RunSource | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.source = source
+        self.clock = clock
+        self._rate_samples: deque[tuple[float, int]] = deque(maxlen=64)
+        self._p50: float | None = None
+        self._p95: float | None = None
+        self._latency_seen = -1
+        self._summary_text = ""
+        self._arms: list[ArmCounters] = []
+        self.ticks = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._empty_text(), id="run-empty")
+        yield Static("", id="run-summary")
+        yield Static(self._arm_header(80), classes="run-heading", id="run-arms-heading")
+        yield LineList(self._arms, arm_cells, key=arm_key, follow=False, id="run-arms")
+        yield Static(self._request_header(80), classes="run-heading", id="run-requests-heading")
+        yield LineList(deque(), request_cells, key=request_key, id="run-requests")
+
+    def on_mount(self) -> None:
+        self.query_one("#run-arms", LineList).can_focus = False
+        self._show_source()
+        self._update_percentiles()
+        self.set_interval(1 / NUMBERS_HZ, self.tick)
+        self.set_interval(1 / PERCENTILE_HZ, self._update_percentiles)
+
+    def on_resize(self) -> None:
+        width = self.size.width
+        self.query_one("#run-arms-heading", Static).update(self._arm_header(width))
+        self.query_one("#run-requests-heading", Static).update(self._request_header(width))
+
+    def attach(self, source: RunSource | None) -> None:
+        """Show another run (or none)."""
+        self.source = source
+        self._rate_samples.clear()
+        self._latency_seen = -1
+        self._p50 = self._p95 = None
+        if self.is_mounted:
+            self._show_source()
+            self.tick()
+
+    def _show_source(self) -> None:
+        has = self.source is not None
+        self.query_one("#run-empty").display = not has
+        for widget_id in (
+            "#run-summary",
+            "#run-arms-heading",
+            "#run-arms",
+            "#run-requests-heading",
+            "#run-requests",
+        ):
+            self.query_one(widget_id).display = has
+        if has:
+            self.query_one("#run-requests", LineList).set_rows(self.source.counters.requests)
+
+    # -- the 10 Hz pull -------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        source = self.source
+        if source is None:
+            return
+        self.ticks += 1
+        counters = source.counters
+        requests = self.query_one("#run-requests", LineList)
+        if requests.rows is not counters.requests:  # a followed file was replaced: new counters
+            requests.set_rows(counters.requests)
+        with self.app.batch_update():
+            text = self.summary_text(source)
+            if text != self._summary_text:
+                self._summary_text = text
+                self.query_one("#run-summary", Static).update(text)
+            arms = list(counters.arms.values())
+            arm_list = self.query_one("#run-arms", LineList)
+            if len(arms) != len(self._arms):
+                arm_list.styles.height = max(1, min(len(arms), 8))
+            self._arms[:] = arms
+            arm_list.sync()
+            requests.sync()
+
+    def _update_percentiles(self) -> None:
+        if self.source is None:
+            return
+        counters = self.source.counters
+        seen = requests_seen(counters)
+        if seen == self._latency_seen:
+            return
+        self._latency_seen = seen
+        if counters.latencies_ms:
+            values = np.fromiter(counters.latencies_ms, dtype=float)
+            self._p50, self._p95 = (float(v) for v in np.percentile(values, [50, 95]))
+
+    def tokens_per_second(self, counters: RunCounters) -> float:
+        now = self.clock()
+        tokens = counters.total_tokens + counters.estimated_tokens
+        self._rate_samples.append((now, tokens))
+        while len(self._rate_samples) > 2 and now - self._rate_samples[0][0] > RATE_WINDOW_S:
+            self._rate_samples.popleft()
+        t0, n0 = self._rate_samples[0]
+        if now - t0 < 0.5:  # not enough history yet: use the run average
+            return tokens / max(1e-9, now - counters.started_at)
+        return max(0.0, (tokens - n0) / (now - t0))
+
+    def summary_text(self, source: RunSource) -> str:
+        c = source.counters
+        state = source.state()
+        elapsed = self.clock() - c.started_at
+        rate = self.tokens_per_second(c) if state in ("running", "following") else None
+        state_style = {
+            "running": "$success",
+            "following": "$success",
+            "paused": "$warning",
+            "cancelling": "$warning",
+            "failed": "$error",
+        }.get(state, "$text-muted")
+        lines = [
+            f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {escape(source.label)}"
+            + (f"  [$text-muted]{escape(source.detail())}[/]" if source.detail() else ""),
+            f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
+            f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
+            + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
+            f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
+            f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok (est.)",
+            self._budget_line(c),
+            f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight · retries {c.retries}"
+            f" · 429s {c.rate_limited} · p50 {fmt.millis(self._p50)} · p95 {fmt.millis(self._p95)}",
+            self._errors_line(c),
+        ]
+        return "\n".join(lines)
+
+    @staticmethod
+    def _budget_line(c: RunCounters) -> str:
+        used = c.total_tokens + c.estimated_tokens
+        if not c.budget_tokens:
+            return f"[b]Budget[/b]  no token limit · used {fmt.count(used)}"
+        fraction = used / c.budget_tokens
+        style = "$error" if fraction >= 0.9 else "$warning" if fraction >= 0.7 else "$success"
+        return (
+            f"[b]Budget[/b]  [{style}]{fmt.gauge(fraction, 20)}[/] {fraction:4.0%}  "
+            f"{fmt.count(used)} / {fmt.count(c.budget_tokens)}"
+        )
+
+    @staticmethod
+    def _errors_line(c: RunCounters) -> str:
+        if not c.errors_by_class:
+            return "[b]Errors[/b]  none"
+        parts = [f"{escape(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
+        return "[b]Errors[/b]  [$error]" + " · ".join(parts) + "[/]"
+
+    @staticmethod
+    def _arm_header(width: int) -> str:
+        name_w = ARM_NAME_W
+        return (
+            f"{'arm'.ljust(name_w)} {'progress'.ljust(12)} {'done'.rjust(9)} {'ok'.rjust(6)} "
+            f"{'err'.rjust(5)} {'tokens'.rjust(9)} stream"
+        )
+
+    @staticmethod
+    def _request_header(width: int) -> str:
+        task_w = TASK_W
+        return (
+            f"{'status'.ljust(7)}{'arm'.ljust(16)} {'task'.ljust(task_w)} {'#'.rjust(4)} "
+            f"{'tokens'.rjust(7)} {'latency'.rjust(7)} error"
+        )
+
+    @staticmethod
+    def _empty_text() -> str:
+        return (
+            "No run yet.\n\n"
+            "• Press [b]ctrl+r[/b] (or use the command palette, [b]ctrl+p[/b]) to run the demo "
+            "experiment on the built-in simulator.\n"
+            "• Start a run of your own: [b]eloledger run SPEC.toml[/b]\n"
+            "• Watch a run written by another process or machine: "
+            "[b]eloledger watch LEDGER.jsonl[/b]"
+        )
+
+    # -- actions --------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_pause":
+            return self.source is not None and self.source.can_pause()
+        if action == "cancel_run":
+            return self.source is not None and self.source.can_cancel()
+        return True
+
+    def action_toggle_pause(self) -> None:
+        if self.source is not None and self.source.can_pause():
+            self.source.toggle_pause()
+            self.tick()
+            self.refresh_bindings()
+
+    def action_cancel_run(self) -> None:
+        if self.source is None or not self.source.can_cancel():
+            return
+        from eloledger.tui.dialogs import ConfirmScreen
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed and self.source is not None:
+                self.source.cancel()
+                self.notify("Cancelling: calls in flight are aborted ('--resume' redoes them).")
+                self.refresh_bindings()
+
+        self.app.push_screen(
+            ConfirmScreen(
+                "Cancel the run? No new calls start and calls in flight are aborted; "
+                "'eloledger run SPEC --resume' completes the run later."
+            ),
+            done,
+        )
+
+    def action_follow(self) -> None:
+        self.query_one("#run-requests", LineList).action_follow()

@@ -1,0 +1,219 @@
+"""Where the Run view's numbers come from: a live run, a followed ledger, or a fixed snapshot.
+
+Each source owns a ``RunCounters``. A live run lets the runner bump it (per token: plain
+attribute writes); a followed ledger folds new rows into it with ``apply_row``. Sources are
+driven by Textual workers started by the app, so file reads and the run never block the UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from eloledger.runner.counters import RunCounters
+
+APPLY_CHUNK = 2000  # rows folded between yields to the event loop when catching up
+POLL_INTERVAL_S = 0.25
+
+
+class SnapshotSource:
+    """Fixed counters (tests, snapshots, a finished run)."""
+
+    def __init__(self, counters: RunCounters, *, label: str = "", state: str = "finished") -> None:
+        self.counters = counters
+        self.label = label
+        self._state = state
+
+    def state(self) -> str:
+        return self._state
+
+    def detail(self) -> str:
+        return ""
+
+    def can_pause(self) -> bool:
+        return False
+
+    def can_cancel(self) -> bool:
+        return False
+
+    def toggle_pause(self) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+class LedgerWatch:
+    """Follows a ledger another process appends to; rebuilds counters from its rows.
+
+    The follower reads by byte offset, keeps a torn last line until it is completed, and starts
+    over when the file is truncated or replaced; then the counters start over too (otherwise the
+    rows read again would be counted twice). Pausing stops reading (the file keeps growing;
+    resuming catches up).
+    """
+
+    def __init__(
+        self, path: str | Path, *, from_start: bool = True, interval: float = POLL_INTERVAL_S
+    ) -> None:
+        from eloledger.ledger.follow import LedgerFollower
+
+        self.path = Path(path)
+        self.label = str(path)
+        self.interval = interval
+        self.counters = RunCounters()
+        self.follower = LedgerFollower(self.path, from_start=from_start)
+        self.rows_seen = 0
+        self.restarts = 0
+        self.paused = False
+        self.last_error = ""
+        self._stopped = False
+
+    def state(self) -> str:
+        return "paused" if self.paused else "following"
+
+    def detail(self) -> str:
+        parts = [f"{self.rows_seen:,} rows"]
+        if self.restarts:
+            parts.append(f"file restarted ×{self.restarts}")
+        if self.last_error:
+            parts.append(self.last_error)
+        return " · ".join(parts)
+
+    def can_pause(self) -> bool:
+        return True
+
+    def can_cancel(self) -> bool:
+        return False
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.counters.paused = self.paused
+
+    def cancel(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    async def poll_once(self) -> int:
+        """Read what is new (in a thread) and fold it in; returns rows applied."""
+        try:
+            rows = await asyncio.to_thread(self.follower.poll)
+        except FileNotFoundError:
+            self.last_error = "waiting for the file to appear"
+            return 0
+        except Exception as exc:  # a bad line must not kill the viewer: show it, keep following
+            self.last_error = _one_line(exc)
+            return 0
+        if self._follower_restarted():
+            self.restarts += 1
+            self.counters = RunCounters()
+            self.rows_seen = 0
+        self.last_error = ""
+        for start in range(0, len(rows), APPLY_CHUNK):
+            for row in rows[start : start + APPLY_CHUNK]:
+                self.counters.apply_row(row)
+            self.rows_seen += min(APPLY_CHUNK, len(rows) - start)
+            await asyncio.sleep(0)
+        return len(rows)
+
+    def _follower_restarted(self) -> bool:
+        """The follower reports restarts (truncated/replaced file) through a counter attribute."""
+        count = getattr(self.follower, "restarts", None)
+        if count is None:
+            count = getattr(self.follower, "resets", 0)
+        seen = getattr(self, "_follower_restarts", 0)
+        self._follower_restarts = count
+        return count > seen
+
+    async def run(self) -> None:
+        while not self._stopped:
+            if not self.paused:
+                await self.poll_once()
+            await asyncio.sleep(self.interval)
+
+
+class LiveRun:
+    """Runs an experiment spec in the app's event loop (a Textual worker) with pause/cancel."""
+
+    def __init__(
+        self, spec: Any, *, label: str = "", on_done: Callable[[Any], None] | None = None
+    ) -> None:
+        self.spec = spec
+        ledger = getattr(spec, "ledger", None)
+        name = str(getattr(spec, "name", "") or "run")
+        self.label = label or (f"{name} → {ledger}" if ledger else name)
+        self.counters = RunCounters()
+        self.pause_event = asyncio.Event()
+        self.cancel_event = asyncio.Event()
+        self.result: Any = None
+        self.error = ""
+        self.on_done = on_done
+        self._state = "idle"
+
+    def state(self) -> str:
+        if self._state == "running":
+            if self.cancel_event.is_set():
+                return "cancelling"
+            if self.pause_event.is_set():
+                return "paused"
+        return self._state
+
+    def detail(self) -> str:
+        return self.error
+
+    def can_pause(self) -> bool:
+        return self._state == "running" and not self.cancel_event.is_set()
+
+    def can_cancel(self) -> bool:
+        return self._state == "running" and not self.cancel_event.is_set()
+
+    def toggle_pause(self) -> None:
+        if self.pause_event.is_set():
+            self.pause_event.clear()
+        else:
+            self.pause_event.set()
+        self.counters.paused = self.pause_event.is_set()
+
+    def cancel(self) -> None:
+        self.pause_event.clear()
+        self.cancel_event.set()
+
+    async def run(self) -> Any:
+        from eloledger.runner.run import run_experiment
+
+        self._state = "running"
+        try:
+            self.result = await run_experiment(
+                self.spec,
+                counters=self.counters,
+                pause=self.pause_event,
+                cancel=self.cancel_event,
+                resume=self.resume,
+            )
+        except Exception as exc:
+            self._state = "failed"
+            self.error = _one_line(exc)
+            raise
+        finally:
+            self.counters.finished = True
+            self.counters.in_flight = 0
+        stopped = getattr(self.result, "stopped", "")
+        self._state = "cancelled" if self.cancel_event.is_set() else "finished"
+        if stopped == "budget":
+            self._state = "stopped: budget"
+        if self.on_done is not None:
+            with contextlib.suppress(Exception):
+                self.on_done(self.result)
+        return self.result
+
+
+def _one_line(exc: BaseException) -> str:
+    from eloledger.redact import scrub
+
+    text = getattr(exc, "one_line", None)
+    message = text() if callable(text) else f"{type(exc).__name__}: {exc}"
+    return scrub(" ".join(str(message).split()))[:200]

@@ -1,0 +1,108 @@
+"""URL checks per client: correct URLs are clean, each fix is the full corrected URL."""
+
+from __future__ import annotations
+
+import pytest
+
+from eloledger.doctor.urls import check_url, neighbour_urls, suggested_url
+
+
+@pytest.mark.parametrize(
+    "url, wire",
+    [
+        ("https://api.openai.com/v1", "openai"),
+        ("https://api.openai.com/v1", "codex"),
+        ("https://openrouter.ai/api/v1", "openai-chat"),
+        ("https://generativelanguage.googleapis.com/v1beta/openai", "openai-chat"),
+        ("https://open.bigmodel.cn/api/paas/v4", "openai-chat"),
+        ("https://api.anthropic.com", "claude"),
+        ("https://openrouter.ai/api", "anthropic"),
+        ("https://generativelanguage.googleapis.com", "gemini"),
+        ("http://127.0.0.1:8080/v1", "openai-responses"),
+    ],
+)
+def test_correct_urls_are_clean(url: str, wire: str) -> None:
+    assert check_url(url, wire) == []
+
+
+@pytest.mark.parametrize(
+    "url, wire, codes, fixed",
+    [
+        ("https://gw.example/api", "openai", {"url.missing_v1"}, "https://gw.example/api/v1"),
+        ("https://gw.example/api/v1", "claude", {"url.extra_v1"}, "https://gw.example/api"),
+        (
+            "https://gw.example/api/v1/messages",
+            "claude",
+            {"url.endpoint_path"},
+            "https://gw.example/api",
+        ),
+        (
+            "https://gw.example/v1/chat/completions",
+            "openai",
+            {"url.endpoint_path"},
+            "https://gw.example/v1",
+        ),
+        (
+            " https://gw.example/v1?utm_source=x#top ",
+            "codex",
+            {"url.whitespace", "url.query_string", "url.fragment"},
+            "https://gw.example/v1",
+        ),
+        (
+            "gw.example/v1beta/",
+            "gemini",
+            {"url.scheme", "url.trailing_slash", "gemini.extra_v1beta"},
+            "https://gw.example",
+        ),
+        ("ftp://gw.example/v1", "openai", {"url.scheme"}, "https://gw.example/v1"),
+        (
+            "https://g.example/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+            "gemini",
+            {"url.endpoint_path"},
+            "https://g.example",
+        ),
+    ],
+)
+def test_problems_and_one_combined_fix(url: str, wire: str, codes: set[str], fixed: str) -> None:
+    findings = check_url(url, wire, target="t", evidence="ev")
+    assert {f.code for f in findings} == codes
+    assert {f.fix for f in findings} == {f"use {fixed}"}
+    assert all(f.target == "t" and f.evidence == "ev" for f in findings)
+    assert suggested_url(url, wire) == fixed
+
+
+def test_trailing_slash_is_info_only() -> None:
+    (finding,) = check_url("https://api.anthropic.com/", "claude")
+    assert finding.code == "url.trailing_slash" and finding.severity == "info"
+
+
+def test_empty_and_hostless_urls() -> None:
+    assert [f.code for f in check_url("", "openai")] == ["url.scheme"]
+    assert [f.code for f in check_url("https://", "openai")] == ["url.scheme"]
+
+
+def test_unknown_wire_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="unknown wire"):
+        check_url("https://x.example", "smtp")
+
+
+def test_neighbours_stay_on_host_and_put_the_fix_first() -> None:
+    assert neighbour_urls("https://gw.example/api?utm=1", "openai-chat") == [
+        "https://gw.example/api/v1",
+        "https://gw.example/api/v1?utm=1",
+        "https://gw.example/api",
+    ]
+    assert neighbour_urls("https://gw.example/api/v1", "anthropic")[0] == "https://gw.example/api"
+    assert neighbour_urls("not a url", "openai") == []
+    for url in neighbour_urls("https://gw.example/a/v1/chat/completions?x=1#f", "openai"):
+        assert url.startswith("https://gw.example/")
+
+
+def test_profile_root_may_carry_v1_but_not_a_query() -> None:
+    from eloledger.doctor.urls import check_root
+
+    assert check_root("https://gw.example/api/v1") == []
+    assert check_root("https://gw.example/api") == []
+    assert [f.code for f in check_root("https://gw.example/api?ref=x", target="profile:gw")] == [
+        "url.query_string"
+    ]

@@ -1,0 +1,138 @@
+"""The Run view: numbers pulled on a timer, one Line-API list redrawing only changed lines."""
+
+from __future__ import annotations
+
+import asyncio
+
+from eloledger.runner.counters import RequestLine, RunCounters
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.dialogs import ConfirmScreen
+from eloledger.tui.line_list import LineList
+from eloledger.tui.sources import SnapshotSource
+from eloledger.tui.testing import sample_counters, screen_text
+
+
+class PausableSource(SnapshotSource):
+    """A source whose pause/cancel the view drives (the live runner's are tested end to end)."""
+
+    def __init__(self, counters: RunCounters) -> None:
+        super().__init__(counters, label="unit", state="running")
+        self.paused = False
+        self.cancelled = False
+
+    def state(self) -> str:
+        return "cancelling" if self.cancelled else "paused" if self.paused else "running"
+
+    def can_pause(self) -> bool:
+        return not self.cancelled
+
+    def can_cancel(self) -> bool:
+        return not self.cancelled
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+async def test_run_view_shows_counters_arms_and_requests() -> None:
+    counters = sample_counters()
+    app = EloLedgerApp(source=SnapshotSource(counters, label="demo.jsonl", state="running"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "total 6,780" in text
+        assert "429s 6" in text and "rate_limit 6" in text
+        assert "6,780 / 50,000" in text  # budget gauge
+        assert "0/8 in flight" in text
+        for arm in ("best_of_1", "best_of_2", "best_of_3"):
+            assert arm in text
+        assert "14/20" in text  # best_of_1 progress
+        assert "arith-039" in text  # the list follows the newest request
+        # the numbers move when the counters move (pulled by the timer, no message sent)
+        counters.apply_row({"arm": "best_of_9", "task_id": "new-task", "status": "ok",
+                            "prompt_tokens": 1000, "completion_tokens": 220})
+        counters.on_tokens("best_of_9", 77)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "total 8,000" in text and "best_of_9" in text and "+77 tok" in text
+        assert "new-task" in text
+
+
+async def test_request_list_refreshes_only_changed_lines() -> None:
+    counters = sample_counters(rows=5)
+    app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        requests = app.query_one("#run-requests", LineList)
+        assert requests.sync() == 0  # nothing changed since the last paint
+        counters.requests[2].status = "error"
+        counters.requests[2].error_class = "server"
+        assert requests.sync() == 1
+        counters.requests.append(RequestLine("t-new", "best_of_1", 0, "ok", 10))
+        assert requests.sync() == 1
+        await pilot.pause(0.2)
+        assert "server" in screen_text(app)
+
+
+async def test_request_list_is_one_widget_for_thousands_of_rows() -> None:
+    counters = sample_counters(rows=2000)
+    app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)
+        requests = app.query_one("#run-requests", LineList)
+        assert len(list(requests.query("*"))) == 0  # no child widget per row
+        rendered = requests.lines_rendered
+        assert rendered < 200  # only visible lines were drawn
+        assert "arith-1999" in screen_text(app)
+        await pilot.press("home")  # scroll away from the tail: following stops
+        await pilot.pause(0.2)
+        assert "arith-000" in screen_text(app) and not requests.follow
+        counters.apply_row({"arm": "best_of_1", "task_id": "tail-row", "status": "ok"})
+        await pilot.pause(0.2)
+        assert "tail-row" not in screen_text(app)
+        await pilot.press("f")  # follow again
+        await pilot.pause(0.2)
+        assert "tail-row" in screen_text(app)
+
+
+async def test_pause_and_cancel_bindings() -> None:
+    source = PausableSource(sample_counters(rows=3))
+    app = EloLedgerApp(source=source)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("p")
+        await pilot.pause(0.2)
+        assert source.paused and "● paused" in screen_text(app)
+        await pilot.press("p")
+        assert not source.paused
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # declining changes nothing
+        await pilot.pause()
+        assert not source.cancelled
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause(0.2)
+        assert source.cancelled and "cancelling" in screen_text(app)
+
+
+async def test_bursts_of_token_events_post_no_messages() -> None:
+    """20k token events between two ticks: the app's message queues stay empty."""
+    counters = RunCounters(concurrency=64)
+    app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        view = app.run_view
+        ticks = view.ticks
+        before = (app.message_queue_size, app.screen.message_queue_size, view.message_queue_size)
+        for _ in range(20_000):
+            counters.on_tokens("arm", 1)
+        after = (app.message_queue_size, app.screen.message_queue_size, view.message_queue_size)
+        assert after == before
+        await asyncio.sleep(0.35)
+        assert view.ticks > ticks
+        assert "streaming +20,000 tok" in screen_text(app)

@@ -1,0 +1,202 @@
+"""Main flows of the Profiles, Doctor and Elo tabs, driven by keys through Textual's Pilot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from importlib import resources
+from pathlib import Path
+
+from textual.widgets import DataTable, Input, OptionList
+
+from eloledger.profiles.model import Profile
+from eloledger.profiles.store import load_profiles, save_profile
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.dialogs import DiffScreen
+from eloledger.tui.elo_tab import EloTab, ThresholdScreen, knee
+from eloledger.tui.profiles_tab import ProfileForm, ProfilesTab
+from eloledger.tui.testing import screen_text
+
+EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
+
+
+async def until(predicate, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return predicate()
+
+
+# -- Elo -----------------------------------------------------------------------------------------
+
+
+async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path) -> None:
+    app = EloLedgerApp(initial_tab="elo",
+                       elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        tab = app.query_one(EloTab)
+        assert await until(lambda: tab.data is not None)
+        await pilot.pause(0.2)
+        table = app.query_one("#elo-table", DataTable)
+        names = [str(k.value) for k in table.rows]
+        assert names[0] == "best_of_8" and names[-1] == "best_of_1"  # sorted by Elo, best first
+        text = screen_text(app)
+        assert "ΔElo/1K" in text and "marg/1K" in text and "pass@k" in text
+        assert "knee: best_of_4" in text  # default threshold 50 Elo/1K
+        assert "tokens per task (log)" in text  # the plot and its log axis
+        # same numbers as `eloledger elo --example` (same core function)
+        best = next(p for p in tab.data.players if p["name"] == "best_of_8")
+        assert round(best["elo"]) == 1367
+        # sort by tokens per task (ascending): cheapest first
+        await pilot.press("s", "s")
+        await pilot.pause(0.1)
+        assert [str(k.value) for k in table.rows][0] == "best_of_1"
+        await pilot.press("S")
+        await pilot.pause(0.1)
+        assert [str(k.value) for k in table.rows][0] == "best_of_8"
+        # a stricter threshold moves the knee to a cheaper arm
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ThresholdScreen)
+        field = app.screen.query_one(Input)
+        field.value = ""
+        await pilot.press(*"100", "enter")
+        await pilot.pause(0.2)
+        assert tab.threshold == 100 and "knee: best_of_2" in screen_text(app)
+        # export CSV and Markdown into the current folder
+        os.chdir(tmp_path)
+        await pilot.press("c", "m")
+        await pilot.pause(0.2)
+        csv_path = next(tmp_path.glob("elo-*.csv"))
+        md_path = next(tmp_path.glob("elo-*.md"))
+        header = csv_path.read_text().splitlines()[0].split(",")
+        assert header[:3] == ["name", "elo", "ci"] or "marginal_elo_per_1k" in header
+        assert "best_of_8" in csv_path.read_text()
+        assert md_path.read_text().startswith("| arm | Elo |")
+
+
+def test_knee_is_the_last_frontier_step_above_threshold() -> None:
+    players = [
+        {"name": "a", "tokens_per_task": 100.0, "marginal_elo_per_1k": None},
+        {"name": "b", "tokens_per_task": 200.0, "marginal_elo_per_1k": 300.0},
+        {"name": "c", "tokens_per_task": 400.0, "marginal_elo_per_1k": 120.0},
+        {"name": "x", "tokens_per_task": 500.0, "marginal_elo_per_1k": None, "dominated": True},
+        {"name": "d", "tokens_per_task": 800.0, "marginal_elo_per_1k": 20.0},
+    ]
+    assert knee(players, 100) == "c"
+    assert knee(players, 10) == "d"
+    assert knee(players, 1000) == "a"
+
+
+async def test_elo_tab_bad_file_shows_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "c.csv"
+    bad.write_text("task_id,winner,loser\nt1,a\n")
+    app = EloLedgerApp(initial_tab="elo", elo_inputs=(bad, None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await until(lambda: "Could not build" in screen_text(app))
+        await pilot.pause(0.1)
+        assert "c.csv" in screen_text(app) and app.query_one(EloTab).data is None
+
+
+# -- Profiles ------------------------------------------------------------------------------------
+
+
+async def test_profiles_add_with_url_checked_as_you_type(tmp_path: Path) -> None:
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        tab = app.query_one(ProfilesTab)
+        assert await until(lambda: bool(tab.presets))
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ProfileForm)
+        await pilot.press(*"mygw", "tab")
+        await pilot.press(*"https://gw.example.com/v1/chat/completions?ref=x")
+        await pilot.pause(0.1)
+        check = str(app.screen.query_one("#form-url-check").render())
+        assert "query string" in check and "full endpoint" in check
+        await pilot.press("ctrl+s")  # refused while the URL has errors
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, ProfileForm)
+        url = app.screen.query_one("#form-url", Input)
+        url.value = ""
+        await pilot.click("#form-url")
+        await pilot.press(*"https://gw.example.com")
+        await pilot.pause(0.1)
+        assert "looks right" in str(app.screen.query_one("#form-url-check").render())
+        app.screen.query_one("#form-key-env", Input).value = "MYGW_KEY"
+        await pilot.press("ctrl+s")
+        assert await until(lambda: "mygw" in tab.profiles)
+        saved = load_profiles()["mygw"]
+        assert saved.base_url == "https://gw.example.com" and saved.key_env == "MYGW_KEY"
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "mygw" in text and "https://gw.example.com/v1" in text  # OpenAI SDK/Codex URL
+
+
+async def test_profiles_switch_shows_diff_then_applies_and_backs_up(temp_home: Path) -> None:
+    claude = temp_home / ".claude" / "settings.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}, indent=2) + "\n")
+    save_profile(Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY",
+                         auth="x-api-key", clients=["claude"]))
+    app = EloLedgerApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        tab = app.query_one(ProfilesTab)
+        assert await until(lambda: "gw" in tab.profiles)
+        await pilot.pause(0.2)
+        option_list = app.query_one("#profile-list", OptionList)
+        option_list.focus()
+        option_list.highlighted = 0
+        assert tab.selected_name() == "gw"
+        await pilot.press("u")
+        await pilot.pause(0.2)
+        await pilot.click("#switch-ok")
+        assert await until(lambda: isinstance(app.screen, DiffScreen))
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "settings.json" in text and "ANTHROPIC_BASE_URL" in text
+        assert claude.read_text().count("ANTHROPIC_BASE_URL") == 0  # nothing written yet
+        await pilot.press("a")
+        assert await until(lambda: "ANTHROPIC_BASE_URL" in claude.read_text())
+        data = json.loads(claude.read_text())
+        assert data["permissions"] == {"allow": ["Bash(ls)"]}  # the user's keys are kept
+        assert data["env"]["ANTHROPIC_BASE_URL"] == "https://gw.example.com"
+        from eloledger.profiles.switch import list_backups
+
+        assert list_backups(), "a backup is made before the write"
+
+
+# -- Doctor --------------------------------------------------------------------------------------
+
+
+async def test_doctor_groups_findings_and_applies_a_profile_fix_after_a_diff() -> None:
+    save_profile(Profile(name="gw", base_url="https://gw.example.com/v1/chat/completions",
+                         key_env="GW_KEY"))
+    app = EloLedgerApp(initial_tab="doctor")
+    async with app.run_test(size=(100, 30)) as pilot:
+        from eloledger.tui.doctor_tab import DoctorTab
+
+        tab = app.query_one(DoctorTab)
+        assert await until(lambda: bool(tab.findings))
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "── profile:gw" in text and "url.endpoint_path" in text and "errors" in text
+        option_list = app.query_one("#doctor-list", OptionList)
+        option_list.focus()
+        for i in range(option_list.option_count):
+            option = option_list.get_option_at_index(i)
+            if option.id is not None and tab.findings[int(option.id)].code == "url.endpoint_path":
+                option_list.highlighted = i
+        await pilot.pause(0.1)
+        assert "fix:" in screen_text(app) and "applies this fix" in screen_text(app)
+        await pilot.press("a")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, DiffScreen)
+        assert "+base_url = \"https://gw.example.com\"" in screen_text(app).replace("'", '"')
+        await pilot.press("a")
+        assert await until(lambda: load_profiles()["gw"].base_url == "https://gw.example.com")
+        assert await until(lambda: not any(f.code == "url.endpoint_path" for f in tab.findings))

@@ -1,0 +1,155 @@
+"""`eloledger watch`: the Run view following a ledger that another process writes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from eloledger.cli import watch_cmd
+from eloledger.errors import UserError
+from eloledger.ledger import LedgerWriter
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.sources import LedgerWatch
+from eloledger.tui.testing import screen_text
+
+WRITER = r"""
+import os, sys, time
+from eloledger.ledger import LedgerWriter
+path, rows = sys.argv[1], int(sys.argv[2])
+with LedgerWriter(path) as w:
+    for i in range(rows - 1):
+        w.append({"task_id": f"t{i:03d}", "arm": ["best_of_1", "best_of_4", "sc_5"][i % 3],
+                  "sample": i % 4, "role": "sample", "status": "ok", "prompt_tokens": 50,
+                  "completion_tokens": 50, "total_tokens": 100, "usage_source": "server",
+                  "latency_ms": 200.0})
+        time.sleep(0.02)
+# the last row arrives torn: half now, the rest later (a writer mid-write)
+line = b'{"task_id": "last", "arm": "best_of_1", "status": "ok", "total_tokens": 100, ' \
+       b'"prompt_tokens": 50, "completion_tokens": 50}\n'
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+os.write(fd, line[:30]); time.sleep(0.6); os.write(fd, line[30:]); os.close(fd)
+"""
+
+
+async def wait_for(predicate, timeout: float = 15.0, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(step)
+    return predicate()
+
+
+async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rows = 60
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(rows)])
+    app = EloLedgerApp(watch=path)
+    second = None
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            # attach a second, independent viewer of the same file
+            second = LedgerWatch(path)
+            second_task = asyncio.create_task(second.run())
+            seen_totals: set[int] = set()
+
+            def progressed() -> bool:
+                seen_totals.add(app.live_source.counters.total_tokens)
+                return app.live_source.counters.total_tokens >= (rows - 1) * 100
+
+            assert await wait_for(progressed)
+            assert len(seen_totals) > 2, "the total should grow while the writer writes"
+            # the torn last row is not counted until the writer completes it
+            if writer.poll() is None:
+                assert app.live_source.counters.total_tokens == (rows - 1) * 100
+            assert await wait_for(lambda: app.live_source.counters.total_tokens == rows * 100)
+            await pilot.pause(0.3)
+            text = screen_text(app)
+            assert "● following" in text and "total 6,000" in text
+            for arm in ("best_of_1", "best_of_4", "sc_5"):
+                assert arm in text
+            assert await wait_for(lambda: second.counters.total_tokens == rows * 100)
+            assert second.follower is not app.live_source.follower
+            second.stop()
+            await second_task
+    finally:
+        writer.wait(timeout=10)
+    assert writer.returncode == 0
+
+
+def _append(path: Path, rows: int, arm: str, tokens: int = 100) -> None:
+    with LedgerWriter(path) as w:
+        for i in range(rows):
+            w.append({"task_id": f"t{i}", "arm": arm, "status": "ok", "total_tokens": tokens,
+                      "prompt_tokens": tokens // 2, "completion_tokens": tokens - tokens // 2})
+
+
+async def test_watch_starts_over_when_the_file_is_truncated_or_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    _append(path, 10, "old_arm")
+    app = EloLedgerApp(watch=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 1000)
+        replacement = tmp_path / "new.jsonl"
+        _append(replacement, 3, "new_arm", tokens=10)
+        os.replace(replacement, path)  # a new run replaced the file
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 30)
+        assert "old_arm" not in app.live_source.counters.arms
+        path.write_bytes(b"")  # truncated
+        _append(path, 2, "third_arm", tokens=7)
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 14)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "third_arm" in text and "restarted" in text
+
+
+async def test_watch_from_end_shows_only_new_rows(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    _append(path, 10, "before")
+    app = EloLedgerApp(watch=path, from_start=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.5)
+        assert app.live_source.counters.total_tokens == 0
+        _append(path, 4, "after", tokens=25)
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 100)
+        assert set(app.live_source.counters.arms) == {"after"}
+
+
+async def test_watch_pause_stops_reading_and_resume_catches_up(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    _append(path, 2, "a")
+    app = EloLedgerApp(watch=path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 200)
+        await pilot.pause(0.3)  # focus lands on the Run view after the first refresh
+        await pilot.press("p")
+        assert app.live_source.paused
+        _append(path, 3, "a")
+        await asyncio.sleep(0.6)
+        assert app.live_source.counters.total_tokens == 200
+        await pilot.press("p")
+        assert await wait_for(lambda: app.live_source.counters.total_tokens == 500)
+
+
+def test_watch_command_rejects_bad_paths(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="is a folder"):
+        watch_cmd.handle(argparse.Namespace(ledger=str(tmp_path), from_start=True, theme=None))
+    with pytest.raises(UserError, match="no such file or folder"):
+        watch_cmd.handle(argparse.Namespace(ledger=str(tmp_path / "nope" / "x.jsonl"),
+                                            from_start=True, theme=None))
+
+
+def test_watch_parser_has_help_with_examples() -> None:
+    parser = argparse.ArgumentParser(prog="eloledger")
+    sub = parser.add_subparsers()
+    watch_cmd.register(sub)
+    args = parser.parse_args(["watch", "x.jsonl", "--from-end"])
+    assert args.ledger == "x.jsonl" and args.from_start is False
+    assert "examples:" in sub.choices["watch"].format_help()
