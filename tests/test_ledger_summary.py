@@ -198,3 +198,18 @@ def test_summary_equals_naive_python(
 
     exact = {g["name"]: g for g in summarize(read_rows(ledger.rows()))}
     assert exact == got
+
+
+def test_arm_costs_from_cost_columns_only(tmp_path: Path) -> None:
+    from eloledger.ledger.summary import COST_COLUMNS
+
+    path = tmp_path / "c.jsonl"
+    rows = [
+        {"arm": "a", "task_id": "t1", "total_tokens": 10, "passed": True, "model": "m"},
+        {"arm": "a", "task_id": "t2", "total_tokens": 30, "passed": False},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ledger = read_ledger(path, columns=COST_COLUMNS)
+    cost = arm_costs(ledger)["a"]
+    assert cost.tokens_per_task == 20 and cost.per_task_c == {"t1": 1, "t2": 0}
+    assert "model" not in ledger

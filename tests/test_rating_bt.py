@@ -17,6 +17,7 @@ from eloledger.rating.bt import (
     diagnose,
     fit_bt,
     fit_bt_batch,
+    hessian_factor,
     to_elo,
 )
 from eloledger.rating.comparisons import Comparisons
@@ -215,8 +216,37 @@ def test_batch_fit_matches_single_fits() -> None:
         assert np.max(np.abs(theta[k] - single)) * ELO_SCALE < 1e-4
 
 
+def test_batch_fit_with_a_shared_factor_matches_single_fits() -> None:
+    """Chord steps with the full data's Hessian factor (the bootstrap's fast path) land on
+    the same MLE as separate fits, including rounds far enough away to need Newton."""
+    base = aggregate(soft_data(8, n=7, m=3000))
+    rng = np.random.default_rng(0)
+    Ws = np.stack([base * rng.uniform(0.5, 1.5, base.shape) for _ in range(6)])
+    Ws[0] = base
+    Ws[1] = base * 0.02 + np.eye(7)[::-1] * 5  # far from base: chord steps are too slow
+    np.einsum("kii->ki", Ws)[:] = 0.0
+    theta0 = fit_bt(base).theta
+    factor = hessian_factor(base, theta0, 0.0)
+    theta, ok = fit_bt_batch(Ws, prior=0.0, theta0=theta0, factor=factor)
+    assert ok.all()
+    for k in range(Ws.shape[0]):
+        assert np.max(np.abs(theta[k] - fit_bt(Ws[k]).theta)) * ELO_SCALE < 1e-4
+
+
 def test_newton_is_fast_on_many_players() -> None:
     """300 players / 60,000 comparisons: converges in few Newton steps (a regression guard)."""
     comps = soft_data(11, n=300, m=60_000)
     fit = fit_bt(aggregate(comps))
     assert fit.converged and fit.iterations <= 15
+
+
+def test_too_many_players_is_a_user_error() -> None:
+    from eloledger.errors import UserError
+    from eloledger.rating.bt import MAX_PLAYERS
+
+    k = MAX_PLAYERS + 1
+    comps = Comparisons.from_arrays(
+        np.zeros(k, int), [f"a{x}" for x in range(k)], [f"a{x + 1}" for x in range(k)]
+    )
+    with pytest.raises(UserError, match="players; the dense Bradley–Terry fit handles up to"):
+        aggregate(comps)

@@ -77,7 +77,7 @@ def test_table_csv_md(capsys, comps: Path) -> None:
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["player", "elo", "95%"]
     assert (
-        "anchor: large = 1000 Elo; 95% intervals from 50 bootstrap rounds over tasks (seed 0)"
+        "anchor: large = 1000 Elo; 95% intervals (relative to the anchor) from 50 bootstrap rounds over tasks (seed 0)"
         in out
     )
     status, out, _ = run(capsys, str(comps), "--format", "csv", "--bootstrap", "0")

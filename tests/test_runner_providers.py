@@ -114,3 +114,49 @@ async def test_unreachable_server_is_a_connection_row_not_a_crash() -> None:
     finally:
         await provider.close()
     assert (res.status, res.error_class, res.usage_source) == ("error", "connection", "missing")
+
+
+def test_retry_after_forms_and_cap() -> None:
+    import email.utils
+    import time
+
+    from eloledger.runner.providers import CallResult, _retry_after, httpx
+    from eloledger.runner.run import _Run
+    from eloledger.runner.spec import RetrySpec
+
+    assert _retry_after(httpx.Headers({"retry-after": "3"})) == 3.0
+    assert _retry_after(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= _retry_after(httpx.Headers({"retry-after": future})) <= 31
+    assert _retry_after(httpx.Headers({"retry-after": "soon"})) is None
+
+    class Fake:  # just what _backoff reads
+        spec = type("S", (), {"retry": RetrySpec(base_s=1.0, cap_s=8.0, retry_after_cap_s=5.0)})
+        rng = __import__("random").Random(0)
+
+    backoff = _Run._backoff
+    assert 5.0 <= backoff(Fake, 1, CallResult(retry_after_s=600.0)) <= 5.6  # capped
+    assert 2.0 <= backoff(Fake, 1, CallResult(retry_after_s=2.0)) <= 2.3  # honoured
+    waits = [backoff(Fake, a, CallResult()) for a in (1, 2, 3, 4, 5, 6)]
+    assert 0.5 <= waits[0] <= 1.0 and 4.0 <= waits[3] <= 8.0 and waits[5] <= 8.0  # exp, capped
+
+
+async def test_a_stream_slower_than_the_timeout_is_a_timeout_row() -> None:
+    server = SimServer(speed=1.0)
+    await server.start()
+    provider = Provider(
+        wire_api="openai-chat",
+        base_url=server.openai_base_url,
+        api_key="k",
+        model="sim-small",
+        timeout_s=0.3,
+    )
+    try:
+        res = await provider.call(
+            PROMPT, max_tokens=64, temperature=0, headers={"x-sim-fault": "slow"}
+        )
+    finally:
+        await provider.close()
+        await server.stop()
+    assert (res.status, res.error_class, res.http_status) == ("error", "timeout", None)
+    assert 250 <= res.latency_ms < 2000

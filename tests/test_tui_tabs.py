@@ -110,6 +110,7 @@ async def test_profiles_add_with_url_checked_as_you_type(tmp_path: Path) -> None
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(ProfilesTab)
         assert await until(lambda: bool(tab.presets))
+        await pilot.pause(0.3)  # focus lands in the tab after the first refresh
         await pilot.press("n")
         await pilot.pause(0.2)
         assert isinstance(app.screen, ProfileForm)
@@ -137,7 +138,11 @@ async def test_profiles_add_with_url_checked_as_you_type(tmp_path: Path) -> None
         assert "mygw" in text and "https://gw.example.com/v1" in text  # OpenAI SDK/Codex URL
 
 
-async def test_profiles_switch_shows_diff_then_applies_and_backs_up(temp_home: Path) -> None:
+async def test_profiles_switch_shows_diff_then_applies_and_backs_up(
+    temp_home: Path, monkeypatch
+) -> None:
+    secret = "sk-gw-test-0123456789abcdef"
+    monkeypatch.setenv("GW_KEY", secret)
     claude = temp_home / ".claude" / "settings.json"
     claude.parent.mkdir(parents=True)
     claude.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}, indent=2) + "\n")
@@ -159,12 +164,14 @@ async def test_profiles_switch_shows_diff_then_applies_and_backs_up(temp_home: P
         await pilot.pause(0.2)
         text = screen_text(app)
         assert "settings.json" in text and "ANTHROPIC_BASE_URL" in text
+        assert secret not in text  # the diff masks the key
         assert claude.read_text().count("ANTHROPIC_BASE_URL") == 0  # nothing written yet
         await pilot.press("a")
         assert await until(lambda: "ANTHROPIC_BASE_URL" in claude.read_text())
         data = json.loads(claude.read_text())
         assert data["permissions"] == {"allow": ["Bash(ls)"]}  # the user's keys are kept
         assert data["env"]["ANTHROPIC_BASE_URL"] == "https://gw.example.com"
+        assert secret not in screen_text(app)
         from eloledger.profiles.switch import list_backups
 
         assert list_backups(), "a backup is made before the write"

@@ -33,6 +33,9 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
   tok/success   total tokens / total successes (a ratio of sums)
 """
 
+DEFAULT_ROUNDS = 1000
+DEFAULT_ROUNDS_MANY = 200
+MANY_PLAYERS = 300
 BASE_COLUMNS = (
     ("name", "player", None),
     ("elo", "elo", 1),
@@ -67,9 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "elo",
         help="Bradley–Terry Elo, bootstrap intervals by task, Elo per 1K tokens",
         description=(
-            "Fit Bradley–Terry ratings to pairwise comparisons (exact maximum likelihood), "
-            "anchor them at 1000 Elo, give 95% intervals by bootstrapping tasks, and with "
-            "--ledger add token columns: Elo per 1K tokens, marginal Elo per 1K tokens along "
+            "Fit Bradley–Terry ratings to pairwise comparisons (exact maximum likelihood),\n"
+            "anchor them at 1000 Elo and give 95% intervals by bootstrapping tasks. With\n"
+            "--ledger, add token columns: Elo per 1K tokens, marginal Elo per 1K tokens along\n"
             "the cost frontier, Elo per tenfold tokens, pass@k and tokens per success."
         ),
         epilog=EPILOG,
@@ -87,9 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--bootstrap",
         type=int,
-        default=1000,
+        default=None,
         metavar="N",
-        help="task-bootstrap rounds for the intervals (default 1000; 0 = none)",
+        help=(
+            f"task-bootstrap rounds for the intervals (default {DEFAULT_ROUNDS}, or "
+            f"{DEFAULT_ROUNDS_MANY} above {MANY_PLAYERS} players; 0 = none)"
+        ),
     )
     parser.add_argument(
         "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
@@ -122,7 +128,7 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.rating.table import elo_report
 
     comps_path, ledger_path = _inputs(args)
-    if args.bootstrap < 0:
+    if args.bootstrap is not None and args.bootstrap < 0:
         raise UserError(
             f"--bootstrap {args.bootstrap}: must be >= 0", fix="give a number of rounds, e.g. 1000"
         )
@@ -131,12 +137,15 @@ def handle(args: argparse.Namespace) -> int:
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
     comparisons = read_comparisons(comps_path)
+    rounds = args.bootstrap
+    if rounds is None:  # each round costs O(players²): keep the default quick for big pools
+        rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
     costs = _costs(ledger_path) if ledger_path else None
     report = elo_report(
         comparisons,
         costs=costs,
         anchor=args.anchor,
-        bootstrap_rounds=args.bootstrap,
+        bootstrap_rounds=rounds,
         seed=args.seed,
         prior=args.prior,
         task_weight=args.task_weight,
@@ -225,8 +234,8 @@ def _anchor_note(report, args: argparse.Namespace) -> str:
     text = f"anchor: {report.anchor} = 1000 Elo"
     if report.bootstrap_rounds:
         text += (
-            f"; {report.level:.0%} intervals from {report.bootstrap_rounds} bootstrap rounds over "
-            f"tasks (seed {args.seed})"
+            f"; {report.level:.0%} intervals (relative to the anchor) from "
+            f"{report.bootstrap_rounds} bootstrap rounds over tasks (seed {args.seed})"
         )
     if report.task_weight == "equal":
         text += "; every task weighs the same"

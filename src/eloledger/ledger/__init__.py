@@ -1,4 +1,10 @@
-"""The token ledger: one JSON object per model call, append-only (schema in design.md)."""
+"""The token ledger: one JSON object per model call, append-only (schema in design.md).
+
+Modules: ``writer`` (LedgerWriter), ``reader`` (read_ledger, iter_rows, parse_line, Ledger),
+``summary`` (summarize, summary_warnings, arm_costs, ArmCost), ``follow`` (LedgerFollower),
+``canonical`` (what a row from the wild means). Import the reader-side modules directly; this
+package only exposes the writer so that writing a ledger does not load numpy or msgspec.
+"""
 
 from eloledger.ledger.schema import FIELDS, SCHEMA_VERSION
 from eloledger.ledger.writer import LedgerWriter

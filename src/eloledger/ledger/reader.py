@@ -1,9 +1,10 @@
 """Read a JSONL token ledger fast, into columns, with exact errors for bad lines.
 
-The fast path decodes the whole file with one msgspec call into rows holding only the fields
-the caller needs, and applies the canonical rules column-wise. Anything unusual (a bad line,
-a blank line, an odd type) sends the read down the exact path: orjson line by line through
-:func:`eloledger.ledger.canonical.canonicalize`, which names the file and line of any error.
+The fast path (:mod:`eloledger.ledger.fastread`) decodes the file in bulk with msgspec into
+rows holding only the fields the caller needs, and applies the canonical rules column-wise.
+Anything unusual (a bad line, a blank line, an odd type) sends the read down the exact path:
+orjson line by line through :func:`eloledger.ledger.canonical.canonicalize`, which names the
+file and line of any error.
 
 A torn last line (no trailing newline and not parseable: a crash mid-write) is skipped with a
 warning. A malformed line anywhere else is an error: silently dropping rows from the middle of
@@ -13,17 +14,11 @@ a ledger would change the totals without anyone noticing.
 from __future__ import annotations
 
 import json
-import mmap
-import multiprocessing
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 import orjson
 
@@ -36,10 +31,8 @@ from eloledger.ledger.columns import (
     Factor,
     NeedsExactPath,
     columns_from_rows,
-    columns_from_structs,
-    concat,
-    row_decoder,
 )
+from eloledger.ledger.fastread import fast_columns
 
 Warn = Callable[[str], None]
 
@@ -169,7 +162,7 @@ def read_ledger(
         raise ValueError(f"unknown ledger columns: {unknown}")
     end, torn = _inspect(path)
     try:
-        built, length = _fast_read(path, end, names, workers)
+        built, length = fast_columns(path, end, names, workers)
     except NeedsExactPath:
         built = None
     if built is not None:
@@ -197,106 +190,6 @@ def read_rows(rows: Iterable[dict[str, Any]], *, columns: Sequence[str] | None =
     names = tuple(columns) if columns is not None else ALL_COLUMNS
     built = columns_from_rows(rows, names)
     return Ledger(Path("<rows>"), built, len(rows), [], end_offset=0, rows=rows)
-
-
-_PARALLEL_MIN_BYTES = 48 << 20
-
-
-def _fast_read(
-    path: Path, end: int, names: Sequence[str], workers: int | None
-) -> tuple[Columns, int]:
-    """Decode ``[0, end)`` of the file in one process or several; NeedsExactPath if unusual."""
-    count = workers if workers is not None else _auto_workers(end)
-    bounds = _split(path, end, count)
-    if len(bounds) == 1:
-        return _read_chunk(str(path), 0, end, names)
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(bounds), mp_context=context) as pool:
-            futures = [pool.submit(_read_chunk, str(path), a, b, names) for a, b in bounds]
-            parts = [f.result() for f in futures]
-    except (BrokenProcessPool, OSError, ValueError):
-        return _read_chunk(str(path), 0, end, names)
-    return concat([c for c, _ in parts], names), sum(n for _, n in parts)
-
-
-def _auto_workers(size: int) -> int:
-    if size < _PARALLEL_MIN_BYTES or threading.active_count() > 1:
-        return 1  # forking a threaded process (a TUI, a server) is not safe
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(os.cpu_count() or 1, 4, size // (_PARALLEL_MIN_BYTES // 2)))
-
-
-def _split(path: Path, end: int, count: int) -> list[tuple[int, int]]:
-    """``count`` byte ranges of whole lines covering ``[0, end)``."""
-    cuts = [0]
-    if count > 1:
-        with open(path, "rb") as fh:
-            for i in range(1, count):
-                fh.seek(max(end * i // count - 1, cuts[-1]))
-                fh.readline()
-                cut = min(fh.tell(), end)
-                if cut > cuts[-1]:
-                    cuts.append(cut)
-    if cuts[-1] != end:
-        cuts.append(end)
-    return list(zip(cuts[:-1], cuts[1:], strict=True))
-
-
-_BATCH_BYTES = 4 << 20  # decode this much at a time: the rows stay in the CPU cache
-
-
-def _read_chunk(path: str, start: int, end: int, names: Sequence[str]) -> tuple[Columns, int]:
-    """Fast path for one slice of whole lines (runs in a worker process for big files).
-
-    The file is memory-mapped (no copy) and decoded a few MB at a time, so that the decoded
-    rows of a batch are still in the CPU cache when their columns are extracted.
-    """
-    parts: list[Columns] = []
-    length = 0
-    with open(path, "rb") as fh, _mapped(fh, end) as mapped:
-        view = memoryview(mapped)
-        try:
-            pos = start
-            while pos < end:
-                stop = mapped.find(b"\n", min(pos + _BATCH_BYTES, end) - 1, end) + 1 or end
-                with view[pos:stop] as batch:
-                    columns, n = _decode_batch(batch, names)
-                parts.append(columns)
-                length += n
-                pos = stop
-        finally:
-            view.release()
-    if not parts:
-        raise NeedsExactPath
-    return concat(parts, names), length
-
-
-def _mapped(fh: Any, end: int) -> mmap.mmap:
-    try:
-        return mmap.mmap(fh.fileno(), end, access=mmap.ACCESS_READ)
-    except (OSError, ValueError) as exc:  # the file shrank since we looked: read it exactly
-        raise NeedsExactPath from exc
-
-
-def _decode_batch(batch: memoryview, names: Sequence[str]) -> tuple[Columns, int]:
-    structs, tight = None, True
-    for tight in (True, False):
-        try:
-            structs = row_decoder(names, tight=tight).decode_lines(batch)
-            break
-        except msgspec.ValidationError as exc:
-            if not tight:
-                raise NeedsExactPath from exc
-        except msgspec.DecodeError as exc:
-            raise NeedsExactPath from exc
-    raw = np.frombuffer(batch, dtype=np.uint8)
-    lines = int(np.count_nonzero(raw == 10)) + (0 if raw[-1] == 10 else 1)
-    del raw  # the mapping can only close once no array points into it
-    if not structs or len(structs) != lines:  # blank or multi-line records: be exact
-        raise NeedsExactPath
-    return columns_from_structs(structs, names, tight=tight), len(structs)
 
 
 def _open(path: Path) -> Any:

@@ -24,7 +24,18 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.columns import COST_COLUMNS, SUMMARY_COLUMNS
 from eloledger.ledger.reader import Ledger
+
+__all__ = [
+    "COST_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "SUMMARY_FIELDS",
+    "ArmCost",
+    "arm_costs",
+    "summarize",
+    "summary_warnings",
+]
 
 MISSING_NAME = "(none)"
 SUMMARY_FIELDS = (
@@ -173,6 +184,7 @@ def summary_warnings(
 def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, ArmCost]:
     """Per-arm cost and pass counts from sample/select rows (judge and probe rows never count).
 
+    Read the ledger with ``read_ledger(path, columns=COST_COLUMNS)`` (or all columns).
     A sample is scored when ``passed`` is known, or, with ``threshold``, when ``score`` is
     known (passed = score >= threshold where ``passed`` is missing).
     """

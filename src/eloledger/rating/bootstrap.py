@@ -19,9 +19,18 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from eloledger.rating.bt import FALLBACK_PRIOR, aggregate, fit_bt, fit_bt_batch, row_weights, to_elo
+from eloledger.rating.bt import (
+    FALLBACK_PRIOR,
+    aggregate,
+    fit_bt,
+    fit_bt_batch,
+    hessian_factor,
+    row_weights,
+    to_elo,
+)
 
 _CHUNK_CELLS = 4_000_000  # floats per chunk of rounds (bounds memory for big problems)
+_TOL = 1e-6  # θ precision per round (4e-5 Elo): far below any interval's resolution
 _CLOSURE_MAX_N = 24  # up to this many players, check the MLE condition by batched closure
 
 
@@ -63,10 +72,13 @@ def bootstrap(
     if not 0.0 < level < 1.0:
         raise ValueError("level must be in (0, 1)")
     n = comparisons.n_players
+    W_full = aggregate(comparisons, task_weight=task_weight)
     if theta0 is None:  # callers passing theta0 pass the prior their fit actually used
-        main = fit_bt(aggregate(comparisons, task_weight=task_weight), prior=prior)
+        main = fit_bt(W_full, prior=prior)
         theta0, prior = main.theta, main.prior
     M, keys = _unit_pair_matrix(comparisons, task_weight, unit)
+    # One Hessian factor of the full data serves every round (resamples are close to it).
+    factor = hessian_factor(W_full, np.asarray(theta0, dtype=np.float64), prior) if n > 1 else None
     U = M.shape[0]
     MT = M.T.tocsr()
     rng = np.random.default_rng(seed)
@@ -85,11 +97,11 @@ def bootstrap(
         ok = np.ones(size, dtype=bool) if prior > 0 else _mle_exists(Wb)
         th = np.empty((size, n))
         if ok.any():
-            th[ok], conv = fit_bt_batch(Wb[ok], prior=prior, theta0=theta0)
+            th[ok], conv = fit_bt_batch(Wb[ok], prior=prior, theta0=theta0, tol=_TOL, factor=factor)
             not_converged += int((~conv).sum())
         if not ok.all():
             no_mle += int((~ok).sum())
-            th[~ok], conv = fit_bt_batch(Wb[~ok], prior=FALLBACK_PRIOR, theta0=theta0)
+            th[~ok], conv = fit_bt_batch(Wb[~ok], prior=FALLBACK_PRIOR, theta0=theta0, tol=_TOL)
             not_converged += int((~conv).sum())
         thetas[start : start + size] = th
     samples = to_elo(thetas, anchor)
@@ -103,6 +115,8 @@ def bootstrap(
             f"{no_mle} of {rounds} bootstrap rounds had a player or group that never lost (or "
             f"never won) in the resample; those rounds used the fallback prior {FALLBACK_PRIOR:g}"
         )
+    if not_converged:
+        warnings.append(f"{not_converged} of {rounds} bootstrap fits did not converge")
     return BootstrapResult(
         samples, lo, hi, rlo.astype(int), rhi.astype(int), level, no_mle, warnings
     )

@@ -34,7 +34,7 @@ ELO_BASE = 1000.0
 # Gaussian prior (penalty prior/2 · Σθ², i.e. θ ~ N(0, 1/prior)) used only when the MLE does
 # not exist: sd ≈ 3.2 in θ ≈ 550 Elo, weak next to any real amount of data.
 FALLBACK_PRIOR = 0.1
-MAX_PLAYERS = 15_000  # the n×n win matrix and its Cholesky factor must fit in memory
+MAX_PLAYERS = 5_000  # dense n×n matrices (a few 200 MB arrays at the limit) and O(n³) factors
 _SAFE_STEP = 0.5  # Newton steps up to this (in θ) are taken whole, larger ones backtrack
 
 
@@ -254,15 +254,45 @@ def _newton(
     return theta, False, max_iter
 
 
+def hessian_factor(W: np.ndarray, theta: np.ndarray, prior: float):
+    """Cholesky factor of the negative log-likelihood's Hessian at θ (with the gauge term
+    when prior is 0): reused by ``fit_bt_batch`` for matrices close to W."""
+    n = W.shape[0]
+    N = W + W.T
+    P = expit(theta[:, None] - theta[None, :])
+    V = N * P * P.T
+    H = -V + (0.0 if prior > 0 else 1.0 / n)
+    H[np.diag_indices(n)] += V.sum(1) + prior
+    return cho_factor(H, check_finite=False)
+
+
 def fit_bt_batch(
-    W: np.ndarray, *, prior: float, theta0: np.ndarray, tol: float = 1e-9, max_iter: int = 100
+    W: np.ndarray,
+    *,
+    prior: float,
+    theta0: np.ndarray,
+    tol: float = 1e-9,
+    max_iter: int = 100,
+    factor=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fit many win matrices at once (shape R×n×n), warm-started from ``theta0`` (n or R×n).
 
     For bootstrap rounds: numpy's batched ``solve`` does R small Newton systems per call.
+    With ``factor`` (``hessian_factor`` of a nearby matrix, e.g. the full data at its fit),
+    rounds first take chord steps with that one factor — O(n²) each instead of O(n³) — and
+    only rounds where that converges slowly fall back to full Newton steps.
     Every matrix must have an MLE (or prior > 0). Returns (θ of shape R×n, converged mask)."""
     R, n, _ = W.shape
     theta = np.broadcast_to(np.asarray(theta0, dtype=np.float64), (R, n)).copy()
+    if factor is not None:
+        theta, done = _chord_batch(W, prior, theta, factor, tol, max_iter)
+        if not done.all():
+            rest = np.flatnonzero(~done)
+            theta[rest], ok = fit_bt_batch(
+                W[rest], prior=prior, theta0=theta[rest], tol=tol, max_iter=max_iter
+            )
+            done[rest] = ok
+        return theta, done
     N = W + W.transpose(0, 2, 1)
     wins = W.sum(2)
     gauge = 0.0 if prior > 0 else 1.0 / n
@@ -313,3 +343,32 @@ def fit_bt_batch(
     if prior == 0.0:
         theta -= theta.mean(1, keepdims=True)
     return theta, converged
+
+
+def _chord_batch(
+    W: np.ndarray, prior: float, theta: np.ndarray, factor, tol: float, max_iter: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Steps θ ← θ − H0⁻¹·∇ with one fixed factor H0 for every matrix; a row stops when its
+    step is below ``tol`` (converged) or shrinks by less than half (left for Newton)."""
+    R, n = theta.shape
+    N = W + W.transpose(0, 2, 1)
+    wins = W.sum(2)
+    active = np.arange(R)
+    done = np.zeros(R, dtype=bool)
+    previous = np.full(R, np.inf)
+    for _ in range(max_iter):
+        th = theta[active]
+        P = expit(th[:, :, None] - th[:, None, :])
+        grad = (N[active] * P).sum(2) - wins[active] + prior * th
+        step = cho_solve(factor, grad.T, check_finite=False).T
+        size = np.max(np.abs(step), axis=1)
+        good = size <= 0.5 * previous[active]
+        good &= size <= _SAFE_STEP
+        theta[active[good]] = th[good] - step[good]
+        finished = good & (size < tol)
+        done[active[finished]] = True
+        previous[active] = size
+        active = active[good & ~finished]
+        if active.size == 0:
+            break
+    return theta, done

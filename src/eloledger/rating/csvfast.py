@@ -55,10 +55,10 @@ def factorize(
     m = lengths.size
     if m == 0:
         return np.zeros(0, dtype=np.int64), []
-    width = int(lengths.max())
-    if width > MAX_WIDTH:
+    widest = int(lengths.max())
+    if widest > MAX_WIDTH:
         return None
-    width = max(8, (width + 7) // 8 * 8)
+    width = max(8, (widest + 7) // 8 * 8)
     grid = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]  # rows × width copy
     words = grid.view(np.uint64)
     for c in range(words.shape[1]):  # zero the bytes past each field's end (little endian)
@@ -66,17 +66,17 @@ def factorize(
         np.maximum(keep, 0, out=keep)
         np.minimum(keep, 8, out=keep)
         words[:, c] &= _LOW_BYTES[keep]
-    h = lengths.astype(np.uint64)
+    # Up to 7 bytes, value and length fit one word and the (bijective) mix keeps it exact.
+    exact = widest <= 7
     with np.errstate(over="ignore"):
-        for c in range(words.shape[1]):
-            h = (h ^ words[:, c]) * _MIX
-        # murmur3's finaliser: the top bits (the table key) depend on every input bit
-        h ^= h >> np.uint64(33)
-        h *= np.uint64(0xFF51AFD7ED558CCD)
-        h ^= h >> np.uint64(33)
-        h *= np.uint64(0xC4CEB9FE1A85EC53)
-        h ^= h >> np.uint64(33)
-    rep = _representatives(h, words, lengths)
+        if exact:
+            h = words[:, 0] | (lengths.astype(np.uint64) << np.uint64(56))
+        else:
+            h = lengths.astype(np.uint64)
+            for c in range(words.shape[1]):
+                h = (h ^ words[:, c]) * _MIX
+        h = _finalise(h)
+    rep = _representatives(h, None if exact else words, lengths)
     if rep is None:
         return None
     first = np.full(m, m, dtype=np.int64)
@@ -90,12 +90,25 @@ def factorize(
     return code_of[rep], values
 
 
-def _representatives(h: np.ndarray, words: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+def _finalise(h: np.ndarray) -> np.ndarray:
+    """murmur3's 64-bit finaliser: a bijection whose top bits depend on every input bit."""
+    h = h ^ (h >> np.uint64(33))
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+def _representatives(
+    h: np.ndarray, words: np.ndarray | None, lengths: np.ndarray
+) -> np.ndarray | None:
     """For every row, the index of a row holding the same value (the same one for equal values).
 
     A table indexed by the top bits of the hash gives every bucket one representative row in
     O(n) (no sort); rows that differ from their bucket's representative (bucket collisions)
-    are grouped by a sort over just those rows. Every grouping is verified byte for byte.
+    are grouped by a sort over just those rows. ``words`` None means h is exact (injective);
+    otherwise every grouping is verified byte for byte.
     """
     m = h.size
     bits = int(min(24, max(16, math.ceil(math.log2(4 * m)))))
@@ -103,20 +116,27 @@ def _representatives(h: np.ndarray, words: np.ndarray, lengths: np.ndarray) -> n
     table = np.empty(1 << bits, dtype=np.int32 if m < 2**31 else np.int64)
     table[key] = np.arange(m)  # whichever write lands, the bucket gets one of its own rows
     rep = table[key].astype(np.int64)
-    bad = np.flatnonzero(~_same(words, lengths, rep))
+    same = h == h[rep]
+    if words is not None:
+        same &= _same(words, lengths, rep)
+    bad = np.flatnonzero(~same)
     if bad.size:
         first, inverse = _unique(h[bad])
         sub = bad[first[inverse]]
-        if not _same(words[bad], lengths[bad], sub, words, lengths).all():
+        if words is not None and not _same(words[bad], lengths[bad], sub, words, lengths).all():
             return None  # a full 64-bit hash collision: let the caller take the careful path
         rep[bad] = sub
     return rep
 
 
 def _same(words, lengths, rep, ref_words=None, ref_lengths=None) -> np.ndarray:
+    """Row k equals row ``rep[k]`` of the reference, byte for byte and in length."""
     ref_words = words if ref_words is None else ref_words
     ref_lengths = lengths if ref_lengths is None else ref_lengths
-    return (words == ref_words[rep]).all(1) & (lengths == ref_lengths[rep])
+    out = lengths == ref_lengths[rep]
+    for c in range(words.shape[1]):
+        out &= words[:, c] == ref_words[rep, c]
+    return out
 
 
 def _unique(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

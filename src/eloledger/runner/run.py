@@ -440,6 +440,11 @@ class _Run:
                         knockouts.append(self._knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
+        if self.spec.judge.kind != "llm" and results and all(r.score is None for r in results):
+            self.result.warnings.append(
+                "no sample could be scored (the tasks have neither answer nor tests): "
+                'set kind = "llm" in [judge] to compare the arms with an LLM judge'
+            )
         if self.spec.judge.kind == "llm":
             comparisons = await self._llm_comparisons(results)
         else:

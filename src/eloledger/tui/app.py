@@ -151,7 +151,9 @@ class EloLedgerApp(App[int]):
             self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
-        self.notify("Run finished: fitting Elo (Elo tab).", timeout=6)
+        ledger_path = getattr(result, "ledger_path", None)
+        self.notify(f"Run finished ({getattr(result, 'stopped', 'done')}); ledger {ledger_path}. "
+                    "Fitting Elo (Elo tab).", timeout=10)
         comparisons = getattr(result, "comparisons_path", None) or getattr(
             result, "comparisons", None
         )

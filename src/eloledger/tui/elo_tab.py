@@ -395,11 +395,13 @@ class EloTab(Vertical):
         plot.set_xlimits(min(xs) - 0.08 * span, max(xs) + 0.08 * span)
         low = min(min(ys), y0)
         high = max(ys)
+        reference_top = y0 + 400 * (max(xs) - x0)
+        high = max(high, min(reference_top, high + (high - low)))  # show some of the reference
         pad = (high - low) * 0.1 or 50
         plot.set_ylimits(low - pad, high + pad)
         plot.set_xlabel("tokens per task (log)")
         plot.set_ylabel("Elo")
-        plot.show_legend(LegendLocation.TOPLEFT)
+        plot.show_legend(LegendLocation.BOTTOMRIGHT)
 
     # -- actions --------------------------------------------------------------------------------
 

@@ -267,7 +267,7 @@ class RunView(Vertical):
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
             + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
             f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
-            f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok (est.)",
+            f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok",
             self._budget_line(c),
             f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight · retries {c.retries}"
             f" · 429s {c.rate_limited} · p50 {fmt.millis(self._p50)} · p95 {fmt.millis(self._p95)}",

@@ -140,12 +140,18 @@ class LiveRun:
     """Runs an experiment spec in the app's event loop (a Textual worker) with pause/cancel."""
 
     def __init__(
-        self, spec: Any, *, label: str = "", on_done: Callable[[Any], None] | None = None
+        self,
+        spec: Any,
+        *,
+        label: str = "",
+        resume: bool = False,
+        on_done: Callable[[Any], None] | None = None,
     ) -> None:
         self.spec = spec
+        self.resume = resume
         ledger = getattr(spec, "ledger", None)
         name = str(getattr(spec, "name", "") or "run")
-        self.label = label or (f"{name} → {ledger}" if ledger else name)
+        self.label = label or (f"{name} → {Path(ledger).name}" if ledger else name)
         self.counters = RunCounters()
         self.pause_event = asyncio.Event()
         self.cancel_event = asyncio.Event()

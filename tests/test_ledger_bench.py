@@ -1,0 +1,25 @@
+"""Smoke test: the ledger benchmark runs on a small file and finds identical sums."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_ledger.py"
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_bench_ledger_small() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--rows", "3000", "--no-json-loop"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sums identical: True" in done.stdout
+    assert "jq | awk" in done.stdout

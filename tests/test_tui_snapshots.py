@@ -1,0 +1,60 @@
+"""Snapshots of the main screens (deterministic data), at 80×24 and at 120×40.
+
+Update after an intended change with: pytest tests/test_tui_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.sources import SnapshotSource
+from eloledger.tui.testing import sample_counters
+
+EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
+SIZES = [(80, 24), (120, 40)]
+
+
+def run_app() -> EloLedgerApp:
+    counters = sample_counters(rows=60)
+    counters.in_flight = 5
+    counters.on_tokens("best_of_2", 321)
+    frozen = counters.started_at + 12.0  # a fixed clock: elapsed time and tok/s never move
+    return EloLedgerApp(source=SnapshotSource(counters, label="demo.ledger.jsonl", state="running"),
+                        clock=lambda: frozen)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
+    assert snap_compare(run_app(), terminal_size=size, press=["_"])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_elo_tab(snap_compare, size: tuple[int, int]) -> None:
+    app = EloLedgerApp(initial_tab="elo",
+                       elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl"))
+
+    async def loaded(pilot) -> None:
+        deadline = time.monotonic() + 30
+        while app.query_one(EloTab).data is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=loaded)
+
+
+def test_snapshot_profiles_tab(snap_compare) -> None:
+    async def loaded(pilot) -> None:
+        await pilot.pause(0.5)
+
+    assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), run_before=loaded)
+
+
+def test_snapshot_help(snap_compare) -> None:
+    assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), press=["f1", "_"])
