@@ -127,6 +127,7 @@ async def measure(name: str, seconds: float, rate: float, mode: str) -> Result:
     view: RunView | None = None
     per_event = None
     if mode == "baseline":
+
         def per_event() -> None:  # the naive way: redraw the numbers for every token event
             assert view is not None
             view.query_one("#run-summary").update(view.summary_text(source))
@@ -166,8 +167,15 @@ async def measure(name: str, seconds: float, rate: float, mode: str) -> Result:
             ticks = view.ticks
     lags.sort()
     p99 = lags[int(0.99 * (len(lags) - 1))] if lags else float("nan")
-    return Result(name, wall, events, 100 * cpu / wall,
-                  statistics.median(lags) if lags else float("nan"), p99, ticks)
+    return Result(
+        name,
+        wall,
+        events,
+        100 * cpu / wall,
+        statistics.median(lags) if lags else float("nan"),
+        p99,
+        ticks,
+    )
 
 
 async def main_async(seconds: float, rate: float) -> list[Result]:
@@ -185,25 +193,35 @@ def main() -> None:
     args = parser.parse_args()
     results = asyncio.run(main_async(args.seconds, args.rate))
     producer = results[0]
-    print(f"{STREAMS} streams, target {args.rate:,.0f} token events/s, {args.seconds:g} s per run, "
-          f"{psutil.cpu_count()} cores, load avg {psutil.getloadavg()[0]:.2f}")
-    header = (f"{'run':<30} {'events/s':>9} {'CPU %':>7} {'app CPU %':>9} "
-              f"{'lag p50 ms':>10} {'lag p99 ms':>10}")
+    print(
+        f"{STREAMS} streams, target {args.rate:,.0f} token events/s, {args.seconds:g} s per run, "
+        f"{psutil.cpu_count()} cores, load avg {psutil.getloadavg()[0]:.2f}"
+    )
+    header = (
+        f"{'run':<30} {'events/s':>9} {'CPU %':>7} {'app CPU %':>9} "
+        f"{'lag p50 ms':>10} {'lag p99 ms':>10}"
+    )
     print(header)
     print("-" * len(header))
     for r in results:
         app_cpu = r.cpu_pct - producer.cpu_pct if r is not producer else float("nan")
-        print(f"{r.name:<30} {r.events / r.seconds:>9,.0f} {r.cpu_pct:>7.1f} {app_cpu:>9.1f} "
-              f"{r.lag_p50_ms:>10.2f} {r.lag_p99_ms:>10.2f}")
+        print(
+            f"{r.name:<30} {r.events / r.seconds:>9,.0f} {r.cpu_pct:>7.1f} {app_cpu:>9.1f} "
+            f"{r.lag_p50_ms:>10.2f} {r.lag_p99_ms:>10.2f}"
+        )
     ours, base = results[1], results[2]
     ours_app = ours.cpu_pct - producer.cpu_pct
     base_app = base.cpu_pct - producer.cpu_pct
     print()
-    print(f"app CPU, baseline / eloledger: {base_app / max(ours_app, 0.1):.1f}x   "
-          f"p99 lag, baseline / eloledger: {base.lag_p99_ms / max(ours.lag_p99_ms, 0.01):.1f}x")
+    print(
+        f"app CPU, baseline / eloledger: {base_app / max(ours_app, 0.1):.1f}x   "
+        f"p99 lag, baseline / eloledger: {base.lag_p99_ms / max(ours.lag_p99_ms, 0.01):.1f}x"
+    )
     ok = ours_app < 40 and ours.lag_p99_ms < 20
-    print(f"goal (app CPU < 40% of one core, p99 lag < 20 ms): {'MET' if ok else 'NOT MET'} "
-          f"(app CPU {ours_app:.1f}%, p99 {ours.lag_p99_ms:.2f} ms, {ours.ticks} view ticks)")
+    print(
+        f"goal (app CPU < 40% of one core, p99 lag < 20 ms): {'MET' if ok else 'NOT MET'} "
+        f"(app CPU {ours_app:.1f}%, p99 {ours.lag_p99_ms:.2f} ms, {ours.ticks} view ticks)"
+    )
 
 
 if __name__ == "__main__":

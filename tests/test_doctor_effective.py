@@ -156,3 +156,20 @@ def test_sdk_defaults_and_env(temp_home: Path, monkeypatch: pytest.MonkeyPatch) 
     assert _get(settings, "openai", "OPENAI_BASE_URL").source.label == "built-in default"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-abcdefghijkl")
     assert _get(effective_settings(), "openai", "OPENAI_API_KEY").value == "sk-pro…(20 chars)"
+
+
+def test_gemini_settings_with_comments_parse_but_claude_settings_do_not(temp_home: Path) -> None:
+    """Gemini CLI strips // and /* */ comments from settings.json; Claude Code does not."""
+    _write(
+        temp_home / ".gemini/settings.json",
+        '{\n  // picked by eloledger\n  "security": {"auth": {"selectedType": "gemini-api-key"}}'
+        "\n  /* end */\n}\n",
+    )
+    _write(temp_home / ".claude/settings.json", '{\n  // no\n  "env": {}\n}\n')
+    eff = collect()
+    selected = eff.get("gemini", "security.auth.selectedType")
+    assert selected is not None and selected.value == "gemini-api-key"
+    assert selected.source.label.endswith(".gemini/settings.json:3 security.auth.selectedType")
+    assert [(p.code, p.evidence) for p in eff.problems] == [
+        ("config.unreadable", "~/.claude/settings.json:2:3")
+    ]

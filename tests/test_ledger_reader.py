@@ -360,3 +360,8 @@ def test_parallel_read_matches_serial(tmp_path: Path) -> None:
     path.write_bytes(b"\n".join(lines))
     with pytest.raises(UserError, match=":1501: not valid JSON"):
         read_ledger(path, workers=3)
+    lines[1500] = lines[1499]
+    lines[100] = b"[1]"  # now in the slice this process decodes itself
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(UserError, match=":101: expected a JSON object"):
+        read_ledger(path, workers=3)

@@ -232,3 +232,28 @@ def test_edit_key_stdin_moves_the_key_into_the_secrets_file(monkeypatch) -> None
     assert cli("profile", "edit", "k", "--key-stdin", stdin=KEY).returncode == 0
     profile = store.get_profile("k")
     assert profile.key_in_secrets and store.resolve_key(profile) == KEY
+
+
+def test_diff_always_ends_lines_and_new_json_files_end_with_a_newline(
+    temp_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    """A file without a final newline must not glue the next diff header to its last line."""
+    monkeypatch.setenv("GW_KEY", KEY)
+    run(capsys, "profile", "add", "gw", "--base-url", "https://gw.example/api", "--key-env",
+        "GW_KEY")  # fmt: skip
+    (temp_home / ".claude").mkdir()
+    (temp_home / ".claude/settings.json").write_text('{"model": "x"}')  # no final newline
+    status, out, _ = run(capsys, "profile", "diff", "gw", "--to", "claude,gemini")
+    assert status == 0 and out.endswith("\n")
+    headers = [line for line in out.splitlines() if line.startswith(("---", "+++"))]
+    assert [h.split()[1].removeprefix(str(temp_home)) for h in headers] == [
+        "/.claude/settings.json",
+        "/.claude/settings.json",
+        "/dev/null",
+        "/.gemini/.env",
+        "/dev/null",
+        "/.gemini/settings.json",
+    ]
+    status, _, _ = run(capsys, "profile", "use", "gw", "--to", "gemini", "--yes")
+    assert status == 0
+    assert (temp_home / ".gemini/settings.json").read_text().endswith("}\n")

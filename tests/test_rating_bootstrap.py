@@ -89,3 +89,10 @@ def test_resamples_without_mle_are_counted() -> None:
     assert res.rounds_without_mle > 0
     assert any("never lost" in w for w in res.warnings)
     assert np.all(np.isfinite(res.elo_samples))
+
+
+def test_equal_ratings_share_a_rank() -> None:
+    """All ties: both players are rank 1 in every round, as in the point estimate."""
+    comps = Comparisons.from_arrays(np.arange(6), ["x"] * 6, ["y"] * 6, [0.5] * 6)
+    res = bootstrap(comps, rounds=20, seed=0)
+    assert res.rank_low.tolist() == [1, 1] and res.rank_high.tolist() == [1, 1]

@@ -62,8 +62,10 @@ async def test_command_palette_lists_main_actions_and_runs_one() -> None:
 async def test_shipped_themes_load_and_cycle() -> None:
     names = {t.name for t in load_themes()}
     assert {"eloledger-dark", "eloledger-light", "eloledger-high-contrast"} <= names
-    assert (Path("/work/main/themes").resolve() == shipped_theme_dir().resolve()
-            or shipped_theme_dir().is_dir())
+    assert (
+        Path("/work/main/themes").resolve() == shipped_theme_dir().resolve()
+        or shipped_theme_dir().is_dir()
+    )
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.theme == "eloledger-dark"

@@ -51,8 +51,15 @@ async def test_run_view_shows_counters_arms_and_requests() -> None:
         assert "14/20" in text  # best_of_1 progress
         assert "arith-039" in text  # the list follows the newest request
         # the numbers move when the counters move (pulled by the timer, no message sent)
-        counters.apply_row({"arm": "best_of_9", "task_id": "new-task", "status": "ok",
-                            "prompt_tokens": 1000, "completion_tokens": 220})
+        counters.apply_row(
+            {
+                "arm": "best_of_9",
+                "task_id": "new-task",
+                "status": "ok",
+                "prompt_tokens": 1000,
+                "completion_tokens": 220,
+            }
+        )
         counters.on_tokens("best_of_9", 77)
         await pilot.pause(0.3)
         text = screen_text(app)
@@ -136,3 +143,59 @@ async def test_bursts_of_token_events_post_no_messages() -> None:
         await asyncio.sleep(0.35)
         assert view.ticks > ticks
         assert "streaming +20,000 tok" in screen_text(app)
+
+
+async def test_demo_runs_live_in_the_run_tab_then_fills_the_elo_tab() -> None:
+    """`eloledger demo` without --headless: live counters, pause works, then the Elo table."""
+    import time
+
+    from eloledger.tui.elo_tab import EloTab
+    from eloledger.tui.sources import LiveRun
+
+    app = EloLedgerApp(demo=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        live = app.live_source
+        assert isinstance(live, LiveRun)
+        deadline = time.monotonic() + 60
+        while live.counters.total_tokens == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "● running" in text and "best_of_8" in text and "in flight" in text
+        await pilot.press("p")
+        await asyncio.sleep(0.6)
+        paused_total = live.counters.total_tokens
+        assert live.state() == "paused" and "● paused" in screen_text(app)
+        await asyncio.sleep(0.5)  # in-flight calls may finish, no new ones start
+        settled = live.counters.total_tokens
+        await asyncio.sleep(0.5)
+        assert live.counters.total_tokens == settled >= paused_total
+        await pilot.press("p")
+        elo = app.query_one(EloTab)
+        while elo.data is None and time.monotonic() < deadline + 30:
+            await asyncio.sleep(0.1)
+        assert live.state() == "finished"
+        assert elo.data is not None and {p["name"] for p in elo.data.players} >= {
+            "best_of_1",
+            "best_of_8",
+            "self_consistency_5",
+        }
+        assert elo.data.has_costs
+        await pilot.pause(0.3)
+        assert "knee:" in screen_text(app)  # the demo switched to the Elo tab
+
+
+async def test_bench_script_runs_at_a_small_size() -> None:
+    """Smoke test of bench/bench_tui.py (the real measurement runs 10 s per variant)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_tui.py"
+    spec = importlib.util.spec_from_file_location("bench_tui", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["bench_tui"] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    result = await bench.measure("eloledger", 0.5, 2000.0, "eloledger")
+    assert result.events > 300 and result.ticks >= 3
+    assert result.cpu_pct > 0 and result.lag_p99_ms >= 0

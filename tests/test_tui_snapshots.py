@@ -26,8 +26,10 @@ def run_app() -> EloLedgerApp:
     counters.in_flight = 5
     counters.on_tokens("best_of_2", 321)
     frozen = counters.started_at + 12.0  # a fixed clock: elapsed time and tok/s never move
-    return EloLedgerApp(source=SnapshotSource(counters, label="demo.ledger.jsonl", state="running"),
-                        clock=lambda: frozen)
+    return EloLedgerApp(
+        source=SnapshotSource(counters, label="demo.ledger.jsonl", state="running"),
+        clock=lambda: frozen,
+    )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -37,8 +39,9 @@ def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_elo_tab(snap_compare, size: tuple[int, int]) -> None:
-    app = EloLedgerApp(initial_tab="elo",
-                       elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl"))
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
 
     async def loaded(pilot) -> None:
         deadline = time.monotonic() + 30

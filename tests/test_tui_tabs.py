@@ -35,8 +35,9 @@ async def until(predicate, timeout: float = 20.0) -> bool:
 
 
 async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path) -> None:
-    app = EloLedgerApp(initial_tab="elo",
-                       elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl"))
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None)
@@ -146,8 +147,15 @@ async def test_profiles_switch_shows_diff_then_applies_and_backs_up(
     claude = temp_home / ".claude" / "settings.json"
     claude.parent.mkdir(parents=True)
     claude.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}, indent=2) + "\n")
-    save_profile(Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY",
-                         auth="x-api-key", clients=["claude"]))
+    save_profile(
+        Profile(
+            name="gw",
+            base_url="https://gw.example.com",
+            key_env="GW_KEY",
+            auth="x-api-key",
+            clients=["claude"],
+        )
+    )
     app = EloLedgerApp()
     async with app.run_test(size=(100, 30)) as pilot:
         tab = app.query_one(ProfilesTab)
@@ -181,8 +189,9 @@ async def test_profiles_switch_shows_diff_then_applies_and_backs_up(
 
 
 async def test_doctor_groups_findings_and_applies_a_profile_fix_after_a_diff() -> None:
-    save_profile(Profile(name="gw", base_url="https://gw.example.com/v1/chat/completions",
-                         key_env="GW_KEY"))
+    save_profile(
+        Profile(name="gw", base_url="https://gw.example.com/v1/chat/completions", key_env="GW_KEY")
+    )
     app = EloLedgerApp(initial_tab="doctor")
     async with app.run_test(size=(100, 30)) as pilot:
         from eloledger.tui.doctor_tab import DoctorTab
@@ -203,7 +212,46 @@ async def test_doctor_groups_findings_and_applies_a_profile_fix_after_a_diff() -
         await pilot.press("a")
         await pilot.pause(0.2)
         assert isinstance(app.screen, DiffScreen)
-        assert "+base_url = \"https://gw.example.com\"" in screen_text(app).replace("'", '"')
+        assert '+base_url = "https://gw.example.com"' in screen_text(app).replace("'", '"')
         await pilot.press("a")
         assert await until(lambda: load_profiles()["gw"].base_url == "https://gw.example.com")
         assert await until(lambda: not any(f.code == "url.endpoint_path" for f in tab.findings))
+
+
+async def test_elo_tab_budget_curves_and_fairness_verdict() -> None:
+    from textual.widgets import Select
+
+    from eloledger.tui.budget_views import FairnessScreen
+
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
+    async with app.run_test(size=(100, 34)) as pilot:
+        tab = app.query_one(EloTab)
+        assert await until(lambda: tab.data is not None)
+        await pilot.pause(0.3)
+        await pilot.press("v")
+        assert await until(lambda: tab.curves is not None)
+        await pilot.pause(0.2)
+        names = {a.name for a in tab.curves.arms}
+        assert {"best_of_1", "best_of_8"} <= names
+        text = screen_text(app)
+        assert "budget curves" in text and "+400 Elo per 10× tokens" in text
+        await pilot.press("f")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, FairnessScreen)
+        for role, arm in (
+            ("old_1", "best_of_1"),
+            ("new_1", "long_cot"),
+            ("old_n", "best_of_8"),
+            ("new_n", "best_of_4"),
+        ):
+            app.screen.query_one(f"#fair-{role}", Select).value = arm
+        await pilot.click("#fair-ok")
+        assert await until(lambda: tab.verdict is not None)
+        assert tab.verdict["verdict"] in ("real_improvement", "budget_leakage", "inconclusive")
+        await pilot.pause(0.2)
+        assert tab.verdict["verdict"] in screen_text(app)
+        await pilot.press("v")  # back to the arms plot
+        await pilot.pause(0.2)
+        assert "knee:" in screen_text(app)

@@ -87,8 +87,16 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
 def _append(path: Path, rows: int, arm: str, tokens: int = 100) -> None:
     with LedgerWriter(path) as w:
         for i in range(rows):
-            w.append({"task_id": f"t{i}", "arm": arm, "status": "ok", "total_tokens": tokens,
-                      "prompt_tokens": tokens // 2, "completion_tokens": tokens - tokens // 2})
+            w.append(
+                {
+                    "task_id": f"t{i}",
+                    "arm": arm,
+                    "status": "ok",
+                    "total_tokens": tokens,
+                    "prompt_tokens": tokens // 2,
+                    "completion_tokens": tokens - tokens // 2,
+                }
+            )
 
 
 async def test_watch_starts_over_when_the_file_is_truncated_or_replaced(tmp_path: Path) -> None:
@@ -142,8 +150,11 @@ def test_watch_command_rejects_bad_paths(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="is a folder"):
         watch_cmd.handle(argparse.Namespace(ledger=str(tmp_path), from_start=True, theme=None))
     with pytest.raises(UserError, match="no such file or folder"):
-        watch_cmd.handle(argparse.Namespace(ledger=str(tmp_path / "nope" / "x.jsonl"),
-                                            from_start=True, theme=None))
+        watch_cmd.handle(
+            argparse.Namespace(
+                ledger=str(tmp_path / "nope" / "x.jsonl"), from_start=True, theme=None
+            )
+        )
 
 
 def test_watch_parser_has_help_with_examples() -> None:

@@ -19,6 +19,19 @@ ANTHROPIC_MODEL_VARS = (
     "ANTHROPIC_SMALL_FAST_MODEL",  # deprecated in favour of ANTHROPIC_DEFAULT_HAIKU_MODEL
 )
 
+# How each client (or wire protocol) joins paths to its base URL, by family: "openai" appends
+# /chat/completions or /responses, so the base carries the version (/v1); "anthropic" appends
+# /v1/messages and "gemini" /v1beta/models/..., so both take the root without it.
+URL_FAMILY = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "openai": "openai",
+    "codex": "openai",
+    "anthropic": "anthropic",
+    "claude": "anthropic",
+    "gemini": "gemini",
+}
+
 
 def home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env

@@ -25,6 +25,7 @@ from tomlkit.exceptions import ParseError
 
 from eloledger import clientfacts
 from eloledger.doctor.findings import Finding, make
+from eloledger.profiles.edit.jsonedit import blank_comments
 from eloledger.redact import mask, register_secret
 
 SECRET_NAMES = frozenset(
@@ -272,7 +273,7 @@ def _gemini(eff: Effective) -> None:
                 continue
             settings.append(_setting(name, candidates))
     gem_settings = clientfacts.gemini_dir(eff.env) / "settings.json"
-    loaded = _read_json(gem_settings, eff)
+    loaded = _read_json(gem_settings, eff, comments=True)
     if loaded is not None:
         text, doc = loaded
         selected = (
@@ -374,41 +375,39 @@ def _toml_line(text: str, keys: tuple[str, ...]) -> int | None:
     return None
 
 
-def _read_json(path: Path, eff: Effective) -> tuple[str, dict[str, Any]] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        eff.problems.append(
-            make(
-                "config.unreadable",
-                str(path),
-                f"cannot read {path}: {exc}",
-                str(path),
-                "check the file's permissions",
-            )
-        )
+def _read_json(
+    path: Path, eff: Effective, *, comments: bool = False
+) -> tuple[str, dict[str, Any]] | None:
+    """``comments``: the client accepts // and /* */ comments (Gemini CLI's settings.json)."""
+    text = _read_config(path, eff)
+    if text is None:
         return None
     try:
-        doc = json.loads(text) if text.strip() else {}
+        clean = blank_comments(text) if comments else text
+        doc = json.loads(clean) if clean.strip() else {}
     except json.JSONDecodeError as exc:
-        eff.problems.append(
-            make(
-                "config.unreadable",
-                _tilde(path),
-                f"{_tilde(path)} does not parse as JSON: {exc.msg}",
-                f"{_tilde(path)}:{exc.lineno}:{exc.colno}",
-                "fix the JSON syntax at that line; the client ignores or rejects the whole file",
-            )
-        )
+        effect = "the client ignores or rejects the whole file"
+        _unparsable(path, eff, "JSON", f": {exc.msg}", (exc.lineno, exc.colno), effect)
         return None
     return (text, doc) if isinstance(doc, dict) else None
 
 
 def _read_toml(path: Path, eff: Effective) -> tuple[str, dict[str, Any]] | None:
+    text = _read_config(path, eff)
+    if text is None:
+        return None
     try:
-        text = path.read_text(encoding="utf-8")
+        doc = tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        _unparsable(path, eff, "TOML", "", (exc.line, exc.col), "Codex refuses to start")
+        return None
+    return text, doc
+
+
+def _read_config(path: Path, eff: Effective) -> str | None:
+    """The file's text; None when it is absent, or unreadable (then a finding says why)."""
+    try:
+        return path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -422,20 +421,22 @@ def _read_toml(path: Path, eff: Effective) -> tuple[str, dict[str, Any]] | None:
             )
         )
         return None
-    try:
-        doc = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
-        eff.problems.append(
-            make(
-                "config.unreadable",
-                _tilde(path),
-                f"{_tilde(path)} does not parse as TOML",
-                f"{_tilde(path)}:{exc.line}:{exc.col}",
-                "fix the TOML syntax at that line; Codex refuses to start",
-            )
+
+
+def _unparsable(
+    path: Path, eff: Effective, fmt: str, detail: str, where: tuple[int, int], effect: str
+) -> None:
+    """A config.unreadable finding pointing at the line and column the parser stopped at."""
+    shown = _tilde(path)
+    eff.problems.append(
+        make(
+            "config.unreadable",
+            shown,
+            f"{shown} does not parse as {fmt}{detail}",
+            f"{shown}:{where[0]}:{where[1]}",
+            f"fix the {fmt} syntax at that line; {effect}",
         )
-        return None
-    return text, doc
+    )
 
 
 _DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")

@@ -12,20 +12,11 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit, urlunsplit
 
+from eloledger.clientfacts import URL_FAMILY
 from eloledger.doctor.findings import Finding, make
 
 WIRES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
-# client or wire -> the joining family
-_FAMILY = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "openai": "openai",
-    "codex": "openai",
-    "anthropic": "anthropic",
-    "claude": "anthropic",
-    "gemini": "gemini",
-}
 _LABEL = {
     "openai-chat": "an OpenAI chat-completions client",
     "openai-responses": "an OpenAI responses client",
@@ -78,10 +69,10 @@ def _appends(wire: str) -> str:
 def family(wire: str) -> str:
     """'openai' | 'anthropic' | 'gemini' for a wire protocol or client name."""
     try:
-        return _FAMILY[wire]
+        return URL_FAMILY[wire]
     except KeyError:
         raise ValueError(
-            f"unknown wire or client {wire!r}; expected one of {', '.join(_FAMILY)}"
+            f"unknown wire or client {wire!r}; expected one of {', '.join(URL_FAMILY)}"
         ) from None
 
 

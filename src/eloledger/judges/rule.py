@@ -30,18 +30,6 @@ def judge_rule(
     return Verdict(*_check(answer, expected, mode, tolerance, pattern), answer=answer)
 
 
-def check_answer(
-    answer: str | None,
-    expected: str,
-    *,
-    mode: str = "auto",
-    tolerance: float = 1e-6,
-    pattern: str | None = None,
-) -> bool:
-    """Whether an already-extracted answer is right (used for majority votes)."""
-    return _check(answer, expected, mode, tolerance, pattern)[1]
-
-
 def _check(
     answer: str | None, expected: str, mode: str, tolerance: float, pattern: str | None
 ) -> tuple[float, bool]:

@@ -56,7 +56,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "completion_tokens",
     "total_tokens",
 )
-COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "passed", "score", "will_retry")
+COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "session", "passed", "score", "will_retry")
 
 _TOKEN_GROUP = frozenset((*COUNT_FIELDS, "usage_source"))
 _ALIASES_OF: dict[str, tuple[str, ...]] = {}

@@ -44,9 +44,14 @@ def fast_columns(
         return _read_chunk(str(path), 0, end, names)
     try:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(bounds), mp_context=context) as pool:
-            futures = [pool.submit(_read_chunk, str(path), a, b, names) for a, b in bounds]
-            parts = [f.result() for f in futures]
+        with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
+            futures = [pool.submit(_read_chunk, str(path), a, b, names) for a, b in bounds[1:]]
+            try:
+                parts = [_read_chunk(str(path), *bounds[0], names)]  # this process works too
+            except NeedsExactPath:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            parts += [f.result() for f in futures]
     except (BrokenProcessPool, OSError, ValueError):
         return _read_chunk(str(path), 0, end, names)
     return concat([c for c, _ in parts], names), sum(n for _, n in parts)

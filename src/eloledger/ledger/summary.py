@@ -59,7 +59,7 @@ class ArmCost:
 
     arm: str
     tasks: int  # tasks with at least one sample/select row of this arm
-    tokens_per_task: float  # task-normalised mean of per-task total tokens (ok rows with usage)
+    tokens_per_task: float  # task-normalised mean, per session, of per-task totals (ok + usage)
     calls: int
     errors: int
     usage_missing: int
@@ -69,6 +69,9 @@ class ArmCost:
     per_task_n: dict[str, int] = field(default_factory=dict)  # task -> scored samples
     per_task_c: dict[str, int] = field(default_factory=dict)  # task -> passed samples
     error_tokens: int = 0  # tokens servers reported on failed calls (not in tokens_per_task)
+    sessions_per_task: float = 1.0  # mean distinct sessions per task (independent repeats)
+    total_tokens: float = 0.0  # ok rows with usage, all sessions: the numerator of tokens/success
+    k: int | None = None  # scored samples per session (the k of pass@k), smallest over tasks
 
 
 @dataclass
@@ -106,15 +109,41 @@ def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
     )
 
 
-def _per_task_mean(g: _Groups, good: np.ndarray, total: np.ndarray, n_groups: int) -> np.ndarray:
-    """Mean over tasks of each (group, task) total, over tasks with at least one good row."""
+def _per_task_mean(
+    g: _Groups,
+    good: np.ndarray,
+    total: np.ndarray,
+    n_groups: int,
+    sessions: np.ndarray | None = None,
+) -> np.ndarray:
+    """Mean over tasks of each (group, task) total, over tasks with at least one good row.
+
+    With ``sessions`` (an n_groups x n_tasks count), each task's total is divided by its
+    sessions first: a session is one independent run of the arm on the task, so two sessions
+    do not make the arm twice as expensive.
+    """
     pair = g.group[good] * g.n_tasks + g.task[good]
     size = n_groups * g.n_tasks
     sums = np.bincount(pair, weights=total[good], minlength=size).reshape(n_groups, g.n_tasks)
+    if sessions is not None:
+        sums = sums / np.maximum(sessions, 1)
     seen = np.bincount(pair, minlength=size).reshape(n_groups, g.n_tasks) > 0
     n_seen = seen.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n_seen > 0, sums.sum(axis=1) / np.maximum(n_seen, 1), np.nan)
+
+
+def _sessions_per_pair(ledger: Ledger, g: _Groups, n_groups: int) -> np.ndarray:
+    """Distinct sessions per (group, task); rows without a session count as one session."""
+    size = n_groups * g.n_tasks
+    pair = g.group * g.n_tasks + g.task
+    if "session" not in ledger:
+        return np.ones((n_groups, g.n_tasks))
+    scodes = ledger.factor("session").codes[g.selected].astype(np.int64)
+    n_levels = len(ledger.factor("session").levels) + 1
+    distinct = np.unique(pair.astype(np.int64) * n_levels + (scodes + 1))
+    counts = np.bincount(distinct // n_levels, minlength=size).reshape(n_groups, g.n_tasks)
+    return np.maximum(counts, 1)
 
 
 def summarize(
@@ -195,7 +224,9 @@ def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, Ar
     calls = np.bincount(g.group, minlength=n)
     ok = np.bincount(g.group[g.ok], minlength=n)
     missing = np.bincount(g.group[g.ok & ~g.usage], minlength=n)
-    tokens_per_task = _per_task_mean(g, good, total, n)
+    sessions = _sessions_per_pair(ledger, g, n)
+    tokens_per_task = _per_task_mean(g, good, total, n, sessions)
+    total_good = np.bincount(g.group[good], weights=total[good], minlength=n)
     error_tokens = np.bincount(
         g.group[~g.ok & g.usage], weights=total[~g.ok & g.usage], minlength=n
     )
@@ -219,6 +250,7 @@ def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, Ar
             continue
         tasks = np.flatnonzero(ran[i])
         scored_tasks = np.flatnonzero(n_scored[i])
+        per_session = n_scored[i, scored_tasks] / sessions[i, scored_tasks]
         out[name] = ArmCost(
             arm=name,
             tasks=len(tasks),
@@ -226,12 +258,17 @@ def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, Ar
             calls=int(calls[i]),
             errors=int(calls[i] - ok[i]),
             usage_missing=int(missing[i]),
-            samples_per_task=float(ok_samples[i, tasks].mean()) if len(tasks) else 0.0,
+            samples_per_task=(
+                float((ok_samples[i, tasks] / sessions[i, tasks]).mean()) if len(tasks) else 0.0
+            ),
             successes=int(round(n_passed[i].sum())),
             attempts_scored=int(n_scored[i].sum()),
             per_task_n={g.task_names[t]: int(n_scored[i, t]) for t in scored_tasks},
             per_task_c={g.task_names[t]: int(round(n_passed[i, t])) for t in scored_tasks},
             error_tokens=int(error_tokens[i]),
+            sessions_per_task=float(sessions[i, tasks].mean()) if len(tasks) else 1.0,
+            total_tokens=float(total_good[i]),
+            k=int(np.floor(per_session.min())) if len(scored_tasks) else None,
         )
     return out
 

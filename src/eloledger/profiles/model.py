@@ -14,16 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from eloledger.clientfacts import URL_FAMILY
 from eloledger.errors import UserError
 
 CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 MODEL_ROLES = ("haiku", "sonnet", "opus")  # Claude Code's ANTHROPIC_DEFAULT_<ROLE>_MODEL
-
-# Which clients take the root as is and which append /v1.
-_ROOT_CLIENTS = {"claude", "anthropic", "gemini"}
-_V1_CLIENTS = {"codex", "openai"}
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -199,12 +196,13 @@ def check_url(url: str, where: str) -> None:
 
 def derive_base_url(root: str, client: str) -> str:
     """Turn a gateway root into the base URL one client expects (see module docstring)."""
+    if client not in CLIENTS:
+        raise ValueError(f"unknown client {client!r}")
     root = root.strip().rstrip("/")
-    if client in _V1_CLIENTS:
+    family = URL_FAMILY[client]
+    if family == "openai":
         return root if root.endswith("/v1") else root + "/v1"
-    if client in _ROOT_CLIENTS:
-        for suffix in ("/v1beta", "/v1") if client == "gemini" else ("/v1",):
-            if root.endswith(suffix):
-                return root[: -len(suffix)]
-        return root
-    raise ValueError(f"unknown client {client!r}")
+    for suffix in ("/v1beta", "/v1") if family == "gemini" else ("/v1",):
+        if root.endswith(suffix):
+            return root[: -len(suffix)]
+    return root

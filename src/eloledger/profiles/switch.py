@@ -19,7 +19,7 @@ from typing import Any
 from eloledger.errors import UserError
 from eloledger.profiles import backups, ownership
 from eloledger.profiles.backups import Backup, list_backups  # noqa: F401 - public API
-from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, jsonedit, tomledit
+from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, get, jsonedit, tomledit
 from eloledger.profiles.fsutil import atomic_write, read_text, real_path, remove_file, sha256_text
 from eloledger.profiles.model import Profile
 from eloledger.profiles.ownership import FileRecord, State, value_hash
@@ -107,7 +107,7 @@ def _parse(fmt: str, text: str, path: Path) -> dict[str, Any]:
 def _get(fmt: str, data: Mapping[Any, Any], keypath: KeyPath) -> Any:
     if fmt == "env":
         return data.get(keypath, MISSING)
-    return jsonedit.get(data, keypath)
+    return get(data, keypath)
 
 
 def _edit(fmt: str, text: str, changes: dict[KeyPath, Any], path: Path) -> str:

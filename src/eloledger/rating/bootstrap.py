@@ -172,9 +172,15 @@ def _mle_exists(Wb: np.ndarray) -> np.ndarray:
 
 
 def _ranks(samples: np.ndarray) -> np.ndarray:
-    """Rank of each player in each round (1 = highest Elo; ties broken by index)."""
+    """Rank of each player in each round: 1 + the number of players with a strictly higher
+    Elo (so equal ratings share a rank, as in the point estimate's rank)."""
+    R, n = samples.shape
     order = np.argsort(-samples, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    rows = np.arange(samples.shape[0])[:, None]
-    ranks[rows, order] = np.arange(1, samples.shape[1] + 1)
+    ordered = np.take_along_axis(samples, order, axis=1)
+    new = np.ones((R, n), dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    first = np.where(new, np.arange(n), 0)
+    np.maximum.accumulate(first, axis=1, out=first)
+    ranks = np.empty((R, n), dtype=np.int64)
+    np.put_along_axis(ranks, order, first + 1, axis=1)
     return ranks

@@ -240,17 +240,20 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     if tasks:
         ns = np.array([int(per_n[t]) for t in tasks])
         cs = np.array([int(per_c.get(t, 0)) for t in tasks])
-        k = int(ns.min())
+        k = _field(cost, "k") or int(ns.min())  # samples per session when sessions repeat
         out["pass_at_1"] = float(np.mean(cs / ns))
         out["pass_k"] = k
         out["pass_at_k"] = float(
             np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
         )
     successes = _field(cost, "successes")
+    total = _field(cost, "total_tokens")
     n_tasks = _field(cost, "tasks")
     if n_tasks is None:
         n_tasks = len(per_n) or None
-    if successes and n_tasks and math.isfinite(tokens):
+    if successes and total:
+        out["tokens_per_success"] = float(total / successes)  # a ratio of sums
+    elif successes and n_tasks and math.isfinite(tokens):
         out["tokens_per_success"] = float(tokens * n_tasks / successes)
     return out
 

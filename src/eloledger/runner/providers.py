@@ -201,15 +201,7 @@ class Provider:
                     raise StreamError(f"error event in stream: {_error_text(chunk['error'])}")
                 usage = chunk.get("usage")
                 if usage:
-                    details = usage.get("completion_tokens_details") or {}
-                    cached = usage.get("prompt_tokens_details") or {}
-                    state.set_usage(
-                        usage.get("prompt_tokens"),
-                        usage.get("completion_tokens"),
-                        usage.get("total_tokens"),
-                        details.get("reasoning_tokens"),
-                        cached.get("cached_tokens"),
-                    )
+                    _set_openai_usage(state, usage, "prompt", "completion")
                 for choice in chunk.get("choices") or ():
                     delta = (choice.get("delta") or {}).get("content")
                     if delta:
@@ -240,15 +232,7 @@ class Provider:
                     body = event.get("response") or {}
                     usage = body.get("usage")
                     if usage:
-                        out_details = usage.get("output_tokens_details") or {}
-                        in_details = usage.get("input_tokens_details") or {}
-                        state.set_usage(
-                            usage.get("input_tokens"),
-                            usage.get("output_tokens"),
-                            usage.get("total_tokens"),
-                            out_details.get("reasoning_tokens"),
-                            in_details.get("cached_tokens"),
-                        )
+                        _set_openai_usage(state, usage, "input", "output")
                     state.ended = True
                     reason = (body.get("incomplete_details") or {}).get("reason")
                     if kind == "response.incomplete":
@@ -397,6 +381,17 @@ class _StreamState:
     def require_end(self) -> None:
         if not self.ended and self.result.finish_reason is None:
             raise StreamError("the stream ended before the model finished (no finish reason)")
+
+
+def _set_openai_usage(state: _StreamState, usage: dict[str, Any], inp: str, out: str) -> None:
+    """Chat Completions says prompt/completion, Responses says input/output; same shape."""
+    state.set_usage(
+        usage.get(f"{inp}_tokens"),
+        usage.get(f"{out}_tokens"),
+        usage.get("total_tokens"),
+        (usage.get(f"{out}_tokens_details") or {}).get("reasoning_tokens"),
+        (usage.get(f"{inp}_tokens_details") or {}).get("cached_tokens"),
+    )
 
 
 def _check_event_stream(response: Any) -> None:

@@ -152,8 +152,11 @@ class EloLedgerApp(App[int]):
 
     def _run_finished(self, result: Any) -> None:
         ledger_path = getattr(result, "ledger_path", None)
-        self.notify(f"Run finished ({getattr(result, 'stopped', 'done')}); ledger {ledger_path}. "
-                    "Fitting Elo (Elo tab).", timeout=10)
+        self.notify(
+            f"Run finished ({getattr(result, 'stopped', 'done')}); ledger {ledger_path}. "
+            "Fitting Elo (Elo tab).",
+            timeout=10,
+        )
         comparisons = getattr(result, "comparisons_path", None) or getattr(
             result, "comparisons", None
         )

@@ -121,8 +121,10 @@ the newest requests (`home`/`end` in the list). Numbers refresh 10×/s; nothing 
 change (diff first).
 
 **Elo**: `s` cycle the sort column, `S` reverse, `t` set the "worth it" marginal Elo per 1K
-threshold, `o` open comparisons + ledger, `c` export CSV, `m` export Markdown. The plot shows Elo
-against tokens on a log axis with the best-of-k reference (+400·log10 k).
+threshold, `o` open comparisons + ledger, `c` export CSV, `m` export Markdown, `v` budget curves
+(each arm's Elo against its session budget, with the +400 Elo per 10× tokens reference), `f` the
+budget-fairness verdict (old/new × 1/N samples). The plot shows Elo against tokens on a log axis
+with the best-of-k reference (+400·log10 k).
 
 `eloledger watch LEDGER` opens the Run tab following a ledger written by another process.
 Themes: data files in `themes/` and in your config folder's `themes/`; `NO_COLOR` is honoured.

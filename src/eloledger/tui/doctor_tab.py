@@ -22,7 +22,11 @@ from textual.markup import escape
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-SEVERITY_MARK = {"error": ("✗", "$error"), "warning": ("!", "$warning"), "info": ("i", "$text-muted")}
+SEVERITY_MARK = {
+    "error": ("✗", "$error"),
+    "warning": ("!", "$warning"),
+    "info": ("i", "$text-muted"),
+}
 _USE_URL = re.compile(r"\buse (https?://\S+)")
 
 
@@ -35,8 +39,9 @@ def group_findings(findings: list[Any]) -> list[tuple[str, list[Any]]]:
         groups.setdefault(f.target, []).append(f)
     for items in groups.values():
         items.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code))
-    return sorted(groups.items(),
-                  key=lambda kv: (min(SEVERITIES.index(f.severity) for f in kv[1]), kv[0]))
+    return sorted(
+        groups.items(), key=lambda kv: (min(SEVERITIES.index(f.severity) for f in kv[1]), kv[0])
+    )
 
 
 def profile_fix(finding: Any, profiles: dict[str, Any]) -> tuple[Any, Any] | None:
@@ -46,7 +51,7 @@ def profile_fix(finding: Any, profiles: dict[str, Any]) -> tuple[Any, Any] | Non
     match = _USE_URL.search(finding.fix or "")
     if match is None:
         return None
-    name, _, client = finding.target[len("profile:"):].partition("/")
+    name, _, client = finding.target[len("profile:") :].partition("/")
     old = profiles.get(name)
     if old is None:
         return None
@@ -137,8 +142,9 @@ class DoctorTab(Vertical):
         finally:
             self.running = ""
         kind = "offline checks" if offline else f"probes ({len(report.probes)} gateway(s))"
-        self.app.call_from_thread(self._show, report.findings, profiles,
-                                  f"{kind} at {time.strftime('%H:%M:%S')}")
+        self.app.call_from_thread(
+            self._show, report.findings, profiles, f"{kind} at {time.strftime('%H:%M:%S')}"
+        )
 
     def _status(self, text: str) -> None:
         self.query_one("#doctor-status", Static).update(text)
@@ -160,11 +166,19 @@ class DoctorTab(Vertical):
             for f in items:
                 mark, colour = SEVERITY_MARK.get(f.severity, ("?", "$text"))
                 option_list.add_option(
-                    Option(f"[{colour}]{mark} {f.code}[/] {escape(f.message)}",
-                           id=str(findings.index(f)))
+                    Option(
+                        f"[{colour}]{mark} {f.code}[/] {escape(f.message)}",
+                        id=str(findings.index(f)),
+                    )
                 )
-        first = next((i for i in range(option_list.option_count)
-                      if not option_list.get_option_at_index(i).disabled), None)
+        first = next(
+            (
+                i
+                for i in range(option_list.option_count)
+                if not option_list.get_option_at_index(i).disabled
+            ),
+            None,
+        )
         option_list.highlighted = first
         self._detail()
         self.refresh_bindings()
@@ -215,7 +229,9 @@ class DoctorTab(Vertical):
                 self._apply(new)
 
         self.app.push_screen(
-            DiffScreen(f"Fix {f.code} in profile {old.name}", [("profiles file", profile_diff(old, new))]),
+            DiffScreen(
+                f"Fix {f.code} in profile {old.name}", [("profiles file", profile_diff(old, new))]
+            ),
             answer,
         )
 
@@ -240,8 +256,12 @@ class DoctorTab(Vertical):
 
             return run
 
-        yield SystemCommand("Doctor: check now (offline)", "r: configs, profiles, keys", go("check"))
-        yield SystemCommand("Doctor: probe now", "P: live requests to the configured gateways",
-                            go("probe"))
-        yield SystemCommand("Doctor: apply the selected fix", "a: profile changes, diff first",
-                            go("apply_fix"))
+        yield SystemCommand(
+            "Doctor: check now (offline)", "r: configs, profiles, keys", go("check")
+        )
+        yield SystemCommand(
+            "Doctor: probe now", "P: live requests to the configured gateways", go("probe")
+        )
+        yield SystemCommand(
+            "Doctor: apply the selected fix", "a: profile changes, diff first", go("apply_fix")
+        )

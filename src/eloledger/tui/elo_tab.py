@@ -23,6 +23,7 @@ from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 from textual_plot import HiResMode, LegendLocation, PlotWidget
@@ -59,10 +60,12 @@ class EloData:
     warnings: list[str] = field(default_factory=list)
     source: str = ""
     report: Any = None
+    ledger: Path | None = None
 
 
-def compute_elo(comparisons: Path, ledger: Path | None, *, rounds: int = BOOTSTRAP_ROUNDS,
-                seed: int = 0) -> EloData:
+def compute_elo(
+    comparisons: Path, ledger: Path | None, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> EloData:
     """The same core call as ``eloledger elo`` (runs in a thread)."""
     from eloledger.rating.comparisons import read_comparisons
     from eloledger.rating.table import elo_report
@@ -73,19 +76,24 @@ def compute_elo(comparisons: Path, ledger: Path | None, *, rounds: int = BOOTSTR
         from eloledger.ledger.summary import arm_costs
 
         costs = arm_costs(read_ledger(ledger))
-    report = elo_report(read_comparisons(comparisons), costs=costs, bootstrap_rounds=rounds,
-                        seed=seed)
+    report = elo_report(
+        read_comparisons(comparisons), costs=costs, bootstrap_rounds=rounds, seed=seed
+    )
     source = comparisons.name + (f" + {ledger.name}" if ledger else "")
-    return EloData(list(report.players), report.anchor, report.has_costs, list(report.warnings),
-                   source, report)
+    return EloData(
+        list(report.players),
+        report.anchor,
+        report.has_costs,
+        list(report.warnings),
+        source,
+        report,
+        ledger,
+    )
 
 
 def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
     """The costliest non-dominated arm whose marginal Elo per 1K still reaches ``threshold``."""
-    frontier = [
-        p for p in players
-        if _finite(p.get("tokens_per_task")) and not p.get("dominated")
-    ]
+    frontier = [p for p in players if _finite(p.get("tokens_per_task")) and not p.get("dominated")]
     frontier.sort(key=lambda p: p["tokens_per_task"])
     best = frontier[0]["name"] if frontier else None
     for p in frontier[1:]:
@@ -123,13 +131,18 @@ def export_records(data: EloData, fmt_name: str) -> str:
     """CSV or Markdown through the CLI's renderer (same cells as ``eloledger elo``)."""
     from eloledger.cli.output import Column, render
 
-    keys = [k for k, _, _ in COLUMNS if k != "ci"] + ["ci_low", "ci_high", "elo_per_decade",
-                                                      "dominated", "pass_k"]
-    titles = {k: t for k, t, _ in COLUMNS}
+    keys = [k for k, _, _ in COLUMNS if k != "ci"] + [
+        "ci_low",
+        "ci_high",
+        "elo_per_decade",
+        "dominated",
+        "pass_k",
+    ]
     digits = {k: d for k, _, d in COLUMNS}
     if fmt_name == "csv":
-        columns = [Column(k, k, 2 if k in ("elo", "ci_low", "ci_high") else digits.get(k))
-                   for k in keys]
+        columns = [
+            Column(k, k, 2 if k in ("elo", "ci_low", "ci_high") else digits.get(k)) for k in keys
+        ]
         return render("csv", data.players, columns) + "\n"
     records = [dict(p, ci=cell(p, "ci", None)) for p in data.players]
     columns = [Column(k, t, d) for k, t, d in COLUMNS]
@@ -237,13 +250,15 @@ class OpenScreen(ModalScreen[tuple[Path, Path | None] | None]):
         self.dismiss(None)
 
 
-class EloTab(Vertical):
+class EloTab(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort_next", "Sort"),
         Binding("S", "sort_reverse", "Reverse", show=False),
         Binding("t", "threshold", "Threshold"),
         Binding("o", "open", "Open"),
         Binding("e", "example", "Example", show=False),
+        Binding("v", "toggle_view", "Curves"),
+        Binding("f", "fairness", "Fairness"),
         Binding("c", "export('csv')", "CSV"),
         Binding("m", "export('md')", "Markdown"),
     ]
@@ -251,6 +266,7 @@ class EloTab(Vertical):
     EloTab { height: 1fr; }
     EloTab #elo-status { height: auto; padding: 0 1; color: $text-muted; }
     EloTab #elo-table { height: auto; max-height: 12; }
+    EloTab #elo-verdict { height: auto; padding: 0 1; }
     EloTab #elo-plot { height: 1fr; min-height: 8; }
     EloTab #elo-empty { padding: 1 2; color: $text-muted; }
     """
@@ -263,6 +279,9 @@ class EloTab(Vertical):
         self.sort_index = 1  # Elo
         self.sort_reverse = True
         self.exported: list[Path] = []
+        self.view = "arms"  # or "curves": the budget curves of the ledger's sessions
+        self.curves: Any = None
+        self.verdict: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -274,6 +293,7 @@ class EloTab(Vertical):
         yield Static("", id="elo-status")
         table: DataTable = DataTable(id="elo-table", cursor_type="row", zebra_stripes=True)
         yield table
+        yield Static("", id="elo-verdict")
         yield PlotWidget(id="elo-plot", allow_pan_and_zoom=False)
 
     def on_mount(self) -> None:
@@ -285,8 +305,9 @@ class EloTab(Vertical):
             self.load(*self.inputs)
 
     def _show(self, has_data: bool) -> None:
+        self.can_focus = not has_data  # empty: the tab itself takes focus so 'o'/'e' work
         self.query_one("#elo-empty").display = not has_data
-        for wid in ("#elo-status", "#elo-table", "#elo-plot"):
+        for wid in ("#elo-status", "#elo-table", "#elo-plot", "#elo-verdict"):
             self.query_one(wid).display = has_data
 
     # -- loading --------------------------------------------------------------------------------
@@ -312,6 +333,10 @@ class EloTab(Vertical):
 
     def set_data(self, data: EloData) -> None:
         self.data = data
+        self.curves = None
+        self.verdict = None
+        self.view = "arms"
+        self.query_one("#elo-verdict", Static).update("")
         self._show(True)
         self.refresh_table()
         self.refresh_plot()
@@ -347,8 +372,10 @@ class EloTab(Vertical):
                 style = "dim"
             elif _finite(marginal) and marginal < self.threshold:
                 style = "italic"
-            cells = [Text(cell(p, k, d), style=style,
-                          justify="left" if k == "name" else "right") for k, _, d in COLUMNS]
+            cells = [
+                Text(cell(p, k, d), style=style, justify="left" if k == "name" else "right")
+                for k, _, d in COLUMNS
+            ]
             table.add_row(*cells, key=p["name"])
         sort_title = COLUMNS[self.sort_index][1]
         arrow = "↓" if self.sort_reverse else "↑"
@@ -366,9 +393,19 @@ class EloTab(Vertical):
         if self.data is None:
             return
         plot = self.query_one("#elo-plot", PlotWidget)
+        if self.view == "curves" and self.curves is not None:
+            from eloledger.tui.budget_views import draw_curves
+
+            draw_curves(plot, self.curves)
+            return
         plot.clear()
-        pts = [p for p in self.data.players if _finite(p.get("tokens_per_task"))
-               and p["tokens_per_task"] > 0 and _finite(p.get("elo"))]
+        pts = [
+            p
+            for p in self.data.players
+            if _finite(p.get("tokens_per_task"))
+            and p["tokens_per_task"] > 0
+            and _finite(p.get("elo"))
+        ]
         if not pts:
             plot.set_xlabel("no token costs: open the run's ledger too (o)")
             return
@@ -377,20 +414,28 @@ class EloTab(Vertical):
         xs = [math.log10(p["tokens_per_task"]) for p in pts]
         ys = [p["elo"] for p in pts]
         frontier = [p for p in pts if not p.get("dominated")]
-        plot.plot([math.log10(p["tokens_per_task"]) for p in frontier],
-                  [p["elo"] for p in frontier], line_style="cyan", label="frontier",
-                  hires_mode=HiResMode.BRAILLE)
+        plot.plot(
+            [math.log10(p["tokens_per_task"]) for p in frontier],
+            [p["elo"] for p in frontier],
+            line_style="cyan",
+            label="frontier",
+            hires_mode=HiResMode.BRAILLE,
+        )
         anchor = next((p for p in pts if p["name"] == self.data.anchor), pts[0])
         x0, y0 = math.log10(anchor["tokens_per_task"]), anchor["elo"]
         x1 = max(xs) + 0.05
-        plot.plot([x0, x1], [y0, y0 + 400 * (x1 - x0)], line_style="grey50",
-                  label="best-of-k +400·log10 k", hires_mode=HiResMode.BRAILLE)
+        plot.plot(
+            [x0, x1],
+            [y0, y0 + 400 * (x1 - x0)],
+            line_style="grey50",
+            label="best-of-k +400·log10 k",
+            hires_mode=HiResMode.BRAILLE,
+        )
         plot.scatter(xs, ys, marker="●", marker_style="yellow", label="arms")
         knee_name = knee(self.data.players, self.threshold)
         knee_point = next((p for p in pts if p["name"] == knee_name), None)
         if knee_point is not None:
-            plot.add_v_line(math.log10(knee_point["tokens_per_task"]), "red",
-                            f"knee: {knee_name}")
+            plot.add_v_line(math.log10(knee_point["tokens_per_task"]), "red", f"knee: {knee_name}")
         span = max(xs) - min(xs) or 1.0
         plot.set_xlimits(min(xs) - 0.08 * span, max(xs) + 0.08 * span)
         low = min(min(ys), y0)
@@ -408,12 +453,17 @@ class EloTab(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("sort_next", "sort_reverse", "threshold", "export"):
             return self.data is not None
+        if action in ("toggle_view", "fairness"):
+            return self.data is not None and self.data.ledger is not None
         return True
 
     def action_sort_next(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(COLUMNS)
-        self.sort_reverse = COLUMNS[self.sort_index][0] not in ("name", "tokens_per_task",
-                                                                 "tokens_per_success")
+        self.sort_reverse = COLUMNS[self.sort_index][0] not in (
+            "name",
+            "tokens_per_task",
+            "tokens_per_success",
+        )
         self.refresh_table()
 
     def action_sort_reverse(self) -> None:
@@ -450,6 +500,78 @@ class EloTab(Vertical):
         folder = Path(str(resources.files("eloledger").joinpath("data", "examples")))
         self.load(folder / "comparisons.csv", folder / "ledger.jsonl")
 
+    def action_toggle_view(self) -> None:
+        if self.data is None or self.data.ledger is None:
+            return
+        if self.view == "curves":
+            self.view = "arms"
+            self.refresh_table()
+            self.refresh_plot()
+            return
+        self.view = "curves"
+        if self.curves is None:
+            self.query_one("#elo-status", Static).update("computing budget curves …")
+            self._compute_curves(self.data.ledger)
+        else:
+            self._show_curves(self.curves)
+
+    @work(thread=True, exclusive=True, group="elo-curves")
+    def _compute_curves(self, ledger: Path) -> None:
+        from eloledger.tui.budget_views import compute_curves
+
+        try:
+            curves = compute_curves(ledger)
+        except Exception as exc:
+            from eloledger.tui.app import _message
+
+            self.app.call_from_thread(
+                self.notify, _message(exc), title="Budget curves", severity="error", timeout=10
+            )
+            self.view = "arms"
+            self.app.call_from_thread(self.refresh_table)
+            return
+        self.app.call_from_thread(self._show_curves, curves)
+
+    def _show_curves(self, curves: Any) -> None:
+        from eloledger.tui.budget_views import curves_status
+
+        self.curves = curves
+        if self.view != "curves":
+            return
+        self.refresh_plot()
+        self.query_one("#elo-status", Static).update(curves_status(curves) + " · v: back")
+
+    def action_fairness(self) -> None:
+        if self.data is None or self.data.ledger is None:
+            return
+        from eloledger.tui.budget_views import FairnessScreen
+
+        ledger = self.data.ledger
+        arms = sorted(p["name"] for p in self.data.players)
+
+        def chosen(answer: dict[str, str] | None) -> None:
+            if answer is not None:
+                self.query_one("#elo-verdict", Static).update("judging budget fairness …")
+                self._compute_fairness(ledger, answer)
+
+        self.app.push_screen(FairnessScreen(arms), chosen)
+
+    @work(thread=True, exclusive=True, group="elo-fairness")
+    def _compute_fairness(self, ledger: Path, arms: dict[str, str]) -> None:
+        from eloledger.tui.budget_views import compute_fairness, verdict_text
+
+        try:
+            record = compute_fairness(ledger, arms)
+        except Exception as exc:
+            from eloledger.tui.app import _message
+
+            message = f"[$error]{escape(_message(exc))}[/]"
+            self.app.call_from_thread(self.query_one("#elo-verdict", Static).update, message)
+            return
+        self.verdict = record
+        text = verdict_text(record)
+        self.app.call_from_thread(self.query_one("#elo-verdict", Static).update, text)
+
     def action_export(self, fmt_name: str) -> None:
         if self.data is None:
             return
@@ -477,11 +599,15 @@ class EloTab(Vertical):
 
         yield SystemCommand("Elo: open comparisons + ledger", "o", go("open"))
         yield SystemCommand("Elo: load the shipped example", "e", go("example"))
-        yield SystemCommand("Elo: set the 'worth it' threshold", "t (marginal Elo per 1K)",
-                            go("threshold"))
+        yield SystemCommand(
+            "Elo: set the 'worth it' threshold", "t (marginal Elo per 1K)", go("threshold")
+        )
+        yield SystemCommand("Elo: budget curves (toggle the plot)", "v", go("toggle_view"))
+        yield SystemCommand("Elo: budget fairness verdict", "f: old/new × 1/N arms", go("fairness"))
         yield SystemCommand("Elo: export CSV", "c (into the current folder)", go("export('csv')"))
-        yield SystemCommand("Elo: export Markdown", "m (into the current folder)",
-                            go("export('md')"))
+        yield SystemCommand(
+            "Elo: export Markdown", "m (into the current folder)", go("export('md')")
+        )
 
 
 def _finite(value: Any) -> bool:

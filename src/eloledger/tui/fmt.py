@@ -30,10 +30,10 @@ def compact(n: float | int | None) -> str:
 
 
 def gauge(fraction: float | None, width: int) -> str:
-    """A text bar of ``width`` cells; unknown fraction -> all empty."""
+    """A text bar of ``width`` cells; unknown fraction (nothing planned) -> blank, not 0%."""
     width = max(0, width)
     if fraction is None or not math.isfinite(fraction):
-        return BAR_EMPTY * width
+        return " " * width
     filled = int(round(min(1.0, max(0.0, fraction)) * width))
     return BAR_FULL * filled + BAR_EMPTY * (width - filled)
 

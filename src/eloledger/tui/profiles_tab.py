@@ -52,7 +52,8 @@ def profile_summary(profile: Any, *, preset: bool) -> str:
     if profile.key_in_secrets:
         key = "secrets file (0600)"
     lines = [
-        f"[b]{escape(profile.name)}[/b]" + ("  [$text-muted](built-in preset)[/]" if preset else ""),
+        f"[b]{escape(profile.name)}[/b]"
+        + ("  [$text-muted](built-in preset)[/]" if preset else ""),
         escape(profile.description) if profile.description else "",
         f"root      {escape(profile.base_url)}",
         f"key       {escape(key) or '[$warning]none set[/]'} · auth {profile.auth}",
@@ -116,23 +117,41 @@ class ProfileForm(ModalScreen[Any]):
         p = self.profile
         with VerticalScroll():
             yield Label("Name")
-            yield Input(value=p.name if p else "", id="form-name", placeholder="my-gateway",
-                        disabled=p is not None)
+            yield Input(
+                value=p.name if p else "",
+                id="form-name",
+                placeholder="my-gateway",
+                disabled=p is not None,
+            )
             yield Label("Gateway root URL (each client's URL is derived from it)")
-            yield Input(value=p.base_url if p else "", id="form-url",
-                        placeholder="https://gateway.example.com")
+            yield Input(
+                value=p.base_url if p else "",
+                id="form-url",
+                placeholder="https://gateway.example.com",
+            )
             yield Static("", id="form-url-check")
             yield Label("Name of the environment variable holding the key")
-            yield Input(value=(p.key_env or "") if p else "", id="form-key-env",
-                        placeholder="MY_GATEWAY_KEY")
+            yield Input(
+                value=(p.key_env or "") if p else "",
+                id="form-key-env",
+                placeholder="MY_GATEWAY_KEY",
+            )
             yield Label("Anthropic-side header form")
-            yield Select([(a, a) for a in AUTH_FORMS], value=p.auth if p else "bearer",
-                         allow_blank=False, id="form-auth")
+            yield Select(
+                [(a, a) for a in AUTH_FORMS],
+                value=p.auth if p else "bearer",
+                allow_blank=False,
+                id="form-auth",
+            )
             yield Label("Default model (optional)")
             yield Input(value=(p.model or "") if p else "", id="form-model")
             yield Label("Wire protocol the runner speaks")
-            yield Select([(w, w) for w in WIRE_APIS], value=p.wire_api if p else "openai-chat",
-                         allow_blank=False, id="form-wire")
+            yield Select(
+                [(w, w) for w in WIRE_APIS],
+                value=p.wire_api if p else "openai-chat",
+                allow_blank=False,
+                id="form-wire",
+            )
             yield Static("", id="form-error")
             with Horizontal():
                 yield Button("Cancel (esc)", id="form-cancel")
@@ -156,11 +175,13 @@ class ProfileForm(ModalScreen[Any]):
             box.update("[$success]✓ URL looks right[/]")
             return
         colour = {"error": "$error", "warning": "$warning"}
-        box.update("\n".join(
-            f"[{colour.get(f.severity, '$text-muted')}]{f.severity}: {escape(f.message)}[/]"
-            + (f" — {escape(f.fix)}" if f.fix else "")
-            for f in findings
-        ))
+        box.update(
+            "\n".join(
+                f"[{colour.get(f.severity, '$text-muted')}]{f.severity}: {escape(f.message)}[/]"
+                + (f" — {escape(f.fix)}" if f.fix else "")
+                for f in findings
+            )
+        )
 
     @on(Button.Pressed, "#form-save")
     def action_save(self) -> None:
@@ -219,12 +240,16 @@ class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
             yield Label(f"Switch to [b]{escape(self.profile.name)}[/b]: which clients?")
             for target in TARGETS:
                 serves = target == "shell" or self.profile.serves(target)
-                yield Checkbox(CLIENT_LABELS.get(target, "Shell (eval \"$(eloledger env)\")"),
-                               value=serves and target != "shell", id=f"switch-{target}",
-                               disabled=not serves)
+                yield Checkbox(
+                    CLIENT_LABELS.get(target, 'Shell (eval "$(eloledger env)")'),
+                    value=serves and target != "shell",
+                    id=f"switch-{target}",
+                    disabled=not serves,
+                )
             yield Label("Claude Code scope")
-            yield Select([(s, s) for s in SCOPES], value="user", allow_blank=False,
-                         id="switch-scope")
+            yield Select(
+                [(s, s) for s in SCOPES], value="user", allow_blank=False, id="switch-scope"
+            )
             yield Static("", id="switch-error")
             with Horizontal():
                 yield Button("Show the diff (enter)", id="switch-ok", variant="primary")
@@ -265,8 +290,10 @@ class BackupsScreen(ModalScreen[str | None]):
         import time
 
         with Vertical():
-            yield Label("Backups (newest first) — enter restores every file of the set; "
-                        "the current files are backed up first")
+            yield Label(
+                "Backups (newest first) — enter restores every file of the set; "
+                "the current files are backed up first"
+            )
             options = []
             for b in reversed(self.backups):
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(b.created))
@@ -402,8 +429,11 @@ class ProfilesTab(Horizontal):
         if profile is None:
             return
         if profile.name not in self.profiles:
-            self.notify("Presets are read-only here: 'n' and give it a name to copy it, or "
-                        "'eloledger profile add NAME --preset P'.", severity="warning")
+            self.notify(
+                "Presets are read-only here: 'n' and give it a name to copy it, or "
+                "'eloledger profile add NAME --preset P'.",
+                severity="warning",
+            )
             return
         self.app.push_screen(ProfileForm(profile), self._save)
 
@@ -443,8 +473,9 @@ class ProfilesTab(Horizontal):
         except Exception as exc:
             from eloledger.tui.app import _message
 
-            self.app.call_from_thread(self.notify, _message(exc), title="Cannot switch",
-                                      severity="error", timeout=12)
+            self.app.call_from_thread(
+                self.notify, _message(exc), title="Cannot switch", severity="error", timeout=12
+            )
             return
         self.app.call_from_thread(self._confirm_plan, plan)
 
@@ -472,8 +503,13 @@ class ProfilesTab(Horizontal):
         except Exception as exc:
             from eloledger.tui.app import _message
 
-            self.app.call_from_thread(self.notify, _message(exc), title="Nothing was changed",
-                                      severity="error", timeout=15)
+            self.app.call_from_thread(
+                self.notify,
+                _message(exc),
+                title="Nothing was changed",
+                severity="error",
+                timeout=15,
+            )
             return
         self.last_applied = written
         message = f"Switched to {plan.profile.name}: wrote {len(written)} file(s); backup made."
@@ -509,8 +545,10 @@ class ProfilesTab(Horizontal):
                 self._restore(backup_id)
 
         self.app.push_screen(
-            ConfirmScreen(f"Restore every file of backup {backup_id}? The current files are "
-                          "backed up first, so this can be undone."),
+            ConfirmScreen(
+                f"Restore every file of backup {backup_id}? The current files are "
+                "backed up first, so this can be undone."
+            ),
             answer,
         )
 
@@ -523,8 +561,9 @@ class ProfilesTab(Horizontal):
         except Exception as exc:
             from eloledger.tui.app import _message
 
-            self.app.call_from_thread(self.notify, _message(exc), title="Not restored",
-                                      severity="error", timeout=12)
+            self.app.call_from_thread(
+                self.notify, _message(exc), title="Not restored", severity="error", timeout=12
+            )
             return
         self.app.call_from_thread(self.notify, f"Restored {len(written)} file(s) from {backup_id}")
         self.app.call_from_thread(self.action_reload)
@@ -539,8 +578,11 @@ class ProfilesTab(Horizontal):
 
         yield SystemCommand("Profiles: new profile", "n: add a gateway profile", go("new"))
         yield SystemCommand("Profiles: edit the selected profile", "e", go("edit"))
-        yield SystemCommand("Profiles: use (switch clients to) the selected profile",
-                            "u: diff first, then all or nothing", go("use"))
+        yield SystemCommand(
+            "Profiles: use (switch clients to) the selected profile",
+            "u: diff first, then all or nothing",
+            go("use"),
+        )
         yield SystemCommand("Profiles: backups and restore", "b", go("backups"))
 
 

@@ -122,7 +122,7 @@ def requests_seen(counters: RunCounters) -> int:
     return sum(a.done for a in counters.arms.values()) + counters.retries
 
 
-class RunView(Vertical):
+class RunView(Vertical, can_focus=True):
     """Summary numbers, the arms and the request list of one :class:`RunSource`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -189,6 +189,7 @@ class RunView(Vertical):
 
     def _show_source(self) -> None:
         has = self.source is not None
+        self.can_focus = not has  # empty: the view takes focus so its keys work; else the list
         self.query_one("#run-empty").display = not has
         for widget_id in (
             "#run-summary",
@@ -269,7 +270,12 @@ class RunView(Vertical):
             f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
             f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok",
             self._budget_line(c),
-            f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight · retries {c.retries}"
+            (
+                f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight"
+                if not getattr(source, "from_ledger", False)
+                else "[b]Flight[/b]  in flight: not in a ledger"
+            )
+            + f" · retries {c.retries}"
             f" · 429s {c.rate_limited} · p50 {fmt.millis(self._p50)} · p95 {fmt.millis(self._p95)}",
             self._errors_line(c),
         ]

@@ -55,6 +55,8 @@ class LedgerWatch:
     resuming catches up).
     """
 
+    from_ledger = True  # the view knows a ledger cannot tell calls in flight
+
     def __init__(
         self, path: str | Path, *, from_start: bool = True, interval: float = POLL_INTERVAL_S
     ) -> None:

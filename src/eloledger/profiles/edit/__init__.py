@@ -6,7 +6,19 @@ file as it was: that is the promise users of other switchers lost their hooks ov
 
 from __future__ import annotations
 
+from typing import Any
+
 DELETE = object()  # a change value meaning "remove this key"
 MISSING = object()  # what ``get`` returns for an absent key
 
 KeyPath = tuple[str, ...]
+
+
+def get(data: Any, keypath: KeyPath) -> Any:
+    """The value at ``keypath`` in parsed JSON or TOML data, or :data:`MISSING`."""
+    node = data
+    for key in keypath:
+        if not isinstance(node, dict) or key not in node:
+            return MISSING
+        node = node[key]
+    return node

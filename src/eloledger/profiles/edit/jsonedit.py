@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
-from eloledger.profiles.edit import DELETE, MISSING, KeyPath
+from eloledger.profiles.edit import DELETE, MISSING, KeyPath, get
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -55,15 +55,6 @@ def parse(text: str, path: Path | str, *, allow_comments: bool = False) -> Any:
     if not isinstance(data, dict):
         raise UserError(f"{path}:1: the top level must be a JSON object; nothing was written")
     return data
-
-
-def get(data: Any, keypath: KeyPath) -> Any:
-    node = data
-    for key in keypath:
-        if not isinstance(node, dict) or key not in node:
-            return MISSING
-        node = node[key]
-    return node
 
 
 def apply(

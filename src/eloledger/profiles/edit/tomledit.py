@@ -14,7 +14,7 @@ from tomlkit.exceptions import ParseError
 from tomlkit.items import Table
 
 from eloledger.errors import UserError
-from eloledger.profiles.edit import DELETE, MISSING, KeyPath
+from eloledger.profiles.edit import DELETE, MISSING, KeyPath, get
 
 
 def parse_doc(text: str, path: Path | str) -> tomlkit.TOMLDocument:
@@ -30,15 +30,6 @@ def parse_doc(text: str, path: Path | str) -> tomlkit.TOMLDocument:
 
 def parse(text: str, path: Path | str) -> dict[str, Any]:
     return parse_doc(text, path).unwrap()
-
-
-def get(data: Any, keypath: KeyPath) -> Any:
-    node = data
-    for key in keypath:
-        if not isinstance(node, dict) or key not in node:
-            return MISSING
-        node = node[key]
-    return node
 
 
 def apply(text: str, changes: dict[KeyPath, Any], path: Path | str) -> str:
