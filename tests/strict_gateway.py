@@ -38,6 +38,7 @@ MODES = (
     "redirect",  # 302 to a login page on every path
     "midstream_error",  # streams answer 200, then an error event instead of content
     "late_input_usage",  # Anthropic streams: input_tokens 0 at message_start, real in delta
+    "usage_details",  # OpenAI usage with cached (4) and reasoning (1) token details
 )
 
 
@@ -281,6 +282,14 @@ class _Handler(BaseHTTPRequestHandler):
             return (0, 0)
         return (9, 1)
 
+    def _details(self, inp: str, out: str) -> dict[str, Any]:
+        if self.gateway.config.mode != "usage_details":
+            return {}
+        return {
+            f"{inp}_tokens_details": {"cached_tokens": 4},
+            f"{out}_tokens_details": {"reasoning_tokens": 1},
+        }
+
     def _answer_chat(self, model: str, body: dict, stream: bool, query: dict) -> None:
         usage = self._usage_numbers(stream)
         usage_obj = (
@@ -290,6 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "prompt_tokens": usage[0],
                 "completion_tokens": usage[1],
                 "total_tokens": sum(usage),
+                **self._details("prompt", "completion"),
             }
         )
         if not stream:
@@ -357,6 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "total_tokens": sum(usage),
                 "input_tokens_details": {"cached_tokens": 0},
                 "output_tokens_details": {"reasoning_tokens": 0},
+                **self._details("input", "output"),
             }
         if not stream:
             self._send_json(200, response)

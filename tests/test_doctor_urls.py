@@ -106,3 +106,17 @@ def test_profile_root_may_carry_v1_but_not_a_query() -> None:
     assert [f.code for f in check_root("https://gw.example/api?ref=x", target="profile:gw")] == [
         "url.query_string"
     ]
+
+
+def test_a_key_in_the_query_string_is_masked_in_the_finding() -> None:
+    secret = "handmade0123456789secret"
+    (finding,) = [
+        f
+        for f in check_url(f"https://gw.example/v1?api_key={secret}&alt=sse", "openai")
+        if f.code == "url.query_string"
+    ]
+    assert secret not in finding.message + finding.evidence + finding.fix
+    assert "?api_key=handma…(24 chars)&alt=sse" in finding.message
+    assert finding.fix == "use https://gw.example/v1"
+    plain = check_url("https://gw.example/v1?utm_source=x", "openai")
+    assert "?utm_source=x" in plain[0].message  # nothing secret: shown as is

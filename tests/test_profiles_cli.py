@@ -13,7 +13,7 @@ import pytest
 
 from eloledger.cli import main
 from eloledger.profiles import store
-from eloledger.profiles.backups import list_backups
+from eloledger.profiles.backups import backups_dir, list_backups
 from test_profiles_helpers import make_realistic_home, snapshot
 
 KEY = "sk-cli-0123456789abcdefXYZ"
@@ -257,3 +257,5 @@ def test_diff_always_ends_lines_and_new_json_files_end_with_a_newline(
     status, _, _ = run(capsys, "profile", "use", "gw", "--to", "gemini", "--yes")
     assert status == 0
     assert (temp_home / ".gemini/settings.json").read_text().endswith("}\n")
+    manifests = list(backups_dir().glob("*/manifest.json"))
+    assert manifests and all(m.read_text().endswith("}\n") for m in manifests)

@@ -346,3 +346,20 @@ def test_diff_masks_a_hand_set_key_that_the_switch_removes(home: dict[str, Path]
     plan = plan_switch(store.get_profile("gw-a"), "claude")  # bearer: the API key must go
     assert '-    "DISABLE_TELEMETRY": "1", "ANTHROPIC_API_KEY"' in plan.diff
     assert hand_key not in plan.diff and KEY_A not in plan.diff
+
+
+def test_diff_masks_the_users_own_secrets_in_context_lines(home: dict[str, Path]) -> None:
+    """Unowned neighbours show up as context: a token there is masked, other values are not."""
+    github = "ghp_handmade0123456789abcdef"
+    dotenv = "plain-password-hunter2"
+    text = home["claude_real"].read_text()
+    text = text.replace(
+        '"DISABLE_TELEMETRY": "1"', f'"DISABLE_TELEMETRY": "1", "GITHUB_TOKEN": "{github}"'
+    )
+    home["claude_real"].write_text(text)
+    home["gemini_env"].write_text(home["gemini_env"].read_text() + f"DB_PASSWORD={dotenv}\n")
+    plan = plan_switch(store.get_profile("gw-a"), "claude,gemini")
+    assert '"GITHUB_TOKEN": "ghp_ha…(28 chars)"' in plan.diff
+    assert "DB_PASSWORD=plain-…(22 chars)" in plan.diff
+    assert github not in plan.diff and dotenv not in plan.diff
+    assert '"DISABLE_TELEMETRY": "1"' in plan.diff  # only secret-named values are hidden

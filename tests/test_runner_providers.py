@@ -6,6 +6,7 @@ import pytest
 
 from eloledger.runner.providers import Provider
 from eloledger.sim import FAULT_MODES, SimServer
+from strict_gateway import GOOD_KEY, GatewayConfig, serve
 
 WIRES = ("openai-chat", "openai-responses", "anthropic")
 PROMPT = "A baker makes 24 muffins and sells 9 of them. How many muffins are left?"
@@ -160,3 +161,19 @@ async def test_a_stream_slower_than_the_timeout_is_a_timeout_row() -> None:
         await server.stop()
     assert (res.status, res.error_class, res.http_status) == ("error", "timeout", None)
     assert 250 <= res.latency_ms < 2000
+
+
+@pytest.mark.parametrize("wire", ("openai-chat", "openai-responses"))
+async def test_reasoning_and_cached_token_details_reach_the_row(wire: str) -> None:
+    """Chat says prompt/completion_tokens_details, Responses says input/output_: both kept."""
+    with serve(GatewayConfig(mode="usage_details")) as gateway:
+        provider = Provider(
+            wire_api=wire, base_url=gateway.v1, api_key=GOOD_KEY, model="gpt-strict", timeout_s=10
+        )
+        try:
+            res = await provider.call("Say OK.", max_tokens=16, temperature=0.0)
+        finally:
+            await provider.close()
+    assert (res.status, res.usage_source) == ("ok", "server"), res.error
+    assert (res.prompt_tokens, res.completion_tokens, res.total_tokens) == (9, 1, 10)
+    assert (res.reasoning_tokens, res.cached_tokens) == (1, 4)

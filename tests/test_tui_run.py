@@ -73,7 +73,12 @@ async def test_request_list_refreshes_only_changed_lines() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.3)
         requests = app.query_one("#run-requests", LineList)
+        for _ in range(40):  # layout settles (a resize repaints everything once)
+            if requests.sync() == 0:
+                break
+            await pilot.pause(0.05)
         assert requests.sync() == 0  # nothing changed since the last paint
+        # no await from here: nothing else can touch the list between the syncs
         counters.requests[2].status = "error"
         counters.requests[2].error_class = "server"
         assert requests.sync() == 1

@@ -34,7 +34,10 @@ def run_app() -> EloLedgerApp:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
-    assert snap_compare(run_app(), terminal_size=size, press=["_"])
+    async def settled(pilot) -> None:
+        await pilot.pause(1.3)  # the 1 Hz tokens/s sparkline has its first (constant) points
+
+    assert snap_compare(run_app(), terminal_size=size, run_before=settled)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -100,7 +100,8 @@ async def test_elo_tab_bad_file_shows_one_line_error(tmp_path: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: "Could not build" in screen_text(app))
         await pilot.pause(0.1)
-        assert "c.csv" in screen_text(app) and app.query_one(EloTab).data is None
+        assert any("c.csv" in n.message for n in app._notifications)  # names the file
+        assert app.query_one(EloTab).data is None
 
 
 # -- Profiles ------------------------------------------------------------------------------------
@@ -255,3 +256,33 @@ async def test_elo_tab_budget_curves_and_fairness_verdict() -> None:
         await pilot.press("v")  # back to the arms plot
         await pilot.pause(0.2)
         assert "knee:" in screen_text(app)
+
+
+async def test_doctor_probe_now_reaches_the_gateway_and_reports(monkeypatch) -> None:
+    """'P' probes the profile's gateway for real (the embedded simulator on 127.0.0.1)."""
+    from eloledger.sim import running_sim
+    from eloledger.tui.doctor_tab import DoctorTab
+
+    monkeypatch.setenv("SIM_KEY", "sk-sim-probe-0123456789")
+    with running_sim(fault="401") as sim:
+        save_profile(
+            Profile(
+                name="simgw",
+                base_url=sim.base_url,
+                key_env="SIM_KEY",
+                wire_api="openai-chat",
+                model="sim-small",
+            )
+        )
+        app = EloLedgerApp(initial_tab="doctor")
+        async with app.run_test(size=(100, 30)) as pilot:
+            tab = app.query_one(DoctorTab)
+            assert await until(lambda: tab.last_run.startswith("offline"))
+            assert not any(f.code == "auth.unauthorized" for f in tab.findings)
+            await pilot.pause(0.3)
+            await pilot.press("P")
+            assert await until(lambda: tab.last_run.startswith("probes"), timeout=40)
+            await pilot.pause(0.2)
+            assert any(f.code == "auth.unauthorized" for f in tab.findings)
+            text = screen_text(app)
+            assert "auth.unauthorized" in text and "sk-sim-probe-0123456789" not in text

@@ -124,6 +124,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.cli.output import to_json
+
+    report = compute(args)
+    if args.format == "json":
+        print(to_json(report.to_json()))
+        return 0
+    for warning in report.warnings:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    print(render_text(report, args))
+    return 0
+
+
+def compute(args: argparse.Namespace) -> Any:
+    """The Elo report these arguments ask for (``eloledger run`` reuses it for its table)."""
     from eloledger.rating.comparisons import read_comparisons
     from eloledger.rating.table import elo_report
 
@@ -141,7 +154,7 @@ def handle(args: argparse.Namespace) -> int:
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
     costs = _costs(ledger_path) if ledger_path else None
-    report = elo_report(
+    return elo_report(
         comparisons,
         costs=costs,
         anchor=args.anchor,
@@ -150,13 +163,6 @@ def handle(args: argparse.Namespace) -> int:
         prior=args.prior,
         task_weight=args.task_weight,
     )
-    if args.format == "json":
-        print(to_json(report.to_json()))
-        return 0
-    for warning in report.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
-    print(_render(report, args))
-    return 0
 
 
 def _inputs(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -193,7 +199,8 @@ def _costs(path: str) -> dict[str, Any]:
     return arm_costs(read_ledger(path))
 
 
-def _render(report, args: argparse.Namespace) -> str:
+def render_text(report: Any, args: argparse.Namespace) -> str:
+    """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
     from eloledger.cli.output import Column, render
 
     spec = BASE_COLUMNS + (COST_COLUMNS if report.has_costs else ())

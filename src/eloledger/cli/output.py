@@ -10,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-FORMATS = ("table", "json", "csv", "md")
-
 
 @dataclass(frozen=True)
 class Column:

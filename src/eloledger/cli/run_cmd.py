@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
-import io
-import json
 import sys
 from typing import Any
 
@@ -204,7 +201,7 @@ def report(result: Any, args: argparse.Namespace) -> int:
 
 
 def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None, int]:
-    """Run the 'eloledger elo' command itself on the run's files (same core, same output)."""
+    """What 'eloledger elo' shows for the run's files (same core, same output)."""
     from eloledger.errors import UserError
 
     if not result.comparisons_path or not result.comparisons:
@@ -226,13 +223,13 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         format="json" if args.format == "json" else "table",
         example=False,
     )
-    buf = io.StringIO()
     try:
-        with contextlib.redirect_stdout(buf):
-            elo_cmd.handle(ns)
+        report = elo_cmd.compute(ns)
     except UserError as exc:
         print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
         return None, None, 1
     if args.format == "json":
-        return None, json.loads(buf.getvalue()), 0
-    return buf.getvalue(), None, 0
+        return None, report.to_json(), 0
+    for warning in report.warnings:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
+    return elo_cmd.render_text(report, ns), None, 0

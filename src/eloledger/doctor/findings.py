@@ -108,7 +108,3 @@ def exit_status(findings: Iterable[Finding]) -> int:
 
 def sort_key(finding: Finding) -> tuple[int, str, str]:
     return (SEVERITIES.index(finding.severity), finding.target, finding.code)
-
-
-def to_json_payload(findings: Iterable[Finding]) -> dict[str, list[dict[str, str]]]:
-    return {"findings": [f.to_dict() for f in findings]}

@@ -748,24 +748,22 @@ def _causes(err: BaseException) -> list[BaseException]:
 
 
 def _is_tls(err: BaseException) -> bool:
-    for e in _causes(err):
-        if isinstance(e, ssl.SSLError):
-            return True
-        text = str(e).lower()
-        if "ssl" in text or "certificate" in text or "tls" in text:
-            return True
-    return False
+    return _caused_by(err, ssl.SSLError, ("ssl", "certificate", "tls"))
 
 
 def _is_dns(err: BaseException) -> bool:
+    phrases = (
+        "name or service not known",
+        "nodename nor servname",
+        "temporary failure in name resolution",
+    )
+    return _caused_by(err, socket.gaierror, phrases)
+
+
+def _caused_by(err: BaseException, kind: type[BaseException], phrases: tuple[str, ...]) -> bool:
+    """Whether ``err`` or an exception in its chain is a ``kind`` or says one of ``phrases``."""
     for e in _causes(err):
-        if isinstance(e, socket.gaierror):
-            return True
         text = str(e).lower()
-        if (
-            "name or service not known" in text
-            or "nodename nor servname" in text
-            or ("temporary failure in name resolution" in text)
-        ):
+        if isinstance(e, kind) or any(p in text for p in phrases):
             return True
     return False

@@ -10,10 +10,11 @@ must stay fast and side-effect free.
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from eloledger.clientfacts import URL_FAMILY
 from eloledger.doctor.findings import Finding, make
+from eloledger.redact import mask, scrub
 
 WIRES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
@@ -86,7 +87,7 @@ def check_url(
     fam = family(wire)
     who = _LABEL[wire]
     target = target or wire
-    evidence = evidence or f"base URL {url!r}"
+    evidence = evidence or f"base URL {shown_url(url)!r}"
     findings: list[tuple[str, str]] = []  # (code, message); the fix is filled in at the end
 
     text = url
@@ -125,7 +126,7 @@ def check_url(
         findings.append(
             (
                 "url.query_string",
-                f"the query string ?{parts.query} breaks the path {who} appends "
+                f"the query string ?{_masked_query(parts.query)} breaks the path {who} appends "
                 f"({_appends(wire)} lands inside the query)",
             )
         )
@@ -236,6 +237,23 @@ def neighbour_urls(url: str, wire: str) -> list[str]:
             candidates.append(urlunsplit(base._replace(path=variant)))
     seen = {url}
     return [c for c in candidates if not (c in seen or seen.add(c))]
+
+
+_SECRET_PARAM = re.compile(r"key|token|secret|password|^sig$", re.IGNORECASE)
+
+
+def shown_url(url: str) -> str:
+    """The URL for display, with a key in its query string masked."""
+    head, sep, query = url.partition("?")
+    return head + sep + _masked_query(query) if sep else url
+
+
+def _masked_query(query: str) -> str:
+    """The query as shown in a finding: a ``?key=`` (or token, signature) value is masked."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(_SECRET_PARAM.search(name) for name, _ in pairs):
+        return scrub(query)
+    return "&".join(f"{n}={mask(v) if _SECRET_PARAM.search(n) else v}" for n, v in pairs)
 
 
 def _version_variants(path: str) -> list[str]:

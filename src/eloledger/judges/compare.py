@@ -73,44 +73,52 @@ def _soft_outcome(a_scores: list[float], b_scores: list[float]) -> float:
 
 def write_comparisons(path: Path, rows: Iterable[tuple]) -> int:
     """Write ``task_id,a,b,outcome`` atomically (temp file + rename); returns the row count."""
+    return _write_csv(
+        path,
+        ["task_id", "a", "b", "outcome"],
+        ([task_id, a, b, _fmt(outcome)] for task_id, a, b, outcome in rows),
+    )
+
+
+def write_results(path: Path, results: Iterable[ArmResult]) -> None:
+    fields = [
+        "task_id", "arm", "session", "selected_sample", "answer", "score", "passed",
+        "samples_ok", "samples",
+    ]  # fmt: skip
+    _write_csv(
+        path,
+        fields,
+        (
+            [
+                r.task_id,
+                r.arm,
+                r.session,
+                "" if r.selected_sample is None else r.selected_sample,
+                "" if r.answer is None else r.answer,
+                "" if r.score is None else _fmt(r.score),
+                "" if r.passed is None else int(r.passed),
+                r.samples_ok,
+                r.samples,
+            ]  # fmt: skip
+            for r in results
+        ),
+    )
+
+
+def _write_csv(path: Path, header: list[str], rows: Iterable[list]) -> int:
+    """Temp file, fsync, rename: a reader sees the old file or the whole new one."""
     count = 0
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["task_id", "a", "b", "outcome"])
-        for task_id, a, b, outcome in rows:
-            writer.writerow([task_id, a, b, _fmt(outcome)])
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(row)
             count += 1
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     return count
-
-
-def write_results(path: Path, results: Iterable[ArmResult]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fields = [
-        "task_id", "arm", "session", "selected_sample", "answer", "score", "passed",
-        "samples_ok", "samples",
-    ]  # fmt: skip
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(fields)
-        for r in results:
-            writer.writerow(
-                [
-                    r.task_id,
-                    r.arm,
-                    r.session,
-                    "" if r.selected_sample is None else r.selected_sample,
-                    "" if r.answer is None else r.answer,
-                    "" if r.score is None else _fmt(r.score),
-                    "" if r.passed is None else int(r.passed),
-                    r.samples_ok,
-                    r.samples,
-                ]  # fmt: skip
-            )
-    os.replace(tmp, path)
 
 
 def _fmt(value: float) -> str:

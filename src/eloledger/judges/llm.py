@@ -16,6 +16,7 @@ JUDGE_INSTRUCTIONS = (
 )
 
 _VERDICT = re.compile(r"\b(TIE|A|B)\b")
+_VALUE = {"TIE": 0.5, "A": 1.0, "B": 0.0}  # preference for A
 
 
 def judge_prompt(task_id: str, task_prompt: str, answer_a: str, answer_b: str) -> str:
@@ -34,13 +35,11 @@ def parse_verdict(text: str | None) -> float | None:
     if not text:
         return None
     head = text.strip().upper()
-    for word, value in (("TIE", 0.5), ("A", 1.0), ("B", 0.0)):
+    for word, value in _VALUE.items():
         if re.match(rf"{word}\b", head):
             return value
     found = _VERDICT.findall(head)
-    if not found:
-        return None
-    return {"TIE": 0.5, "A": 1.0, "B": 0.0}[found[-1]]
+    return _VALUE[found[-1]] if found else None
 
 
 def both_orders(first: float | None, second: float | None) -> float:

@@ -103,7 +103,7 @@ def create_backup(
     }
     atomic_write(
         folder / "manifest.json",
-        orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode(),
+        orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n",
         secret=True,
     )
     prune(keep)

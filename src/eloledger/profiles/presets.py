@@ -10,15 +10,10 @@ from __future__ import annotations
 
 from eloledger.profiles.model import ClientOverride, Profile
 
-
-def _p(**kwargs: object) -> Profile:
-    return Profile(**kwargs)  # type: ignore[arg-type]
-
-
 PRESETS: dict[str, Profile] = {
     p.name: p
     for p in (
-        _p(
+        Profile(
             name="anthropic",
             base_url="https://api.anthropic.com",
             key_env="ANTHROPIC_API_KEY",
@@ -27,7 +22,7 @@ PRESETS: dict[str, Profile] = {
             clients=["claude", "anthropic", "openai"],
             description="Anthropic API (official); OpenAI SDK compatibility under /v1",
         ),
-        _p(
+        Profile(
             name="openai",
             base_url="https://api.openai.com",
             key_env="OPENAI_API_KEY",
@@ -35,7 +30,7 @@ PRESETS: dict[str, Profile] = {
             clients=["codex", "openai"],
             description="OpenAI API (official)",
         ),
-        _p(
+        Profile(
             name="gemini",
             base_url="https://generativelanguage.googleapis.com",
             key_env="GEMINI_API_KEY",
@@ -48,7 +43,7 @@ PRESETS: dict[str, Profile] = {
             },
             description="Google Gemini API (official); OpenAI compatibility under /v1beta/openai",
         ),
-        _p(
+        Profile(
             name="openrouter",
             base_url="https://openrouter.ai/api",
             key_env="OPENROUTER_API_KEY",
@@ -56,7 +51,7 @@ PRESETS: dict[str, Profile] = {
             clients=["claude", "anthropic", "codex", "openai"],
             description="OpenRouter: Anthropic-style at /api, OpenAI-style at /api/v1",
         ),
-        _p(
+        Profile(
             name="deepseek",
             base_url="https://api.deepseek.com",
             key_env="DEEPSEEK_API_KEY",
@@ -68,7 +63,7 @@ PRESETS: dict[str, Profile] = {
             },
             description="DeepSeek: Anthropic-style at /anthropic, OpenAI-style at /v1",
         ),
-        _p(
+        Profile(
             name="moonshot",
             base_url="https://api.moonshot.ai",
             key_env="MOONSHOT_API_KEY",
@@ -80,7 +75,7 @@ PRESETS: dict[str, Profile] = {
             },
             description="Moonshot / Kimi (international): Anthropic-style at /anthropic",
         ),
-        _p(
+        Profile(
             name="moonshot-cn",
             base_url="https://api.moonshot.cn",
             key_env="MOONSHOT_API_KEY",
@@ -92,7 +87,7 @@ PRESETS: dict[str, Profile] = {
             },
             description="Moonshot / Kimi (mainland China): Anthropic-style at /anthropic",
         ),
-        _p(
+        Profile(
             name="siliconflow",
             base_url="https://api.siliconflow.cn",
             key_env="SILICONFLOW_API_KEY",
@@ -100,7 +95,7 @@ PRESETS: dict[str, Profile] = {
             clients=["claude", "anthropic", "openai"],
             description="SiliconFlow (mainland China): Anthropic-style at the root, OpenAI at /v1",
         ),
-        _p(
+        Profile(
             name="zhipu",
             base_url="https://open.bigmodel.cn/api/anthropic",
             key_env="ZHIPU_API_KEY",

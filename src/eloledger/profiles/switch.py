@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +25,14 @@ from eloledger.profiles.model import Profile
 from eloledger.profiles.ownership import FileRecord, State, value_hash
 from eloledger.profiles.store import resolve_key
 from eloledger.profiles.writers import SCOPES, TARGETS, FileTarget, claude, codex, gemini
-from eloledger.redact import register_secret, scrub
+from eloledger.redact import mask, register_secret, scrub
 
 CONFLICT_POLICIES = ("refuse", "overwrite", "keep")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+# The user's own secrets beside the keys we edit (a GITHUB_TOKEN in the same env block) show up
+# in the diff's context lines: names ending like these have their values masked there too.
+_USER_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_KEY_POINTERS = frozenset({"env_key"})  # Codex: the NAME of the variable holding the key
 
 
 @dataclass
@@ -264,11 +268,29 @@ def _plan_file(
         conflicts if on_conflict != "keep" else [],
         notes,
     )
-    plan.diff = _diff(plan)
+    plan.diff = _diff(plan, set(_user_secrets(data)))
     return plan
 
 
-def _diff(plan: FilePlan) -> str:
+def _user_secrets(data: Any, name: str = "") -> Iterator[str]:
+    """String values stored under secret-looking names, at any depth of a parsed config."""
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            yield from _user_secrets(value, key[-1] if isinstance(key, tuple) else str(key))
+    elif isinstance(data, list):
+        for item in data:
+            yield from _user_secrets(item, name)
+    elif (
+        isinstance(data, str)
+        and len(data) >= 8
+        and name not in _KEY_POINTERS
+        and _USER_SECRET_NAME.search(name)
+    ):
+        yield data
+
+
+def _diff(plan: FilePlan, hidden: set[str]) -> str:
+    """Unified diff, every line newline-terminated; registered and ``hidden`` secrets masked."""
     if not plan.changed:
         return ""
     old = (plan.old_text or "").splitlines(keepends=True)
@@ -278,6 +300,8 @@ def _diff(plan: FilePlan) -> str:
         old, new, fromfile=label if plan.old_text is not None else "/dev/null", tofile=label
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    for secret in sorted(hidden, key=len, reverse=True):
+        text = text.replace(secret, mask(secret))
     return scrub(text)
 
 

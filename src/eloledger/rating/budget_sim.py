@@ -44,19 +44,7 @@ def sampling_sessions(
                         score = min(seen[:limit])
                     seen.append(score)
                     tokens = tokens_per_sample * (1.0 + jitter * float(rng.uniform(-1, 1)))
-                    rows.append(
-                        {
-                            "task_id": f"task{t:03d}",
-                            "arm": arm,
-                            "session": f"{arm}-{t}-{s}",
-                            "sample": k,
-                            "role": "sample",
-                            "status": "ok",
-                            "usage_source": "server",
-                            "total_tokens": int(round(tokens)),
-                            "score": score,
-                        }
-                    )
+                    rows.append(_row(t, arm, s, k, int(round(tokens)), score=score))
     return rows
 
 
@@ -96,18 +84,20 @@ def four_arms(
             for s in range(repeats):
                 for k in range(n):
                     passed = bool(rng.random() < p)
-                    rows.append(
-                        {
-                            "task_id": f"task{t:03d}",
-                            "arm": arm,
-                            "session": f"{arm}-{t}-{s}",
-                            "sample": k,
-                            "role": "sample",
-                            "status": "ok",
-                            "usage_source": "server",
-                            "total_tokens": int(tokens),
-                            "passed": passed,
-                            "score": 1.0 if passed else 0.0,
-                        }
-                    )
+                    rows.append(_row(t, arm, s, k, int(tokens), passed=passed, score=float(passed)))
     return rows
+
+
+def _row(t: int, arm: str, s: int, k: int, tokens: int, **scores: Any) -> dict[str, Any]:
+    """Sample ``k`` of session ``s`` of ``arm`` on task ``t``: a successful call, server usage."""
+    return {
+        "task_id": f"task{t:03d}",
+        "arm": arm,
+        "session": f"{arm}-{t}-{s}",
+        "sample": k,
+        "role": "sample",
+        "status": "ok",
+        "usage_source": "server",
+        "total_tokens": tokens,
+        **scores,
+    }

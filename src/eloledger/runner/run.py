@@ -611,7 +611,8 @@ class _Run:
             s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
         self.result.arms = list(stats.values())
         self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
-        self.result.judge_tokens = read_state(self.spec.ledger, self.spec.name).judge_tokens
+        # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
+        self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
 
 
 def _score_of(row: dict[str, Any]) -> float:

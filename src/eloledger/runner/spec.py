@@ -116,10 +116,6 @@ class ExperimentSpec:
     base_dir: Path = field(default_factory=Path.cwd)  # relative paths resolve against it
     locator: Any = field(default=None, repr=False, compare=False)  # finds lines for errors
 
-    @property
-    def uses_llm_judge(self) -> bool:
-        return self.judge.kind == "llm" or any(a.select == "judge" for a in self.arms)
-
     def comparisons_path(self) -> Path:
         return _sibling(self.ledger, ".comparisons.csv")
 
@@ -422,12 +418,7 @@ class _Getter:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise UserError(f"{self._where(key)}: {key} must be an integer, got {value!r}")
-        if (low is not None and value < low) or (high is not None and value > high):
-            bounds = f">= {low}" if high is None else f"between {low} and {high}"
-            raise UserError(
-                f"{self._where(key)}: {key} = {value} is out of range",
-                fix=f"{key} must be {bounds}",
-            )
+        self._check_range(key, value, low, high)
         return value
 
     def float(
@@ -438,13 +429,16 @@ class _Getter:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise UserError(f"{self._where(key)}: {key} must be a number, got {value!r}")
+        self._check_range(key, value, low, high)
+        return float(value)
+
+    def _check_range(self, key: str, value: Any, low: Any, high: Any) -> None:
         if (low is not None and value < low) or (high is not None and value > high):
             bounds = f">= {low}" if high is None else f"between {low} and {high}"
             raise UserError(
                 f"{self._where(key)}: {key} = {value} is out of range",
                 fix=f"{key} must be {bounds}",
             )
-        return float(value)
 
     def bool(self, key: str, *, default: bool) -> bool:
         value = self.data.get(key)

@@ -66,7 +66,13 @@ class EloLedgerApp(App[int]):
         for item in self.shipped_themes:
             self.register_theme(item)
         wanted = theme or os.environ.get("ELOLEDGER_THEME") or DEFAULT_THEME
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        if wanted not in self.available_themes:
+            names = ", ".join(sorted(t.name for t in self.shipped_themes))
+            self._theme_warnings.append(
+                f"theme {wanted!r} not found; using {DEFAULT_THEME} (eloledger themes: {names})"
+            )
+            wanted = DEFAULT_THEME
+        self.theme = wanted
         self._source = source
         self._watch = Path(watch) if watch else None
         self._from_start = from_start

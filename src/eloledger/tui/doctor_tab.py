@@ -27,6 +27,7 @@ SEVERITY_MARK = {
     "warning": ("!", "$warning"),
     "info": ("i", "$text-muted"),
 }
+PROBE_TIMEOUT_S = 5.0
 _USE_URL = re.compile(r"\buse (https?://\S+)")
 
 
@@ -126,7 +127,7 @@ class DoctorTab(Vertical):
         try:
             from eloledger.doctor.run import run_doctor
 
-            report = run_doctor(offline=offline, timeout=5.0)
+            report = run_doctor(offline=offline, timeout=PROBE_TIMEOUT_S)
             profiles: dict[str, Any] = {}
             try:
                 from eloledger.profiles.store import load_profiles
@@ -134,6 +135,8 @@ class DoctorTab(Vertical):
                 profiles = load_profiles()
             except Exception:  # a broken profiles file is itself a finding
                 profiles = {}
+            if not offline:  # also each stored profile's gateway (the CLI: --profile NAME)
+                report.findings += self._probe_profiles(profiles, report)
         except Exception as exc:
             from eloledger.tui.app import _message
 
@@ -145,6 +148,24 @@ class DoctorTab(Vertical):
         self.app.call_from_thread(
             self._show, report.findings, profiles, f"{kind} at {time.strftime('%H:%M:%S')}"
         )
+
+    @staticmethod
+    def _probe_profiles(profiles: dict[str, Any], report: Any) -> list[Any]:
+        from eloledger.doctor.findings import sort_key
+        from eloledger.doctor.probes import probe_all
+        from eloledger.doctor.run import profile_targets
+
+        seen = {(f.code, f.target, f.message) for f in report.findings}
+        found = []
+        for profile in profiles.values():
+            targets = [t for t in profile_targets(profile) if t.key]
+            for result in probe_all(targets, timeout=PROBE_TIMEOUT_S):
+                report.probes.append(result)
+                for f in result.findings:
+                    if (f.code, f.target, f.message) not in seen:
+                        seen.add((f.code, f.target, f.message))
+                        found.append(f)
+        return sorted(found, key=sort_key)
 
     def _status(self, text: str) -> None:
         self.query_one("#doctor-status", Static).update(text)

@@ -342,7 +342,8 @@ class EloTab(Vertical, can_focus=True):
         self.refresh_plot()
         self.refresh_bindings()
         focused = self.screen.focused
-        if self.is_on_screen and (focused is None or type(focused).__name__ == "ContentTabs"):
+        idle = focused is None or focused is self or type(focused).__name__ == "ContentTabs"
+        if self.is_on_screen and idle:
             self.query_one("#elo-table", DataTable).focus()
         for warning in data.warnings[:3]:
             self.notify(warning, title="Elo warning", severity="warning", timeout=8)

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.markup import escape
-from textual.widgets import Static
+from textual.widgets import Sparkline, Static
 
 from eloledger.runner.counters import ArmCounters, RequestLine, RunCounters
 from eloledger.tui import fmt
@@ -26,6 +26,9 @@ from eloledger.tui.line_list import Cells, LineList
 
 NUMBERS_HZ = 10
 PERCENTILE_HZ = 2
+PLOT_HZ = 1
+PLOT_POINTS = 120  # two minutes of tokens/s history
+PLOT_MIN_HEIGHT = 26  # the sparkline shows only when the view has room for it
 RATE_WINDOW_S = 3.0
 ARM_NAME_W = 20  # fixed columns: the heading above a list lines up whatever the width
 TASK_W = 20
@@ -137,6 +140,9 @@ class RunView(Vertical, can_focus=True):
     RunView #run-arms { height: 4; max-height: 10; }
     RunView #run-requests { height: 1fr; min-height: 3; }
     RunView #run-empty { padding: 1 2; color: $text-muted; }
+    RunView #run-rate { height: 2; margin: 0 1; }
+    RunView #run-rate > .sparkline--max-color { color: $accent; }
+    RunView #run-rate > .sparkline--min-color { color: $primary; }
     """
 
     def __init__(
@@ -155,11 +161,15 @@ class RunView(Vertical, can_focus=True):
         self._latency_seen = -1
         self._summary_text = ""
         self._arms: list[ArmCounters] = []
+        self._rates: deque[float] = deque(maxlen=PLOT_POINTS)
+        self._last_rate = 0.0
         self.ticks = 0
+        self.plot_updates = 0
 
     def compose(self) -> ComposeResult:
         yield Static(self._empty_text(), id="run-empty")
         yield Static("", id="run-summary")
+        yield Sparkline(list(self._rates), summary_function=max, id="run-rate")
         yield Static(self._arm_header(80), classes="run-heading", id="run-arms-heading")
         yield LineList(self._arms, arm_cells, key=arm_key, follow=False, id="run-arms")
         yield Static(self._request_header(80), classes="run-heading", id="run-requests-heading")
@@ -171,8 +181,10 @@ class RunView(Vertical, can_focus=True):
         self._update_percentiles()
         self.set_interval(1 / NUMBERS_HZ, self.tick)
         self.set_interval(1 / PERCENTILE_HZ, self._update_percentiles)
+        self.set_interval(1 / PLOT_HZ, self._update_plot)
 
     def on_resize(self) -> None:
+        self._fit_plot()
         width = self.size.width
         self.query_one("#run-arms-heading", Static).update(self._arm_header(width))
         self.query_one("#run-requests-heading", Static).update(self._request_header(width))
@@ -199,6 +211,7 @@ class RunView(Vertical, can_focus=True):
             "#run-requests",
         ):
             self.query_one(widget_id).display = has
+        self._fit_plot()
         if has:
             self.query_one("#run-requests", LineList).set_rows(self.source.counters.requests)
 
@@ -225,6 +238,20 @@ class RunView(Vertical, can_focus=True):
             self._arms[:] = arms
             arm_list.sync()
             requests.sync()
+
+    def _fit_plot(self) -> None:
+        has = self.source is not None
+        self.query_one("#run-rate").display = has and self.size.height >= PLOT_MIN_HEIGHT
+
+    def _update_plot(self) -> None:
+        """1 Hz: one point of tokens/s history (the plot never redraws per token)."""
+        if self.source is None:
+            return
+        self._rates.append(self._last_rate)
+        sparkline = self.query_one("#run-rate", Sparkline)
+        if sparkline.display:
+            sparkline.data = list(self._rates)
+            self.plot_updates += 1
 
     def _update_percentiles(self) -> None:
         if self.source is None:
@@ -254,6 +281,7 @@ class RunView(Vertical, can_focus=True):
         state = source.state()
         elapsed = self.clock() - c.started_at
         rate = self.tokens_per_second(c) if state in ("running", "following") else None
+        self._last_rate = rate or 0.0
         state_style = {
             "running": "$success",
             "following": "$success",

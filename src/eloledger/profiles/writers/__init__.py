@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eloledger.errors import UserError
 from eloledger.profiles.edit import KeyPath
+from eloledger.profiles.model import Profile
 
 TARGETS = ("claude", "codex", "gemini", "shell")
 SCOPES = ("user", "project", "local")
@@ -26,3 +28,13 @@ class FileTarget:
     remove: dict[KeyPath, str] = field(default_factory=dict)  # keys removed even if not owned: why
     secret: bool = False  # the file will hold a key: force 0600
     notes: list[str] = field(default_factory=list)
+
+
+def missing_key(profile: Profile, needs: str) -> UserError:
+    """The error for a client that must find the key in its own file when there is none."""
+    where = f"${profile.key_env} is not set" if profile.key_env else "the profile has no key"
+    return UserError(
+        f"profile {profile.name!r}: {where}, and {needs}",
+        fix=f"export {profile.key_env or 'the key variable'} or store the key with "
+        f"'eloledger profile edit {profile.name} --key-stdin'",
+    )

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eloledger.clientfacts import claude_settings_paths
-from eloledger.errors import UserError
 from eloledger.profiles.model import MODEL_ROLES, Profile
-from eloledger.profiles.writers import FileTarget
+from eloledger.profiles.writers import FileTarget, missing_key
 
 AUTH_VARS = {"bearer": "ANTHROPIC_AUTH_TOKEN", "x-api-key": "ANTHROPIC_API_KEY"}
 
@@ -48,12 +47,7 @@ def targets(
         remove[("env", auth_var)] = f"the key comes from ${auth_var} in the shell"
         notes.append(f"claude: the key is read from ${auth_var} in the shell")
     else:
-        where = f"${profile.key_env} is not set" if profile.key_env else "the profile has no key"
-        raise UserError(
-            f"profile {profile.name!r}: {where}, and Claude Code needs the key in settings.json",
-            fix=f"export {profile.key_env or 'the key variable'} or store the key with "
-            f"'eloledger profile edit {profile.name} --key-stdin'",
-        )
+        raise missing_key(profile, "Claude Code needs the key in settings.json")
     if scope == "project":
         local = paths["local"]
         shared = FileTarget("claude", paths["project"], "json", values, dict(remove))

@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from eloledger.clientfacts import GEMINI_AUTH_SELECTED_TYPE, gemini_dir
-from eloledger.errors import UserError
 from eloledger.profiles.model import Profile
-from eloledger.profiles.writers import FileTarget
+from eloledger.profiles.writers import FileTarget, missing_key
 
 
 def targets(
@@ -40,12 +39,7 @@ def targets(
         remove[("GEMINI_API_KEY",)] = "the key comes from $GEMINI_API_KEY in the shell"
         notes.append("gemini: the key is read from $GEMINI_API_KEY in the shell")
     else:
-        where = f"${profile.key_env} is not set" if profile.key_env else "the profile has no key"
-        raise UserError(
-            f"profile {profile.name!r}: {where}, and Gemini CLI needs the key in ~/.gemini/.env",
-            fix=f"export {profile.key_env or 'the key variable'} or store the key with "
-            f"'eloledger profile edit {profile.name} --key-stdin'",
-        )
+        raise missing_key(profile, "Gemini CLI needs the key in ~/.gemini/.env")
     env_file = FileTarget(
         "gemini", folder / ".env", "env", values, remove, secret=bool(key), notes=notes
     )
