@@ -168,13 +168,16 @@ async def test_demo_runs_live_in_the_run_tab_then_fills_the_elo_tab() -> None:
         text = screen_text(app)
         assert "● running" in text and "best_of_8" in text and "in flight" in text
         await pilot.press("p")
-        await asyncio.sleep(0.6)
-        paused_total = live.counters.total_tokens
+        await pilot.pause(0.3)
         assert live.state() == "paused" and "● paused" in screen_text(app)
-        await asyncio.sleep(0.5)  # in-flight calls may finish, no new ones start
-        settled = live.counters.total_tokens
+        settle = time.monotonic() + 20  # calls in flight finish; no new call starts
+        while live.counters.in_flight and time.monotonic() < settle:
+            await asyncio.sleep(0.05)
+        assert live.counters.in_flight == 0
+        done = sum(a.done for a in live.counters.arms.values())
         await asyncio.sleep(0.5)
-        assert live.counters.total_tokens == settled >= paused_total
+        assert live.counters.in_flight == 0
+        assert sum(a.done for a in live.counters.arms.values()) == done
         await pilot.press("p")
         elo = app.query_one(EloTab)
         while elo.data is None and time.monotonic() < deadline + 30:

@@ -34,7 +34,7 @@ with LedgerWriter(path) as w:
 line = b'{"task_id": "last", "arm": "best_of_1", "status": "ok", "total_tokens": 100, ' \
        b'"prompt_tokens": 50, "completion_tokens": 50}\n'
 fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-os.write(fd, line[:30]); time.sleep(0.6); os.write(fd, line[30:]); os.close(fd)
+os.write(fd, line[:30]); time.sleep(1.5); os.write(fd, line[30:]); os.close(fd)
 """
 
 
@@ -66,9 +66,16 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
 
             assert await wait_for(progressed)
             assert len(seen_totals) > 2, "the total should grow while the writer writes"
-            # the torn last row is not counted until the writer completes it
-            if writer.poll() is None:
-                assert app.live_source.counters.total_tokens == (rows - 1) * 100
+            # the torn last row is not counted until the writer completes it: whenever the
+            # file ends mid-line, the viewer shows only the complete rows (no await between the
+            # read and the check, so the viewer cannot move in between)
+            saw_torn = False
+            while writer.poll() is None:
+                if not path.read_bytes().endswith(b"\n"):
+                    saw_torn = True
+                    assert app.live_source.counters.total_tokens == (rows - 1) * 100
+                await asyncio.sleep(0.05)
+            assert saw_torn, "the writer leaves a torn line for 1.5 s"
             assert await wait_for(lambda: app.live_source.counters.total_tokens == rows * 100)
             await pilot.pause(0.3)
             text = screen_text(app)

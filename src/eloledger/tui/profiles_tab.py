@@ -28,8 +28,6 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
-from eloledger.redact import mask
-
 CLIENT_LABELS = {
     "claude": "Claude Code",
     "codex": "Codex CLI",
@@ -584,6 +582,3 @@ class ProfilesTab(Horizontal):
             go("use"),
         )
         yield SystemCommand("Profiles: backups and restore", "b", go("backups"))
-
-
-__all__ = ["ProfilesTab", "mask"]
