@@ -27,6 +27,9 @@ Scenario = Callable[[Path, pytest.MonkeyPatch], list[Finding]]
 
 
 def _static(monkeypatch: pytest.MonkeyPatch, **env: str) -> list[Finding]:
+    for name in ("GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE"):
+        monkeypatch.delenv(name, raising=False)  # folder trust comes from the test's files
+    monkeypatch.delenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH", raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     eff = collect()
@@ -180,8 +183,14 @@ SCENARIOS: dict[str, Scenario] = {
     )[1],
     "gemini.auth_type_missing": lambda h, m: (
         _write(h / ".gemini/.env", "GEMINI_API_KEY=AIzaSyExampleExampleExample01\n"),
+        _write(h / ".gemini/trustedFolders.json", json.dumps({str(Path.cwd()): "TRUST_FOLDER"})),
         _static(m),
-    )[1],
+    )[2],
+    "gemini.untrusted_folder": lambda h, m: (
+        _write(h / ".gemini/.env", "GOOGLE_GEMINI_BASE_URL=https://gw.example/api\n"),
+        _write(h / ".gemini/trustedFolders.json", json.dumps({str(Path.cwd()): "DO_NOT_TRUST"})),
+        _static(m),
+    )[2],
     "hosts.inconsistent": lambda h, m: profile_findings(
         Profile(
             "split",

@@ -17,6 +17,26 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+_GEMINI_TRUST_VARS = (
+    "GEMINI_CLI_TRUST_WORKSPACE",
+    "GEMINI_RESTRICTED_MODE",
+    "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+    "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_gemini_trust_overrides(temp_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folder trust is decided by the files each test writes, not by the machine."""
+    for var in _GEMINI_TRUST_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(temp_home / "no-system.json"))
+
+
+def _trust(home: Path, folder: Path, level: str = "TRUST_FOLDER") -> None:
+    _write(home / ".gemini/trustedFolders.json", json.dumps({str(folder): level}))
+
+
 def _by_code(findings: list) -> dict:
     out: dict = {}
     for f in findings:
@@ -81,6 +101,7 @@ def test_clean_setup_gives_no_findings(temp_home: Path, monkeypatch: pytest.Monk
         temp_home / ".gemini/settings.json",
         '{"security": {"auth": {"selectedType": "gemini-api-key"}}}',
     )
+    _trust(temp_home, Path.cwd())
     monkeypatch.setenv("GW_KEY", "sk-gw-0123456789abcdef")
     assert static_findings() == []
 
@@ -169,6 +190,7 @@ def test_codex_url_checks_and_line_numbers(
 
 def test_gemini_selected_type_present_is_clean(temp_home: Path) -> None:
     _write(temp_home / ".gemini/.env", "GEMINI_API_KEY=AIzaSyD9tSrke72PouQMnMXa7eZSW0jkFMBWY\n")
+    _trust(temp_home, Path.cwd().parent / "sibling", "TRUST_PARENT")
     _write(
         temp_home / ".gemini/settings.json",
         '{"security": {"auth": {"selectedType": "oauth-personal"}}}',
@@ -205,3 +227,88 @@ def test_profile_override_checked_for_its_client(monkeypatch: pytest.MonkeyPatch
     codes = _by_code(profile_findings(profile))
     assert codes["url.missing_v1"][0].target == "profile:gw/codex"
     assert "hosts.inconsistent" not in codes
+
+
+GEMINI_ENV = (
+    "GEMINI_API_KEY=AIzaSyD9tSrke72PouQMnMXa7eZSW0jkFMBWY\n"
+    "GOOGLE_GEMINI_BASE_URL=https://gw.example/api\n"
+    "GEMINI_MODEL=gemini-gw\n"
+)
+GEMINI_SETTINGS = '{"security": {"auth": {"selectedType": "gemini-api-key"}}}'
+
+
+def test_untrusted_folder_ignores_the_gemini_dotenv(temp_home: Path) -> None:
+    _write(temp_home / ".gemini/.env", GEMINI_ENV)
+    _write(temp_home / ".gemini/settings.json", GEMINI_SETTINGS)
+    findings = static_findings()
+    assert [f.code for f in findings] == ["gemini.untrusted_folder"]
+    finding = findings[0]
+    assert finding.severity == "warning" and finding.target == "gemini"
+    assert str(Path.cwd()) in finding.message
+    assert finding.evidence == (
+        "~/.gemini/.env:1 GEMINI_API_KEY, ~/.gemini/.env:2 GOOGLE_GEMINI_BASE_URL, "
+        f"~/.gemini/.env:3 GEMINI_MODEL; ~/.gemini/trustedFolders.json: no rule covers {Path.cwd()}"
+    )
+    assert "exit 41" in finding.message
+    assert "gemini --skip-trust" in finding.fix
+    assert f'"{Path.cwd()}": "TRUST_FOLDER"' in finding.fix
+    assert 'eval "$(eloledger env PROFILE)"' in finding.fix
+    assert "AIzaSyD9tSrke72PouQMnMXa7eZSW0jkFMBWY" not in json.dumps(finding.to_dict())
+
+
+@pytest.mark.parametrize(
+    ("rules", "env", "untrusted"),
+    [
+        ({"{cwd}": "TRUST_FOLDER"}, {}, False),
+        ({"{cwd}/child": "TRUST_PARENT"}, {}, False),
+        ({"{parent}": "TRUST_FOLDER", "{cwd}": "DO_NOT_TRUST"}, {}, True),
+        ({"{parent}": "DO_NOT_TRUST", "{cwd}": "TRUST_FOLDER"}, {}, False),
+        ({"{cwd}": "DO_NOT_TRUST"}, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, False),
+        ({"{cwd}": "TRUST_FOLDER"}, {"GEMINI_CLI_TRUST_WORKSPACE": "false"}, True),
+        ({}, {"GEMINI_CLI_TRUST_WORKSPACE": "true"}, False),
+    ],
+)
+def test_untrusted_folder_follows_gemini_trust_rules(
+    temp_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    rules: dict[str, str],
+    env: dict[str, str],
+    untrusted: bool,
+) -> None:
+    cwd = Path.cwd()
+    _write(temp_home / ".gemini/.env", GEMINI_ENV)
+    _write(temp_home / ".gemini/settings.json", GEMINI_SETTINGS)
+    resolved = {k.format(cwd=cwd, parent=cwd.parent): v for k, v in rules.items()}
+    _write(temp_home / ".gemini/trustedFolders.json", json.dumps(resolved))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    codes = [f.code for f in static_findings()]
+    assert codes == (["gemini.untrusted_folder"] if untrusted else [])
+
+
+def test_trust_disabled_in_settings_reads_the_gemini_dotenv(temp_home: Path) -> None:
+    _write(temp_home / ".gemini/.env", GEMINI_ENV)
+    _write(
+        temp_home / ".gemini/settings.json",
+        '{\n  // trust off\n  "security": {"folderTrust": {"enabled": false},\n'
+        '  "auth": {"selectedType": "gemini-api-key"}}\n}\n',
+    )
+    assert static_findings() == []
+
+
+def test_untrusted_plain_dotenv_base_url_is_ignored_but_key_is_read(temp_home: Path) -> None:
+    work = Path.cwd()
+    _write(work / ".env", "GOOGLE_GEMINI_BASE_URL=https://gw.example/api\nGEMINI_API_KEY=AIzaK1\n")
+    _write(temp_home / ".gemini/settings.json", GEMINI_SETTINGS)
+    findings = static_findings()
+    assert [f.code for f in findings] == ["gemini.untrusted_folder"]
+    assert findings[0].evidence.startswith(f"{work}/.env:1 GOOGLE_GEMINI_BASE_URL; ~/.gemini/")
+    assert "GEMINI_API_KEY" not in findings[0].message and "exit 55" in findings[0].message
+
+
+def test_broken_trusted_folders_file_is_reported(temp_home: Path) -> None:
+    _write(temp_home / ".gemini/trustedFolders.json", '{"/x": "TRUST_EVERYTHING"}')
+    findings = static_findings()
+    assert [f.code for f in findings] == ["config.unreadable"]
+    assert "refuses to start" in findings[0].message
+    assert "TRUST_EVERYTHING" in findings[0].evidence

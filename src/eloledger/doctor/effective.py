@@ -81,6 +81,7 @@ class Effective:
     codex_docs: dict[Path, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path = field(default_factory=Path.cwd)
+    gemini_trust: clientfacts.GeminiTrust | None = None  # whether Gemini CLI trusts ``cwd``
 
     def get(self, client: str, name: str) -> Setting | None:
         for setting in self.settings.get(client, []):
@@ -243,35 +244,66 @@ def _codex_settings(
 # --- Gemini CLI -----------------------------------------------------------------------------
 
 
+UNTRUSTED_NOTE = "not read: folder not trusted"
+_UNSAFE_IN_UNTRUSTED = re.compile(r"[^A-Za-z0-9\-_./]")
+
+
 def _gemini(eff: Effective) -> None:
-    env_files = [p for p in clientfacts.gemini_env_candidates(eff.env, eff.cwd) if p.is_file()]
-    parsed = [(p, *_read_dotenv(p)) for p in env_files]
+    """Process env first, then the first .env found; in an untrusted folder Gemini CLI skips
+    every ``.gemini/.env`` and takes only the whitelisted variables from a plain ``.env``."""
+    trust = clientfacts.gemini_folder_trust(eff.env, eff.cwd)
+    eff.gemini_trust = trust
+    if trust.error:
+        where = _tilde(clientfacts.gemini_trusted_folders_path(eff.env))
+        eff.problems.append(
+            make(
+                "config.unreadable",
+                where,
+                f"{where} is broken: Gemini CLI refuses to start",
+                trust.error,
+                "fix the file: a JSON object mapping folders to TRUST_FOLDER, TRUST_PARENT or "
+                "DO_NOT_TRUST",
+            )
+        )
+    trusted = trust.trusted is not False
+    readable = set(clientfacts.gemini_env_candidates(eff.env, eff.cwd, trusted=trusted))
+    parsed = [
+        (p, *_read_dotenv(p))
+        for p in clientfacts.gemini_env_candidates(eff.env, eff.cwd)
+        if p.is_file()
+    ]
+    first = next((p for p, _v, _l in parsed if p in readable), None)
     settings: list[Setting] = []
     for name in GEMINI_VARS:
-        candidates: list[tuple[Source, str]] = []
+        read: list[tuple[Source, str]] = []  # what Gemini CLI reads, in precedence order
+        not_read: list[tuple[Source, str]] = []
         if name in eff.env:
-            candidates.append((_env_source(name, eff.env[name]), eff.env[name]))
-        for index, (path, values, lines) in enumerate(parsed):
-            if name in values:
-                note = "" if index == 0 else " (not read: an earlier .env was found first)"
-                candidates.append(
-                    (_file_source(path, lines[name], name + note, name, values[name]), values[name])
-                )
-        if candidates:
-            if name not in eff.env and parsed and name not in parsed[0][1]:
-                # Only the first .env is read: a value in a later one is not used at all.
-                settings.append(
-                    Setting(
-                        name,
-                        None,
-                        Source(f"${name} (unset)", None),
-                        [s for s, _v in candidates],
-                        name in SECRET_NAMES,
-                        None,
-                    )
-                )
+            read.append((_env_source(name, eff.env[name]), eff.env[name]))
+        for path, values, lines in parsed:
+            if name not in values:
                 continue
-            settings.append(_setting(name, candidates))
+            value, note = values[name], ""
+            if path not in readable:
+                note = f" ({UNTRUSTED_NOTE})"
+            elif path != first:
+                note = " (not read: an earlier .env was found first)"
+            elif not trusted and name not in clientfacts.GEMINI_UNTRUSTED_ENV_WHITELIST:
+                note = f" ({UNTRUSTED_NOTE}: from a .env only {_whitelist()})"
+            elif not trusted:
+                if name in SECRET_NAMES:
+                    register_secret(value)
+                value = _UNSAFE_IN_UNTRUSTED.sub("", value)  # as Gemini CLI sanitizes it
+            entry = (_file_source(path, lines[name], name + note, name, value), value)
+            (not_read if note else read).append(entry)
+        if read:
+            settings.append(_setting(name, read + not_read))
+        elif not_read:
+            # Only in files Gemini CLI does not read: the variable stays unset.
+            shown = _setting(name, not_read)
+            unset = Source(f"${name} (unset)", None)
+            settings.append(
+                Setting(name, None, unset, [shown.source, *shown.shadowed], shown.secret, None)
+            )
     gem_settings = clientfacts.gemini_dir(eff.env) / "settings.json"
     loaded = _read_json(gem_settings, eff, comments=True)
     if loaded is not None:
@@ -300,6 +332,10 @@ def _gemini(eff: Effective) -> None:
                 )
             )
     eff.settings["gemini"] = settings
+
+
+def _whitelist() -> str:
+    return ", ".join(sorted(clientfacts.GEMINI_UNTRUSTED_ENV_WHITELIST))
 
 
 # --- shared helpers -------------------------------------------------------------------------

@@ -47,6 +47,10 @@ CODES: dict[str, tuple[str, str]] = {
     "codex.builtin_redefined": ("error", "a built-in Codex provider id redefined (ignored)"),
     "codex.env_key_unset": ("error", "the variable named by env_key is unset or empty"),
     "gemini.auth_type_missing": ("error", "Gemini settings.json lacks the gemini-api-key type"),
+    "gemini.untrusted_folder": (
+        "warning",
+        "Gemini CLI does not trust this folder, so it ignores the settings in a .gemini/.env",
+    ),
     "gemini.extra_v1beta": ("error", "a Gemini base URL ending in /v1beta (doubled)"),
     "hosts.inconsistent": ("warning", "one profile's clients point at different hosts"),
     "ledger.usage_missing": ("error", "ok rows with missing or zero usage"),

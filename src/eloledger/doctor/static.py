@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from eloledger import clientfacts
-from eloledger.doctor.effective import Effective, Setting, collect
+from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, Setting, collect
 from eloledger.doctor.findings import Finding, make
 from eloledger.doctor.urls import check_root, check_url
 
@@ -99,6 +99,7 @@ def live_config_findings(eff: Effective) -> list[Finding]:
     findings += _claude_auth(eff)
     findings += _sdk_auth(eff)
     findings += _gemini_checks(eff)
+    findings += _gemini_trust(eff)
     findings += _codex_checks(eff)
     return findings
 
@@ -107,7 +108,7 @@ def live_config_findings(eff: Effective) -> list[Finding]:
 
 
 def _base_url_findings(client: str, setting: Setting, eff: Effective) -> list[Finding]:
-    if setting.source.label == "built-in default":
+    if setting.source.label == "built-in default" or setting.raw is None:
         return []
     if setting.raw == "":
         ignored = [s for s in setting.shadowed if s.value]
@@ -126,7 +127,10 @@ def _base_url_findings(client: str, setting: Setting, eff: Effective) -> list[Fi
 
 
 def _shadow_findings(client: str, setting: Setting) -> list[Finding]:
-    differing = [s for s in setting.shadowed if s.value != setting.value]
+    # A value skipped because the folder is untrusted is gemini.untrusted_folder's business.
+    differing = [
+        s for s in setting.shadowed if s.value != setting.value and UNTRUSTED_NOTE not in s.label
+    ]
     if not differing:
         return []
     who = _WHO.get(client.split("@")[0], client)
@@ -306,6 +310,49 @@ def _gemini_checks(eff: Effective) -> list[Finding]:
             )
         )
     return findings
+
+
+def _gemini_trust(eff: Effective) -> list[Finding]:
+    """gemini.untrusted_folder: settings Gemini CLI would read here if it trusted the folder."""
+    trust = eff.gemini_trust
+    if trust is None or trust.trusted is not False or trust.error:
+        return []
+    would_read = next(
+        (p for p in clientfacts.gemini_env_candidates(eff.env, eff.cwd) if p.is_file()), None
+    )
+    ignored = [
+        (setting.name, source)
+        for setting in eff.settings.get("gemini", [])
+        if setting.name not in eff.env
+        for source in (setting.source, *setting.shadowed)
+        if source.path == would_read and UNTRUSTED_NOTE in source.label
+    ]
+    if not ignored or would_read is None:
+        return []
+    ignored.sort(key=lambda item: item[1].line or 0)
+    names = [name for name, _source in ignored]
+    where = _short(would_read)
+    folders = _short(clientfacts.gemini_trusted_folders_path(eff.env))
+    lines = ", ".join(f"{where}:{source.line} {name}" for name, source in ignored)
+    if "GEMINI_API_KEY" in names:
+        effect = "'gemini -p' stops with exit 41 ('must specify the GEMINI_API_KEY')"
+    else:
+        effect = "'gemini -p' stops with exit 55 (untrusted folder)"
+    return [
+        make(
+            "gemini.untrusted_folder",
+            "gemini",
+            f"Gemini CLI does not trust {eff.cwd}, so it ignores {', '.join(names)} in "
+            f"{where}: {effect}, and interactive runs go without these settings",
+            f"{lines}; {folders}: {trust.reason}"
+            if trust.source == "file"
+            else f"{lines}; {trust.reason}",
+            "in scripts run 'gemini --skip-trust -p ...' (or export "
+            "GEMINI_CLI_TRUST_WORKSPACE=true); to work here interactively trust the folder when "
+            f'Gemini CLI asks (or add "{eff.cwd}": "TRUST_FOLDER" to {folders}); or set the '
+            'values in the shell instead: eval "$(eloledger env PROFILE)"',
+        )
+    ]
 
 
 # --- Codex ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ falls back to the exact path, which also produces the precise ``file:line`` erro
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -18,7 +19,7 @@ import msgspec
 import numpy as np
 
 from eloledger.errors import UserError
-from eloledger.ledger import canonical
+from eloledger.ledger import canonical, schema
 from eloledger.ledger.canonical import COUNT_FIELDS, check_count, fill_from_usage, id_string
 
 FACTOR_COLUMNS: tuple[str, ...] = (
@@ -107,10 +108,40 @@ Columns = dict[str, Any]  # name -> Factor | np.ndarray
 
 def factorize(values: Sequence[Any]) -> Factor:
     """Codes for any hashable values; None is missing; levels become strings (17 -> "17")."""
-    uniq = dict.fromkeys(values)
-    index = {v: i for i, v in enumerate(uniq)}
-    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
-    return _relevel(codes, list(uniq))
+    return factorize_stream(values, len(values))
+
+
+def factorize_stream(values: Iterable[Any], n: int) -> Factor:
+    """:func:`factorize` of ``n`` values in one pass, without a list of them.
+
+    A defaultdict whose factory is its own length hands out codes 0, 1, 2, ... in first-seen
+    order, so the levels come out in the same order as ``dict.fromkeys`` would give them.
+    """
+    return _relevel(*_raw_codes(values, n))
+
+
+def _raw_codes(values: Iterable[Any], n: int) -> tuple[np.ndarray, list[Any]]:
+    """Codes and the distinct values as they are (not yet made strings), in one pass."""
+    index: defaultdict[Any, int] = defaultdict()
+    index.default_factory = index.__len__
+    codes = np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=n)
+    return codes, list(index)
+
+
+def joint_factorize(rows: Sequence[Any], fields: Sequence[str]) -> dict[str, Factor]:
+    """Factorise several columns of few values each (arm, role, status, ...) in one pass.
+
+    One tuple per row is hashed once instead of one lookup per row and column; each column's
+    codes then come from the few distinct tuples. A value's first row is also the first row
+    of its first tuple, so every column's levels keep their first-seen order. (Columns with
+    many values, like task_id, make many tuples: factorise those on their own.)
+    """
+    codes, combos = _raw_codes(map(attrgetter(*fields), rows), len(rows))
+    out = {}
+    for j, field in enumerate(fields):
+        part = factorize([combo[j] for combo in combos])
+        out[field] = Factor(part.codes[codes], part.levels)
+    return out
 
 
 def _relevel(codes: np.ndarray, raw_levels: list[Any]) -> Factor:
@@ -231,13 +262,22 @@ def row_decoder(names: Iterable[str], *, tight: bool = True) -> msgspec.json.Dec
     ``tight`` decodes role/status/usage_source as literals (faster); a ledger with other values
     fails validation and is decoded again loosely.
     """
-    fields = struct_fields(names)
+    fields = tuple(sorted(struct_fields(names), key=_writer_position))
     decoder = _STRUCT_CACHE.get((fields, tight))
     if decoder is None:
         spec = [(f, _field_type(f, tight), None) for f in fields]
         row_type = msgspec.defstruct("_LedgerRow", spec, gc=False)
         decoder = _STRUCT_CACHE[(fields, tight)] = msgspec.json.Decoder(row_type)
     return decoder
+
+
+_WRITER_POSITION = {name: i for i, name in enumerate(schema.FIELDS)}
+
+
+def _writer_position(field: str) -> int:
+    """Struct fields in the order writers emit them: msgspec then finds each key at once
+    (it looks for the next key after the last one matched); aliases go last."""
+    return _WRITER_POSITION.get(field, len(_WRITER_POSITION))
 
 
 def _field_type(field: str, tight: bool) -> Any:
@@ -274,40 +314,65 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
 
     def merged(name: str) -> list[Any]:
         values = get(name)
+        if not rare_present:  # no alias is set anywhere: nothing to merge
+            return values
         for alias in _ALIASES_OF.get(name, ()):
             other = get(alias)
             if other.count(None) != n:
                 values = [v if v is not None else a for v, a in zip(values, other, strict=True)]
         return values
 
-    out: Columns = {}
     wanted = set(names)
+    joint = [f for f in _JOINT_COLUMNS if f in wanted]
+    few: dict[str, Factor] = {}
+    if tight and len(joint) > 1:  # tight: no alias is set, so the columns need no merging
+        try:
+            few = joint_factorize(structs, joint)
+        except TypeError as exc:  # an object or array where an identifier belongs
+            raise NeedsExactPath from exc
+
+    def factor(name: str) -> Factor:
+        """A factor column; straight from the rows (no list in between) when nothing merges."""
+        if name in few:
+            return few[name]
+        if rare_present or name in raw:
+            return _factor_or_exact(merged(name))
+        try:
+            return factorize_stream(map(attrgetter(name), structs), n)
+        except TypeError as exc:  # an object or array where an identifier belongs
+            raise NeedsExactPath from exc
+
+    out: Columns = {}
     if wanted & _TOKEN_GROUP:
         counts = _count_columns(get, merged, _counts_needed(wanted))
         for name in COUNT_FIELDS:
             if name in wanted:
                 out[name] = counts[name]
         if "usage_source" in wanted:
-            out["usage_source"] = _usage_source(get("usage_source"), counts)
+            out["usage_source"] = _usage_source(factor("usage_source"), counts)
     for name in names:
         if name in out:
             continue
         if name == "status":
-            out[name] = _status(get("status"), structs)
+            if tight:
+                out[name] = _status_from_literals(factor("status"), structs)
+            else:
+                out[name] = _status(get("status"), structs)
         elif name == "role":
-            factor = factorize(get("role"))
-            out[name] = _fill_missing(factor, "sample")
+            out[name] = _fill_missing(factor("role"), "sample")
         elif name == "passed":
             out[name] = _passed(get("passed"))
         elif name == "will_retry":
             out[name] = _truthy(get("will_retry"))
         elif name in FACTOR_COLUMNS:
-            out[name] = _factor_or_exact(merged(name))
+            out[name] = factor(name)
         else:
             out[name] = to_float(get(name))
     return {name: out[name] for name in names}
 
 
+# Columns with few distinct values, factorised together on the tight path.
+_JOINT_COLUMNS = ("arm", "role", "status", "usage_source")
 _RARE_FIELDS = frozenset((*canonical.ALIASES, "usage", "usageMetadata"))
 
 
@@ -356,8 +421,7 @@ def _count_columns(get: Any, merged: Any, needed: tuple[str, ...]) -> dict[str, 
     return counts
 
 
-def _usage_source(values: list[Any], counts: dict[str, np.ndarray]) -> Factor:
-    factor = factorize(values)
+def _usage_source(factor: Factor, counts: dict[str, np.ndarray]) -> Factor:
     missing = factor.codes < 0
     if not missing.any():
         return factor
@@ -386,7 +450,18 @@ def _status(status: list[Any], structs: list[Any]) -> Factor:
         + [-1],
         dtype=np.int32,
     )
-    codes = remap[codes]
+    return _infer_unknown_status(remap[codes], structs)
+
+
+def _status_from_literals(factor: Factor, structs: list[Any]) -> Factor:
+    """Status from the tight decoder: levels are already "ok"/"error"; None is inferred."""
+    remap = np.array([("ok", "error").index(level) for level in factor.levels] + [-1])
+    return _infer_unknown_status(remap[factor.codes].astype(np.int32), structs)
+
+
+def _infer_unknown_status(codes: np.ndarray, structs: list[Any]) -> Factor:
+    """Rows without a status failed when they carry an error, else succeeded (as canonical)."""
+    levels = ["ok", "error"]
     unknown = codes < 0
     if unknown.any():
         idx = np.flatnonzero(unknown)
