@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from importlib.resources import files
 from pathlib import Path
 
 EPILOG = """\
@@ -43,10 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def demo_spec_text() -> str:
-    return (files("eloledger") / "data" / "demo" / "demo.toml").read_text(encoding="utf-8")
+    return demo_spec_path().read_text(encoding="utf-8")
 
 
 def demo_spec_path() -> Path:
+    from importlib.resources import files  # here, not at import: keeps every command's start fast
+
     return Path(str(files("eloledger") / "data" / "demo" / "demo.toml"))
 
 

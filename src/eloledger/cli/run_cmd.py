@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 from typing import Any
 
@@ -83,6 +82,8 @@ def open_tui(**kwargs: Any) -> int | None:
         print("eloledger: the terminal app is not available; running headless", file=sys.stderr)
         return None
     wanted = {k: v for k, v in kwargs.items() if v not in (None, False)}
+    import inspect
+
     accepted = inspect.signature(run_tui).parameters
     missing = [k for k in wanted if k not in accepted]
     if missing:
