@@ -43,6 +43,8 @@ def _configure_all_clients(home: Path, root: str) -> None:
     _write(
         home / ".gemini/settings.json", '{"security": {"auth": {"selectedType": "gemini-api-key"}}}'
     )
+    # Gemini CLI reads ~/.gemini/.env only in a folder it trusts (the doctor runs in the cwd)
+    _write(home / ".gemini/trustedFolders.json", json.dumps({str(Path.cwd()): "TRUST_FOLDER"}))
 
 
 def test_live_configs_are_probed_on_their_own_wires(

@@ -70,7 +70,10 @@ def gemini_dir(env: Mapping[str, str] | None = None) -> Path:
 # (settings security.folderTrust.enabled); a headless run in an untrusted folder stops with
 # exit 55 unless --skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true. In an untrusted folder no
 # ``.gemini/.env`` is read at all, and from a plain ``.env`` only these variables, with every
-# character outside [A-Za-z0-9-_./] removed from their values:
+# character outside [A-Za-z0-9-_./] removed from their values. Observed too: with
+# ``--skip-trust`` (or GEMINI_CLI_TRUST_WORKSPACE=true) the ``.gemini/.env`` IS read; without,
+# a key that is only in a skipped ``.env`` stops ``gemini -p`` earlier, with exit 41
+# ("must specify the GEMINI_API_KEY"), before the exit-55 trust check.
 GEMINI_UNTRUSTED_ENV_WHITELIST = frozenset(
     {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"}
 )

@@ -4,7 +4,9 @@ Each client has its own precedence (facts/clients.md): Claude Code lets a settin
 ``env`` beat the shell (local > project > user > process env); Codex reads ``config.toml``
 (and ``NAME.config.toml`` on top with ``--profile NAME``) and ignores ``OPENAI_BASE_URL`` for
 a custom provider; Gemini CLI takes the process env first and the first ``.env`` found only
-for variables not already set (even to the empty string); the SDKs read the shell env.
+for variables not already set (even to the empty string), and in a folder it does not trust it
+skips every ``.gemini/.env`` and takes only the key-like variables from a plain ``.env``
+(``clientfacts.gemini_folder_trust``); the SDKs read the shell env.
 
 :func:`effective_settings` is what the TUI shows; :func:`collect` also returns the parsed
 documents and the files that did not parse, for the static checks.
