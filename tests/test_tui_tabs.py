@@ -286,3 +286,50 @@ async def test_doctor_probe_now_reaches_the_gateway_and_reports(monkeypatch) -> 
             assert any(f.code == "auth.unauthorized" for f in tab.findings)
             text = screen_text(app)
             assert "auth.unauthorized" in text and "sk-sim-probe-0123456789" not in text
+
+
+async def test_doctor_applies_a_codex_config_fix_after_a_diff(temp_home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GW_KEY", "sk-gw-1234567890abcdef")
+    config = temp_home / ".codex/config.toml"
+    config.parent.mkdir(parents=True)
+    original = (
+        '# mine\nmodel_provider = "gw"\n\n[model_providers.gw]\nname = "Gateway"\n'
+        'base_url = "https://gw.example/v1"\nenv_key = "GW_KEY"\nwire_api = "chat"  # old\n'
+    )
+    config.write_text(original)
+    app = EloLedgerApp(initial_tab="doctor")
+    async with app.run_test(size=(120, 30)) as pilot:
+        from eloledger.tui.doctor_tab import DoctorTab
+
+        tab = app.query_one(DoctorTab)
+        assert await until(lambda: any(f.code == "codex.wire_api_chat" for f in tab.findings))
+        await pilot.pause(0.2)
+        assert "a: apply" in screen_text(app)
+        option_list = app.query_one("#doctor-list", OptionList)
+        option_list.focus()
+        for i in range(option_list.option_count):
+            option = option_list.get_option_at_index(i)
+            if option.id is not None and tab.findings[int(option.id)].code == "codex.wire_api_chat":
+                option_list.highlighted = i
+        await pilot.pause(0.1)
+        assert "applies this fix" in screen_text(app)
+        await pilot.press("a")
+        assert await until(lambda: isinstance(app.screen, DiffScreen))
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert '-wire_api = "chat"  # old' in text and '+wire_api = "responses"  # old' in text
+        assert config.read_text() == original  # nothing written before the confirmation
+        await pilot.press("a")
+        assert await until(lambda: 'wire_api = "responses"  # old' in config.read_text())
+        assert config.read_text() == original.replace('"chat"', '"responses"')
+        assert await until(
+            lambda: (
+                tab.findings is not None
+                and not any(f.code == "codex.wire_api_chat" for f in tab.findings)
+            )
+        )
+        from eloledger.profiles.switch import list_backups
+
+        assert [b.reason for b in list_backups()] == [
+            'doctor fix: set model_providers.gw.wire_api = "responses" in ~/.codex/config.toml'
+        ]

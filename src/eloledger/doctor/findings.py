@@ -7,7 +7,9 @@ key echoed back by a gateway (or read from a config file) can never reach the ou
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -64,6 +66,32 @@ CODES: dict[str, tuple[str, str]] = {
 }
 
 
+FIX_FORMATS = ("json", "jsonc", "toml", "env")
+OUTPUT_KEYS = ("code", "severity", "target", "message", "evidence", "fix")
+
+
+@dataclass(frozen=True)
+class FixAction:
+    """A fix that is a mechanical edit of one key in one live config file.
+
+    Why a structure and not just the fix text: the TUI can then show the exact diff and apply
+    it through the byte-preserving editors (:mod:`eloledger.doctor.fixes`). ``value`` None
+    means "remove the key"; ``format`` "jsonc" is JSON with comments (Gemini's settings.json).
+    """
+
+    path: Path
+    format: str  # one of FIX_FORMATS
+    keypath: tuple[str, ...]
+    value: Any | None
+    summary: str
+
+    def __post_init__(self) -> None:
+        if self.format not in FIX_FORMATS:
+            raise ValueError(f"unknown fix format {self.format!r}")
+        if not self.keypath:
+            raise ValueError("a fix action needs a key path")
+
+
 @dataclass
 class Finding:
     code: str
@@ -72,6 +100,8 @@ class Finding:
     message: str
     evidence: str = ""  # the file:line, variable or HTTP exchange that shows it
     fix: str = ""  # the concrete change: the exact URL or variable to set
+    # the fix as an edit eloledger can make (diff first); never part of the JSON output
+    action: FixAction | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         from eloledger.redact import scrub
@@ -86,7 +116,7 @@ class Finding:
         self.fix = scrub(self.fix)
 
     def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+        return {key: getattr(self, key) for key in OUTPUT_KEYS}
 
 
 def make(
@@ -97,9 +127,10 @@ def make(
     fix: str = "",
     *,
     severity: str | None = None,
+    action: FixAction | None = None,
 ) -> Finding:
     """A finding with the code's default severity unless one is given."""
-    return Finding(code, severity or CODES[code][0], target, message, evidence, fix)
+    return Finding(code, severity or CODES[code][0], target, message, evidence, fix, action)
 
 
 def exit_status(findings: Iterable[Finding]) -> int:

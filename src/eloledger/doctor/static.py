@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 from eloledger import clientfacts
 from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, Setting, collect
-from eloledger.doctor.findings import Finding, make
-from eloledger.doctor.urls import check_root, check_url
+from eloledger.doctor.findings import Finding, FixAction, make
+from eloledger.doctor.urls import check_root, check_url, suggested_url
 
 BASE_URL_SETTINGS = {
     "claude": "ANTHROPIC_BASE_URL",
@@ -29,6 +29,16 @@ _WHO = {
     "gemini": "Gemini CLI",
     "codex": "Codex CLI",
 }
+# URL findings whose fix is "use <the corrected URL>": a one-key edit when the URL is in a file.
+URL_FIX_CODES = frozenset(
+    {
+        "url.missing_v1",
+        "url.extra_v1",
+        "url.trailing_slash",
+        "url.query_string",
+        "gemini.extra_v1beta",
+    }
+)
 _PLACEHOLDER = re.compile(
     r"^(<.*>|\$\{?\w+\}?|x{3,}|\.{3,}|\*{3,}|(sk-)?(your|my|insert|replace|enter|paste|put)"
     r"[-_ ]?.*(key|token|here)|.*(api[-_]?key|token)[-_ ]?here|changeme|change[-_]me|todo|"
@@ -95,7 +105,12 @@ def live_config_findings(eff: Effective) -> list[Finding]:
     for client, settings in eff.settings.items():
         base = next((x for x in settings if x.name == "base_url"), None)
         if client.startswith("codex") and base and base.raw and base.source.path is not None:
-            findings += check_url(base.raw, "codex", target=client, evidence=base.source.label)
+            found = check_url(base.raw, "codex", target=client, evidence=base.source.label)
+            provider = next((x.raw for x in settings if x.name == "model_provider"), None)
+            if provider:
+                keypath = ("model_providers", provider, "base_url")
+                _attach_url_fix(found, base.raw, "codex", (base.source.path, "toml", keypath))
+            findings += found
     findings += _claude_auth(eff)
     findings += _sdk_auth(eff)
     findings += _gemini_checks(eff)
@@ -110,9 +125,16 @@ def live_config_findings(eff: Effective) -> list[Finding]:
 def _base_url_findings(client: str, setting: Setting, eff: Effective) -> list[Finding]:
     if setting.source.label == "built-in default" or setting.raw is None:
         return []
+    where = _file_key(setting)
     if setting.raw == "":
         ignored = [s for s in setting.shadowed if s.value]
         extra = f"; the value in {ignored[0].label} is ignored because of it" if ignored else ""
+        action = None
+        if where is not None:
+            path, fmt, keypath = where
+            action = FixAction(
+                path, fmt, keypath, None, f"remove the empty {setting.name} from {_short(path)}"
+            )
         return [
             make(
                 "env.empty_base_url",
@@ -121,9 +143,44 @@ def _base_url_findings(client: str, setting: Setting, eff: Effective) -> list[Fi
                 f"connection error (missing scheme){extra}",
                 setting.source.label,
                 f"unset {setting.name} (or set it to the gateway URL)",
+                action=action,
             )
         ]
-    return check_url(setting.raw or "", client, target=client, evidence=setting.source.label)
+    found = check_url(setting.raw or "", client, target=client, evidence=setting.source.label)
+    if where is not None:
+        _attach_url_fix(found, setting.raw, client, where)
+    return found
+
+
+def _file_key(setting: Setting) -> tuple[Path, str, tuple[str, ...]] | None:
+    """(file, format, key path) of a base URL variable set in a config file, else None."""
+    path = setting.source.path
+    if path is None:
+        return None
+    if path.suffix == ".json":  # Claude Code's settings files: the variable is in "env"
+        return path, "json", ("env", setting.name)
+    if path.name.endswith(".env"):  # Gemini CLI's .env files
+        return path, "env", (setting.name,)
+    return None
+
+
+def _attach_url_fix(
+    found: list[Finding], url: str, wire: str, where: tuple[Path, str, tuple[str, ...]]
+) -> None:
+    """Give each fixable URL finding the edit that puts the corrected URL in its file."""
+    new_url = suggested_url(url, wire)
+    if new_url == url:
+        return
+    path, fmt, keypath = where
+    for finding in found:
+        if finding.code in URL_FIX_CODES:
+            finding.action = FixAction(
+                path,
+                fmt,
+                keypath,
+                new_url,
+                f"set {'.'.join(keypath)} = {new_url} in {_short(path)}",
+            )
 
 
 def _shadow_findings(client: str, setting: Setting) -> list[Finding]:
@@ -297,6 +354,14 @@ def _gemini_checks(eff: Effective) -> list[Finding]:
                     found,
                     f'add {{"security": {{"auth": {{"selectedType": "gemini-api-key"}}}}}} to '
                     f"{_short(settings_path)}",
+                    action=FixAction(
+                        settings_path,
+                        "jsonc",
+                        ("security", "auth", "selectedType"),
+                        clientfacts.GEMINI_AUTH_SELECTED_TYPE,
+                        f"set security.auth.selectedType = "
+                        f'"{clientfacts.GEMINI_AUTH_SELECTED_TYPE}" in {_short(settings_path)}',
+                    ),
                 )
             )
     elif base and base.raw:
@@ -379,6 +444,13 @@ def _codex_checks(eff: Effective) -> list[Finding]:
                         f"{where}:{line}" if line else where,
                         f'set wire_api = "responses" in [model_providers.{pid}] (the gateway must '
                         "serve /responses)",
+                        action=FixAction(
+                            path,
+                            "toml",
+                            ("model_providers", pid, "wire_api"),
+                            "responses",
+                            f'set model_providers.{pid}.wire_api = "responses" in {where}',
+                        ),
                     )
                 )
             if pid in clientfacts.CODEX_BUILTIN_PROVIDERS:

@@ -268,18 +268,22 @@ def _plan_file(
         conflicts if on_conflict != "keep" else [],
         notes,
     )
-    plan.diff = _diff(plan, set(_user_secrets(data)))
+    plan.diff = _diff(plan, set(user_secrets(data)))
     return plan
 
 
-def _user_secrets(data: Any, name: str = "") -> Iterator[str]:
-    """String values stored under secret-looking names, at any depth of a parsed config."""
+def user_secrets(data: Any, name: str = "") -> Iterator[str]:
+    """String values stored under secret-looking names, at any depth of a parsed config.
+
+    A diff's context lines may show the user's own tokens next to the key being edited; these
+    are the values to mask there (the doctor's fix diffs use it too).
+    """
     if isinstance(data, Mapping):
         for key, value in data.items():
-            yield from _user_secrets(value, key[-1] if isinstance(key, tuple) else str(key))
+            yield from user_secrets(value, key[-1] if isinstance(key, tuple) else str(key))
     elif isinstance(data, list):
         for item in data:
-            yield from _user_secrets(item, name)
+            yield from user_secrets(item, name)
     elif (
         isinstance(data, str)
         and len(data) >= 8
@@ -290,14 +294,18 @@ def _user_secrets(data: Any, name: str = "") -> Iterator[str]:
 
 
 def _diff(plan: FilePlan, hidden: set[str]) -> str:
-    """Unified diff, every line newline-terminated; registered and ``hidden`` secrets masked."""
     if not plan.changed:
         return ""
-    old = (plan.old_text or "").splitlines(keepends=True)
-    new = plan.new_text.splitlines(keepends=True)
-    label = str(plan.path)
+    return masked_diff(plan.path, plan.old_text, plan.new_text, hidden)
+
+
+def masked_diff(path: Path, old_text: str | None, new_text: str, hidden: set[str]) -> str:
+    """Unified diff, every line newline-terminated; registered and ``hidden`` secrets masked."""
+    old = (old_text or "").splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+    label = str(path)
     lines = difflib.unified_diff(
-        old, new, fromfile=label if plan.old_text is not None else "/dev/null", tofile=label
+        old, new, fromfile=label if old_text is not None else "/dev/null", tofile=label
     )
     text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
     for secret in sorted(hidden, key=len, reverse=True):

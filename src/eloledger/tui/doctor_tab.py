@@ -1,5 +1,6 @@
 """The Doctor tab: findings grouped by target and severity, probe now, the fix for each, and
-one key to apply a fix that is a profile change (diff first, then the profile store writes it).
+one key to apply a fix that is a profile change (diff first, then the profile store writes it)
+or a one-key edit of a live config file (diff first, backup, then ``doctor.fixes`` writes it).
 
 It calls ``eloledger.doctor.run.run_doctor`` — the function behind ``eloledger doctor`` — in a
 thread worker: offline checks on open, live probes on ``P``.
@@ -186,9 +187,10 @@ class DoctorTab(Vertical):
             option_list.add_option(Option(f"[b]── {escape(target)}[/b]", disabled=True))
             for f in items:
                 mark, colour = SEVERITY_MARK.get(f.severity, ("?", "$text"))
+                apply = " [$success]a: apply[/]" if self.fixable(f) else ""
                 option_list.add_option(
                     Option(
-                        f"[{colour}]{mark} {f.code}[/] {escape(f.message)}",
+                        f"[{colour}]{mark} {f.code}[/]{apply} {escape(f.message)}",
                         id=str(findings.index(f)),
                     )
                 )
@@ -204,6 +206,10 @@ class DoctorTab(Vertical):
         self._detail()
         self.refresh_bindings()
 
+    def fixable(self, finding: Any) -> bool:
+        """True when ``a`` can apply this finding's fix (a config edit or a profile change)."""
+        return finding.action is not None or profile_fix(finding, self.profiles) is not None
+
     def selected(self) -> Any | None:
         option_list = self.query_one("#doctor-list", OptionList)
         if option_list.highlighted is None or not option_list.option_count:
@@ -218,12 +224,17 @@ class DoctorTab(Vertical):
         if f is None:
             box.update("")
             return
-        fixable = profile_fix(f, self.profiles) is not None
+        if f.action is not None:
+            how = f"\n[b]a[/b] applies this fix: {escape(f.action.summary)} (diff first)"
+        elif profile_fix(f, self.profiles) is not None:
+            how = "\n[b]a[/b] applies this fix to the profile (diff first)"
+        else:
+            how = ""
         box.update(
             f"[b]{f.code}[/b] ({f.severity}) on {escape(f.target)}\n{escape(f.message)}\n"
             + (f"[$text-muted]evidence:[/] {escape(f.evidence)}\n" if f.evidence else "")
             + (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
-            + ("\n[b]a[/b] applies this fix to the profile (diff first)" if fixable else "")
+            + how
         )
 
     # -- applying a fix -------------------------------------------------------------------------
@@ -231,6 +242,9 @@ class DoctorTab(Vertical):
     def action_apply_fix(self) -> None:
         f = self.selected()
         if f is None:
+            return
+        if f.action is not None:
+            self._confirm_config_fix(f)
             return
         change = profile_fix(f, self.profiles)
         if change is None:
@@ -253,6 +267,42 @@ class DoctorTab(Vertical):
             DiffScreen(
                 f"Fix {f.code} in profile {old.name}", [("profiles file", profile_diff(old, new))]
             ),
+            answer,
+        )
+
+    def _confirm_config_fix(self, finding: Any) -> None:
+        from eloledger.doctor.fixes import apply_fix, plan_fix
+        from eloledger.tui.app import _message
+        from eloledger.tui.dialogs import DiffScreen
+
+        action = finding.action
+        try:
+            old, new, diff = plan_fix(action)
+        except Exception as exc:
+            self.notify(_message(exc), title="Cannot apply", severity="error", timeout=10)
+            return
+        if old == new:
+            self.notify("Already fixed in the file; checking again.", timeout=5)
+            self.action_check()
+            return
+
+        def answer(apply: bool | None) -> None:
+            if not apply:
+                return
+            try:
+                backup_id = apply_fix(action, old)
+            except Exception as exc:
+                self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+                return
+            self.notify(
+                f"{action.summary}. Undo: eloledger profile restore {backup_id}. Checking again.",
+                title="Fix applied",
+                timeout=8,
+            )
+            self.action_check()
+
+        self.app.push_screen(
+            DiffScreen(f"Fix {finding.code}: {action.summary}", [(str(action.path), diff)]),
             answer,
         )
 
@@ -284,5 +334,7 @@ class DoctorTab(Vertical):
             "Doctor: probe now", "P: live requests to the configured gateways", go("probe")
         )
         yield SystemCommand(
-            "Doctor: apply the selected fix", "a: profile changes, diff first", go("apply_fix")
+            "Doctor: apply the selected fix",
+            "a: profile or config changes, diff first",
+            go("apply_fix"),
         )
