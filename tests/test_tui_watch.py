@@ -171,3 +171,32 @@ def test_watch_parser_has_help_with_examples() -> None:
     args = parser.parse_args(["watch", "x.jsonl", "--from-end"])
     assert args.ledger == "x.jsonl" and args.from_start is False
     assert "examples:" in sub.choices["watch"].format_help()
+
+
+def test_watch_shows_the_runs_span_from_row_timestamps(tmp_path: Path) -> None:
+    """A viewer that attaches late shows how long the run has been going, not its own uptime."""
+    from eloledger.ledger import LedgerWriter
+    from eloledger.tui.run_view import RunView
+    from eloledger.tui.sources import LedgerWatch
+
+    path = tmp_path / "run.jsonl"
+    with LedgerWriter(path) as writer:
+        for k, ts in enumerate((1_000.0, 1_030.0, 1_095.0)):
+            writer.append(
+                {
+                    "task_id": "t",
+                    "arm": "a",
+                    "sample": k,
+                    "status": "ok",
+                    "ts": ts,
+                    "prompt_tokens": 1,
+                    "completion_tokens": 2,
+                    "total_tokens": 3,
+                }
+            )
+    source = LedgerWatch(path)
+    for row in source.follower.poll():
+        source.counters.apply_row(row)
+    assert source.counters.first_ts == 1_000.0 and source.counters.last_ts == 1_095.0
+    text = RunView(source).summary_text(source)
+    assert "01:35" in text.splitlines()[0]

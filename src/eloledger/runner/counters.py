@@ -63,6 +63,8 @@ class RunCounters:
     server_reported_calls: int = 0
     estimated_calls: int = 0
     events: int = 0  # token events seen (for tokens/s and benchmarks)
+    first_ts: float | None = None  # earliest and latest row ``ts`` seen: a watched run's span
+    last_ts: float | None = None
 
     def arm(self, name: str) -> ArmCounters:
         found = self.arms.get(name)
@@ -115,6 +117,10 @@ class RunCounters:
                 self.errors_by_class[err] += 1
             else:
                 self.retries += 1
+        ts = row.get("ts")
+        if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+            self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
         latency = row.get("latency_ms")
         if isinstance(latency, (int, float)):
             self.latencies_ms.append(float(latency))

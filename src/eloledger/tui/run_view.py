@@ -280,6 +280,8 @@ class RunView(Vertical, can_focus=True):
         c = source.counters
         state = source.state()
         elapsed = self.clock() - c.started_at
+        if getattr(source, "from_ledger", False) and c.first_ts is not None:
+            elapsed = (c.last_ts or c.first_ts) - c.first_ts  # the run's span, not the viewer's
         rate = self.tokens_per_second(c) if state in ("running", "following") else None
         self._last_rate = rate or 0.0
         state_style = {
