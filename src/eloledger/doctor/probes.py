@@ -24,6 +24,7 @@ import orjson
 from eloledger.doctor.findings import Finding, make
 from eloledger.doctor.urls import family, neighbour_urls
 from eloledger.redact import register_secret, scrub
+from eloledger.wire import Usage, anthropic_usage, gemini_usage, is_quota_error, openai_usage
 
 MAX_REQUESTS = 8
 DEFAULT_TIMEOUT = 8.0
@@ -597,70 +598,46 @@ def _stream_error(events: list[Any]) -> str | None:
 
 def _usage_from_stream(wire: str, events: list[Any]) -> dict[str, int] | None:
     """The final usage a client would compute from this stream, or None when none came."""
-    prompt = completion = total = None
+    found: Usage | None = None
+    start: Any = None
+    deltas: list[Any] = []
     for event in events:
         if not isinstance(event, dict):
             continue
-        if wire == "openai-chat" and isinstance(event.get("usage"), dict):
-            u = event["usage"]
-            prompt, completion, total = (
-                u.get("prompt_tokens"),
-                u.get("completion_tokens"),
-                u.get("total_tokens"),
-            )
-        elif wire == "openai-responses" and event.get("type") == "response.completed":
-            u = (event.get("response") or {}).get("usage")
-            if isinstance(u, dict):
-                prompt, completion, total = (
-                    u.get("input_tokens"),
-                    u.get("output_tokens"),
-                    u.get("total_tokens"),
-                )
-        elif wire == "anthropic":
-            if event.get("type") == "message_start":
-                u = (event.get("message") or {}).get("usage") or {}
-                if u.get("input_tokens"):
-                    prompt = u["input_tokens"]
-            elif event.get("type") == "message_delta" and isinstance(event.get("usage"), dict):
-                u = event["usage"]
-                completion = u.get("output_tokens", completion)
-                if u.get("input_tokens"):
-                    prompt = u["input_tokens"]
-                prompt = prompt or 0
-        elif wire == "gemini" and isinstance(event.get("usageMetadata"), dict):
-            u = event["usageMetadata"]
-            prompt, completion, total = (
-                u.get("promptTokenCount"),
-                u.get("candidatesTokenCount"),
-                u.get("totalTokenCount"),
-            )
-    if prompt is None and completion is None and total is None:
-        return None
-    return _usage(prompt, completion, total)
+        kind = event.get("type")
+        if wire == "openai-chat":
+            found = openai_usage(event.get("usage")) or found
+        elif wire == "openai-responses" and kind in ("response.completed", "response.incomplete"):
+            found = openai_usage((event.get("response") or {}).get("usage")) or found
+        elif wire == "anthropic" and kind == "message_start":
+            start = (event.get("message") or {}).get("usage")
+        elif wire == "anthropic" and kind == "message_delta" and event.get("usage"):
+            deltas.append(event["usage"])
+        elif wire == "gemini":
+            found = gemini_usage(event.get("usageMetadata")) or found
+    if wire == "anthropic":
+        found = anthropic_usage(start, *deltas)
+    return _usage(found)
 
 
 def _usage_from_body(wire: str, body: Any) -> dict[str, int] | None:
     if not isinstance(body, dict):
         return None
     if wire == "gemini":
-        u = body.get("usageMetadata")
-        if not isinstance(u, dict):
-            return None
-        return _usage(
-            u.get("promptTokenCount"), u.get("candidatesTokenCount"), u.get("totalTokenCount")
-        )
+        return _usage(gemini_usage(body.get("usageMetadata")))
     u = body.get("usage")
-    if not isinstance(u, dict):
+    if wire == "anthropic" and isinstance(u, dict) and "input_tokens" in u:
+        return _usage(anthropic_usage(u, u))  # a whole answer: its usage is already final
+    return _usage(openai_usage(u))
+
+
+def _usage(usage: Usage | None) -> dict[str, int] | None:
+    """The doctor's report form: the three counts, 0 where the server left one out."""
+    if usage is None:
         return None
-    prompt = u.get("prompt_tokens", u.get("input_tokens"))
-    completion = u.get("completion_tokens", u.get("output_tokens"))
-    return _usage(prompt, completion, u.get("total_tokens"))
-
-
-def _usage(prompt: Any, completion: Any, total: Any) -> dict[str, int]:
-    p = int(prompt or 0)
-    c = int(completion or 0)
-    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": int(total or p + c)}
+    p = usage.prompt or 0
+    c = usage.completion or 0
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": usage.total or p + c}
 
 
 def _has_tokens(usage: dict[str, int] | None) -> bool:
@@ -732,11 +709,8 @@ def _is_key_rejection(status: int, body: Any) -> bool:
 
 
 def _is_quota(body: Any, text: str) -> bool:
-    blob = f"{_error_code(body)} {_error_message(body)}".lower() or text.lower()
-    return any(
-        w in blob
-        for w in ("insufficient_quota", "quota", "billing", "credit", "resource_exhausted")
-    )
+    blob = f"{_error_code(body)} {_error_message(body)}".strip() or text
+    return is_quota_error(429, blob)
 
 
 def _causes(err: BaseException) -> list[BaseException]:

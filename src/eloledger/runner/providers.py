@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from eloledger.redact import scrub
+from eloledger.wire import Usage, anthropic_usage, is_quota_error, openai_usage
 
 try:  # the HTTP library both SDKs are built on (httpx2 in openai 3.x / anthropic 2.x)
     import httpx2 as httpx
@@ -199,9 +200,9 @@ class Provider:
                 chunk = _json(data)
                 if chunk.get("error"):
                     raise StreamError(f"error event in stream: {_error_text(chunk['error'])}")
-                usage = chunk.get("usage")
-                if usage:
-                    _set_openai_usage(state, usage, "prompt", "completion")
+                usage = openai_usage(chunk.get("usage"))
+                if usage is not None:
+                    state.set_usage(usage)
                 for choice in chunk.get("choices") or ():
                     delta = (choice.get("delta") or {}).get("content")
                     if delta:
@@ -230,9 +231,9 @@ class Provider:
                     state.text(event.get("delta") or "")
                 elif kind in ("response.completed", "response.incomplete"):
                     body = event.get("response") or {}
-                    usage = body.get("usage")
-                    if usage:
-                        _set_openai_usage(state, usage, "input", "output")
+                    usage = openai_usage(body.get("usage"))
+                    if usage is not None:
+                        state.set_usage(usage)
                     state.ended = True
                     reason = (body.get("incomplete_details") or {}).get("reason")
                     if kind == "response.incomplete":
@@ -256,9 +257,8 @@ class Provider:
             # anthropic-python 2.x dropped the temperature argument; the API still takes it.
             extra_body={"temperature": b["temperature"]},
         )
-        prompt_tokens: int | None = None
-        cached: int | None = None
-        completion: int | None = None
+        start_usage: Any = None
+        delta_usages: list[Any] = []
         async with request as response:
             _check_event_stream(response)
             async for event_name, data in _sse(response):
@@ -269,16 +269,10 @@ class Provider:
                     if text:
                         state.text(text)
                 elif kind == "message_start":
-                    usage = (event.get("message") or {}).get("usage") or {}
-                    prompt_tokens = usage.get("input_tokens")
-                    cached = usage.get("cache_read_input_tokens")
+                    start_usage = (event.get("message") or {}).get("usage")
                 elif kind == "message_delta":
-                    usage = event.get("usage")
-                    if usage:
-                        completion = usage.get("output_tokens", completion)
-                        # Some gateways send input_tokens 0 at the start and the real count here.
-                        if usage.get("input_tokens"):
-                            prompt_tokens = usage["input_tokens"]
+                    if event.get("usage"):
+                        delta_usages.append(event["usage"])
                     reason = (event.get("delta") or {}).get("stop_reason")
                     if reason:
                         state.result.finish_reason = _ANTHROPIC_STOP.get(reason, reason)
@@ -286,11 +280,9 @@ class Provider:
                     state.ended = True
                 elif kind == "error":
                     raise StreamError(f"error event in stream: {_error_text(event.get('error'))}")
-        if completion is None and not prompt_tokens:
-            prompt_tokens = None  # only the zero placeholders of message_start: no usage at all
-        if prompt_tokens is not None or completion is not None:
-            total = (prompt_tokens or 0) + (completion or 0)
-            state.set_usage(prompt_tokens, completion, total, None, cached)
+        usage = anthropic_usage(start_usage, *delta_usages)
+        if usage is not None:  # None: only the zero placeholders of message_start came
+            state.set_usage(usage)
         state.require_end()
 
 
@@ -362,7 +354,7 @@ class _StreamState:
         self.started = started
         self.on_tokens = on_tokens
         self.parts: list[str] = []
-        self.usage: tuple | None = None
+        self.usage: Usage | None = None
         self.ended = False
 
     def text(self, delta: str) -> None:
@@ -374,24 +366,14 @@ class _StreamState:
         if self.on_tokens is not None:
             self.on_tokens(n)
 
-    def set_usage(self, prompt, completion, total, reasoning, cached) -> None:  # noqa: ANN001
-        self.usage = (prompt, completion, total, reasoning, cached)
+    def set_usage(self, usage: Usage) -> None:
+        """The server's usage came: that only happens at the end of a stream."""
+        self.usage = usage
         self.ended = True
 
     def require_end(self) -> None:
         if not self.ended and self.result.finish_reason is None:
             raise StreamError("the stream ended before the model finished (no finish reason)")
-
-
-def _set_openai_usage(state: _StreamState, usage: dict[str, Any], inp: str, out: str) -> None:
-    """Chat Completions says prompt/completion, Responses says input/output; same shape."""
-    state.set_usage(
-        usage.get(f"{inp}_tokens"),
-        usage.get(f"{out}_tokens"),
-        usage.get("total_tokens"),
-        (usage.get(f"{out}_tokens_details") or {}).get("reasoning_tokens"),
-        (usage.get(f"{inp}_tokens_details") or {}).get("cached_tokens"),
-    )
 
 
 def _check_event_stream(response: Any) -> None:
@@ -406,13 +388,12 @@ def _check_event_stream(response: Any) -> None:
 def _settle_usage(result: CallResult, prompt: str, state: _StreamState) -> None:
     """Prefer the server's usage; fall back to estimates, and say which one the row holds."""
     usage = state.usage
-    if usage is not None and (usage[0] or usage[1]):
-        prompt_t, completion_t, total_t, reasoning, cached = usage
-        result.prompt_tokens = int(prompt_t or 0)
-        result.completion_tokens = int(completion_t or 0)
-        result.total_tokens = int(total_t or result.prompt_tokens + result.completion_tokens)
-        result.reasoning_tokens = reasoning or None
-        result.cached_tokens = cached or None
+    if usage is not None and (usage.prompt or usage.completion):
+        result.prompt_tokens = usage.prompt or 0
+        result.completion_tokens = usage.completion or 0
+        result.total_tokens = usage.total or result.prompt_tokens + result.completion_tokens
+        result.reasoning_tokens = usage.reasoning or None
+        result.cached_tokens = usage.cached or None
         result.usage_source = "server"
         return
     if result.status == "ok":
@@ -474,8 +455,7 @@ def _class_for_status(status: int, body: Any, message: str) -> str:
     if status == 408:
         return "timeout"
     if status == 429:
-        text = f"{_body_code(body)} {message}".lower()
-        return "quota" if "quota" in text or "billing" in text or "credit" in text else "rate_limit"
+        return "quota" if is_quota_error(status, f"{_body_code(body)} {message}") else "rate_limit"
     if status == 529:
         return "overloaded"
     if status == 503 and "overload" in message.lower():

@@ -20,7 +20,7 @@ from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
-from eloledger.tui.themes import DEFAULT_THEME, load_themes
+from eloledger.tui.themes import DEFAULT_THEME, load_themes, save_theme, saved_theme
 
 TABS = ("profiles", "run", "doctor", "elo")
 
@@ -65,7 +65,7 @@ class EloLedgerApp(App[int]):
         self.shipped_themes = load_themes(user_dir=user_theme_dir, warn=self._theme_warnings.append)
         for item in self.shipped_themes:
             self.register_theme(item)
-        wanted = theme or os.environ.get("ELOLEDGER_THEME") or DEFAULT_THEME
+        wanted = theme or os.environ.get("ELOLEDGER_THEME") or saved_theme() or DEFAULT_THEME
         if wanted not in self.available_themes:
             names = ", ".join(sorted(t.name for t in self.shipped_themes))
             self._theme_warnings.append(
@@ -194,6 +194,7 @@ class EloLedgerApp(App[int]):
         names = [t.name for t in self.shipped_themes] or [DEFAULT_THEME]
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
+        save_theme(self.theme)
         self.notify(f"Theme: {self.theme}", timeout=2)
 
     def action_run_demo(self) -> None:

@@ -104,3 +104,32 @@ def load_themes(
             continue
         themes[theme.name] = theme
     return list(themes.values())
+
+
+def settings_path() -> Path:
+    """The app's own small settings file (the theme the user last picked)."""
+    return Path(platformdirs.user_config_dir("eloledger")) / "tui.toml"
+
+
+def saved_theme() -> str | None:
+    """The theme picked last time, if any; an unreadable file just means no choice was saved."""
+    try:
+        data = tomlkit.parse(settings_path().read_text(encoding="utf-8"))
+    except (OSError, tomlkit.exceptions.ParseError):
+        return None
+    value = data.get("theme")
+    return str(value) if value else None
+
+
+def save_theme(name: str) -> None:
+    """Remember the user's pick, keeping anything else (and any comments) in the file."""
+    path = settings_path()
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except (OSError, tomlkit.exceptions.ParseError):
+        doc = tomlkit.document()
+    doc["theme"] = name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,140 @@
+"""Token usage and quota errors as providers put them on the wire: one reading for everyone.
+
+Why one module: the runner (what a row records) and the doctor (what a gateway is judged on)
+read the same responses and must agree on them. Pure functions over decoded JSON, no I/O.
+
+The rules follow the ledger's canonical mapping (:mod:`eloledger.ledger.canonical`) so that a
+prompt count means the same everywhere: Anthropic's ``input_tokens`` excludes cache reads and
+writes, so the prompt count is ``input + cache_read + cache_creation`` (OpenAI's
+``prompt_tokens`` already includes cached tokens); ``cached`` is the cache *read* count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# A 429 whose code or message holds one of these is spent credit, not a transient limit:
+# OpenAI says ``insufficient_quota`` (facts/clients.md "Error bodies"), gateways say billing
+# or credit. Google's ``RESOURCE_EXHAUSTED`` is left out: it also marks per-minute limits.
+QUOTA_WORDS = ("quota", "billing", "credit")
+
+_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one answer; ``None`` where the provider did not say."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+    reasoning: int | None = None
+    cached: int | None = None
+
+
+def openai_usage(obj: Any) -> Usage | None:
+    """Usage from an OpenAI ``usage`` object (Chat Completions or Responses), None if absent
+    or without any count.
+
+    Chat says ``prompt/completion_tokens``, Responses says ``input/output_tokens``; the details
+    objects carry reasoning and cached counts under the matching prefix.
+    """
+    if not isinstance(obj, Mapping):
+        return None
+    return _unless_empty(
+        prompt=_first(obj, "prompt_tokens", "input_tokens"),
+        completion=_first(obj, "completion_tokens", "output_tokens"),
+        total=_count(obj.get("total_tokens")),
+        reasoning=_detail(obj, "reasoning_tokens", "completion", "output"),
+        cached=_detail(obj, "cached_tokens", "prompt", "input"),
+    )
+
+
+def anthropic_usage(start: Any, *deltas: Any) -> Usage | None:
+    """Usage of one Anthropic stream from ``message_start``'s usage and each ``message_delta``'s.
+
+    One rule for the ``input_tokens: 0`` placeholder some gateways put in ``message_start``: a
+    later non-zero count wins (input and cache counts alike). ``output_tokens`` is cumulative,
+    so the last delta that has it wins; ``message_start``'s own output count is a placeholder
+    and is not used. None when no usage came at all (only zero placeholders, no output count).
+    A non-streamed body has the final usage already: pass it as both, ``(usage, usage)``.
+    """
+    fields = ("input_tokens", *_ANTHROPIC_CACHE)
+    counts: dict[str, int | None] = {name: _field(start, name) for name in fields}
+    completion: int | None = None
+    for delta in deltas:
+        for name in fields:
+            value = _field(delta, name)
+            if value:
+                counts[name] = value
+        output = _field(delta, "output_tokens")
+        if output is not None:
+            completion = output
+    prompt = counts["input_tokens"]
+    if prompt is not None:
+        prompt += sum(counts[name] or 0 for name in _ANTHROPIC_CACHE)
+    if not prompt and completion is None:
+        return None
+    total = None if prompt is None or completion is None else prompt + completion
+    return Usage(prompt, completion, total, None, counts["cache_read_input_tokens"])
+
+
+def gemini_usage(obj: Any) -> Usage | None:
+    """Usage from a Gemini ``usageMetadata`` object, None if absent."""
+    if not isinstance(obj, Mapping):
+        return None
+    return _unless_empty(
+        prompt=_count(obj.get("promptTokenCount")),
+        completion=_count(obj.get("candidatesTokenCount")),
+        total=_count(obj.get("totalTokenCount")),
+        reasoning=_count(obj.get("thoughtsTokenCount")),
+        cached=_count(obj.get("cachedContentTokenCount")),
+    )
+
+
+def is_quota_error(status: int | None, body_text: str) -> bool:
+    """True when retrying cannot help: 402, or a 429 that says quota, billing or credit."""
+    if status == 402:
+        return True
+    if status != 429:
+        return False
+    text = body_text.lower()
+    return any(word in text for word in QUOTA_WORDS)
+
+
+def _unless_empty(**counts: int | None) -> Usage | None:
+    """A usage object with no count at all (``{}``, all null) is no usage."""
+    if all(value is None for value in counts.values()):
+        return None
+    return Usage(**counts)
+
+
+def _count(value: Any) -> int | None:
+    """A token count as an int; None for absent or non-numeric values (bool is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
+def _field(obj: Any, name: str) -> int | None:
+    return _count(obj.get(name)) if isinstance(obj, Mapping) else None
+
+
+def _first(obj: Mapping[str, Any], *names: str) -> int | None:
+    for name in names:
+        value = _count(obj.get(name))
+        if value is not None:
+            return value
+    return None
+
+
+def _detail(obj: Mapping[str, Any], name: str, *prefixes: str) -> int | None:
+    for prefix in prefixes:
+        details = obj.get(f"{prefix}_tokens_details")
+        if isinstance(details, Mapping):
+            value = _count(details.get(name))
+            if value is not None:
+                return value
+    return None
