@@ -9,14 +9,13 @@ symlinks (:mod:`eloledger.profiles.fsutil`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from eloledger.doctor.findings import FixAction
 from eloledger.errors import UserError
 from eloledger.profiles import backups, ownership
 from eloledger.profiles.edit import DELETE, envedit, jsonedit, tomledit
-from eloledger.profiles.fsutil import atomic_write, read_text, real_path
+from eloledger.profiles.fsutil import atomic_write, read_config_text, real_path
 from eloledger.profiles.switch import masked_diff, user_secrets
 
 __all__ = ["FixAction", "apply_fix", "plan_fix"]
@@ -29,7 +28,7 @@ def plan_fix(action: FixAction) -> tuple[str | None, str, str]:
 
     Raises UserError when the file does not parse (nothing is written then or later).
     """
-    old = _read(action.path)
+    old = read_config_text(action.path)
     text = old or ""
     data = _parse(action, text)
     value = DELETE if action.value is None else action.value
@@ -67,22 +66,13 @@ def apply_fix(action: FixAction, planned_old: Any = _UNSET) -> str:
         [(action.path, real, old, record.to_json() if record else None)],
         reason=f"doctor fix: {action.summary}",
     )
-    if _read(action.path) != old:  # a writer slipped in between the read and the backup
+    if read_config_text(action.path) != old:  # a writer slipped in between the read and the backup
         raise UserError(
             f"{action.path}: changed while the fix was being applied; nothing was written",
             fix="check again and apply the fix again",
         )
     atomic_write(action.path, new)
     return backup.id
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return read_text(path)
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a file; nothing was written") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason}); nothing was written") from None
 
 
 def _parse(action: FixAction, text: str) -> Any:

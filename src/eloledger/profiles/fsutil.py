@@ -34,6 +34,18 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+def read_config_text(path: Path) -> str | None:
+    """:func:`read_text` for a config about to be edited: a folder or non-UTF-8 bytes refuse."""
+    from eloledger.errors import UserError
+
+    try:
+        return read_text(path)
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a file; nothing was written") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason}); nothing was written") from None
+
+
 def sha256_text(text: str | None) -> str:
     return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -20,7 +20,13 @@ from eloledger.errors import UserError
 from eloledger.profiles import backups, ownership
 from eloledger.profiles.backups import Backup, list_backups  # noqa: F401 - public API
 from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, get, jsonedit, tomledit
-from eloledger.profiles.fsutil import atomic_write, read_text, real_path, remove_file, sha256_text
+from eloledger.profiles.fsutil import (
+    atomic_write,
+    read_config_text,
+    real_path,
+    remove_file,
+    sha256_text,
+)
 from eloledger.profiles.model import Profile
 from eloledger.profiles.ownership import FileRecord, State, value_hash
 from eloledger.profiles.store import resolve_key
@@ -122,15 +128,6 @@ def _edit(fmt: str, text: str, changes: dict[KeyPath, Any], path: Path) -> str:
     return envedit.apply(text, {k[0]: v for k, v in changes.items()}, path)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return read_text(path)
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a folder, not a file; nothing was written") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason}); nothing was written") from None
-
-
 def plan_switch(
     profile: Profile,
     targets: Iterable[str] | str,
@@ -177,7 +174,7 @@ def plan_switch(
             wanted += gemini.targets(profile, key, env)
         elif target == "codex":
             path = codex.config_path(profile, env, codex_profile_file)
-            text = _read(path)
+            text = read_config_text(path)
             data = tomledit.parse(text or "", path)
             record = state.record(real_path(path), sha256_text(text))
             owned = set(record.keys) if record else set()
@@ -186,7 +183,7 @@ def plan_switch(
             plan.notes.append(f'shell: run eval "$(eloledger env {profile.name})"')
     # Parse everything first: one bad file means nothing is written.
     for ft in wanted:
-        text = _read(ft.path)
+        text = read_config_text(ft.path)
         texts[ft.path] = text
         parsed[ft.path] = _parse(ft.fmt, text or "", ft.path)
     for ft in wanted:
@@ -323,7 +320,7 @@ def apply_switch(plan: SwitchPlan, *, reason: str = "switch") -> list[Path]:
     state = ownership.load_state()
     changed = [f for f in plan.files if f.changed]
     for f in changed:
-        now = _read(f.path)
+        now = read_config_text(f.path)
         if now != f.old_text:
             raise UserError(
                 f"{f.path}: changed while the switch was being planned; nothing was written",
@@ -412,7 +409,7 @@ def restore(path: Path | str | None, backup_id: str) -> list[Path]:
                 fix="see 'eloledger profile restore --list'",
             )
     state = ownership.load_state()
-    current = [(Path(e.path), Path(e.real), _read(Path(e.path)), e) for e in entries]
+    current = [(Path(e.path), Path(e.real), read_config_text(Path(e.path)), e) for e in entries]
     backups.create_backup(
         [(p, r, text, _record_json(state, r)) for p, r, text, _ in current],
         reason=f"before restore of {backup.id}",
