@@ -140,9 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<34}{r['wall_s']:>8.2f}{r['tokens']:>9}{r['tokens'] / r['wall_s']:>9.0f}"
             f"{r['cpu_s']:>14.2f}{r['cpu_ms_per_1k']:>15.1f}"
         )
+    if ours["cpu_ms_per_1k"] > 0:
+        cpu_ratio = f"{base['cpu_ms_per_1k'] / ours['cpu_ms_per_1k']:.2f}x"
+    else:  # a tiny run can finish inside one tick of the CPU clock
+        cpu_ratio = "n/a (run too short to measure CPU; use more --requests)"
     print(
-        f"server CPU per token: baseline / eloledger = "
-        f"{base['cpu_ms_per_1k'] / ours['cpu_ms_per_1k']:.2f}x; "
+        f"server CPU per token: baseline / eloledger = {cpu_ratio}; "
         f"wall time ratio = {base['wall_s'] / ours['wall_s']:.2f}x"
     )
     return 0
