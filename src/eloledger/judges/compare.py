@@ -8,13 +8,14 @@ comparisons format accepts. Arms without a result on a task (every call failed) 
 from __future__ import annotations
 
 import csv
-import os
+import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from eloledger.judges.extract import normalize
+from eloledger.profiles.fsutil import atomic_write
 
 
 @dataclass
@@ -106,18 +107,15 @@ def write_results(path: Path, results: Iterable[ArmResult]) -> None:
 
 
 def _write_csv(path: Path, header: list[str], rows: Iterable[list]) -> int:
-    """Temp file, fsync, rename: a reader sees the old file or the whole new one."""
+    """Written whole and atomically: a reader sees the old file or the whole new one."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
     count = 0
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow(row)
-            count += 1
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    for row in rows:
+        writer.writerow(row)
+        count += 1
+    atomic_write(path, buf.getvalue())
     return count
 
 

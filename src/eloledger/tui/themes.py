@@ -19,6 +19,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from eloledger.errors import UserError
+from eloledger.profiles.fsutil import atomic_write
 
 DEFAULT_THEME = "eloledger-dark"
 _COLOR_FIELDS = (
@@ -129,7 +130,4 @@ def save_theme(name: str) -> None:
     except (OSError, tomlkit.exceptions.ParseError):
         doc = tomlkit.document()
     doc["theme"] = name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, tomlkit.dumps(doc))
