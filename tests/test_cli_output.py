@@ -10,7 +10,7 @@ import math
 import pytest
 
 from eloledger.cli import main
-from eloledger.cli.output import Column, render, to_json
+from eloledger.tables import Column, render, to_json
 
 RECORDS = [
     {"name": "best_of_1", "elo": 1000.0, "tokens": 512, "note": "a|b"},

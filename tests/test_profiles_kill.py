@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 import tomlkit
 
+from eloledger.fsutil import atomic_write
 from eloledger.profiles import store
 from eloledger.profiles.edit import envedit, jsonedit
-from eloledger.profiles.fsutil import atomic_write
 from eloledger.profiles.switch import plan_switch
 from test_profiles_helpers import make_realistic_home, profile_a, profile_b
 
 ATOMIC_CHILD = """
 import sys
 from pathlib import Path
-from eloledger.profiles.fsutil import atomic_write
+from eloledger.fsutil import atomic_write
 path = Path(sys.argv[1])
 a, b = "A" * 400_000 + "\\n", "B" * 300_000 + "\\n"
 print("ready", flush=True)

@@ -86,9 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import to_json
     from eloledger.rating.budget_io import load_rows
     from eloledger.rating.curves import budget_curves
+    from eloledger.tables import to_json
 
     rows, warnings = load_rows(args.ledger)
     result = budget_curves(
@@ -126,7 +126,7 @@ def point_records(result: Any) -> list[dict[str, Any]]:
 
 
 def render(result: Any, fmt: str) -> str:
-    from eloledger.cli.output import Column, render_csv, render_table
+    from eloledger.tables import Column, render_csv, render_table
 
     records = point_records(result)
     if fmt == "csv":

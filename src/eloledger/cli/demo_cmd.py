@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 EPILOG = """\
@@ -41,21 +40,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=handle)
 
 
-def demo_spec_text() -> str:
-    return demo_spec_path().read_text(encoding="utf-8")
-
-
-def demo_spec_path() -> Path:
-    from importlib.resources import files  # here, not at import: keeps every command's start fast
-
-    return Path(str(files("eloledger") / "data" / "demo" / "demo.toml"))
-
-
 def handle(args: argparse.Namespace) -> int:
     if args.print_spec:
+        from eloledger.runner.demo import demo_spec_text
+
         sys.stdout.write(demo_spec_text())
         return 0
     from eloledger.cli.run_cmd import execute, open_tui
+    from eloledger.runner.demo import demo_spec_path, fresh_demo_ledger
     from eloledger.runner.spec import load_spec
 
     ledger = Path(args.ledger) if args.ledger else fresh_demo_ledger()
@@ -70,20 +62,3 @@ def handle(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return execute(spec, args)
-
-
-def fresh_demo_ledger() -> Path:
-    """A new, empty folder for one demo run under eloledger's data directory."""
-    import platformdirs
-
-    root = Path(platformdirs.user_data_dir("eloledger", appauthor=False)) / "demo"
-    folder = root / time.strftime("%Y%m%d-%H%M%S")
-    suffix = 1
-    while folder.exists():
-        suffix += 1
-        folder = root / f"{time.strftime('%Y%m%d-%H%M%S')}-{suffix}"
-    folder.mkdir(parents=True)
-    return folder / "demo.ledger.jsonl"
-
-
-_fresh_ledger = fresh_demo_ledger  # the name the terminal app first used

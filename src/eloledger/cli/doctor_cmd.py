@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import to_json
     from eloledger.errors import UserError
+    from eloledger.tables import to_json
 
     if args.timeout <= 0:
         raise UserError(f"--timeout {args.timeout:g}: must be positive", fix="e.g. --timeout 5")

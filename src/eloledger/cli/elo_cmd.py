@@ -123,7 +123,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import to_json
+    from eloledger.tables import to_json
 
     report = compute(args)
     if args.format == "json":
@@ -201,7 +201,7 @@ def _costs(path: str) -> dict[str, Any]:
 
 def render_text(report: Any, args: argparse.Namespace) -> str:
     """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
-    from eloledger.cli.output import Column, render
+    from eloledger.tables import Column, render
 
     spec = BASE_COLUMNS + (COST_COLUMNS if report.has_costs else ())
     if args.format == "csv":

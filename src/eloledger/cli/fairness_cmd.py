@@ -84,10 +84,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import to_json
     from eloledger.errors import UserError
     from eloledger.rating.budget_io import ledger_fingerprint, load_rows
     from eloledger.rating.fairness import fairness_verdict
+    from eloledger.tables import to_json
 
     for flag, value in (
         ("--pass-threshold", args.pass_threshold),
@@ -124,8 +124,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def render_table(record: dict[str, Any]) -> str:
-    from eloledger.cli.output import Column
-    from eloledger.cli.output import render_table as table
+    from eloledger.tables import Column
+    from eloledger.tables import render_table as table
 
     metric_rows = [
         {"metric": name, **values, "ci": _ci(values)} for name, values in record["metrics"].items()

@@ -166,10 +166,10 @@ def _key_source(profile: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import Column, render_table, to_json
     from eloledger.profiles import ownership
     from eloledger.profiles.presets import PRESETS
     from eloledger.profiles.store import load_profiles
+    from eloledger.tables import Column, render_table, to_json
 
     profiles = load_profiles()
     active = ownership.load_state().active
@@ -206,10 +206,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import to_json
     from eloledger.profiles.model import CLIENTS
     from eloledger.profiles.store import get_profile, resolve_key
     from eloledger.redact import mask
+    from eloledger.tables import to_json
 
     profile = get_profile(args.name)
     key = resolve_key(profile)
@@ -458,9 +458,9 @@ def _use(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
-    from eloledger.cli.output import Column, render_table, to_json
     from eloledger.profiles.backups import list_backups
     from eloledger.profiles.switch import restore
+    from eloledger.tables import Column, render_table, to_json
 
     if args.list or not args.backup:
         rows = [

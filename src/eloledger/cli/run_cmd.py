@@ -148,7 +148,7 @@ def _run_summary(result: Any) -> str:
 
 def report(result: Any, args: argparse.Namespace) -> int:
     """The Elo table from the comparisons + ledger, plus per-arm call statistics."""
-    from eloledger.cli.output import Column, render, to_json
+    from eloledger.tables import Column, render, to_json
 
     arms_cols = [
         Column("arm", "arm"),

@@ -44,10 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.cli.output import Column, render, to_json
     from eloledger.ledger.columns import SUMMARY_COLUMNS
     from eloledger.ledger.reader import read_ledger
     from eloledger.ledger.summary import summarize, summary_warnings
+    from eloledger.tables import Column, render, to_json
 
     ledger = read_ledger(args.ledger, columns=SUMMARY_COLUMNS)
     groups = summarize(ledger, by=args.by)

@@ -4,7 +4,7 @@ Why here and not in the switch code: a doctor fix is not a profile switch (no ow
 key is taken), but it must keep the same promises: only the target key changes (the
 byte-preserving editors in :mod:`eloledger.profiles.edit`), a backup set exists before the
 write (so ``eloledger profile restore`` undoes it), and the write is atomic and follows
-symlinks (:mod:`eloledger.profiles.fsutil`).
+symlinks (:mod:`eloledger.fsutil`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from eloledger.doctor.findings import FixAction
 from eloledger.errors import UserError
+from eloledger.fsutil import atomic_write, read_config_text, real_path
 from eloledger.profiles import backups, ownership
 from eloledger.profiles.edit import DELETE, envedit, jsonedit, tomledit
-from eloledger.profiles.fsutil import atomic_write, read_config_text, real_path
 from eloledger.profiles.switch import masked_diff, user_secrets
 
 __all__ = ["FixAction", "apply_fix", "plan_fix"]

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from eloledger.fsutil import atomic_write
 from eloledger.judges.extract import normalize
-from eloledger.profiles.fsutil import atomic_write
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
-from eloledger.profiles.fsutil import SECRET_MODE, atomic_write, read_text, sha256_text
+from eloledger.fsutil import SECRET_MODE, atomic_write, read_text, sha256_text
 from eloledger.profiles.store import data_dir
 
 KEEP = 20

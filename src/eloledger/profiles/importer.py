@@ -20,9 +20,9 @@ from eloledger.clientfacts import (
     codex_home,
     gemini_dir,
 )
+from eloledger.fsutil import read_text, real_path, sha256_text
 from eloledger.profiles import ownership
 from eloledger.profiles.edit import envedit, jsonedit, tomledit
-from eloledger.profiles.fsutil import read_text, real_path, sha256_text
 from eloledger.profiles.model import MODEL_ROLES, ClientOverride, Profile, derive_base_url
 from eloledger.profiles.ownership import FileRecord, value_hash
 from eloledger.profiles.store import set_secret

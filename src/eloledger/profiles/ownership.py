@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
+from eloledger.fsutil import atomic_write, read_text
 from eloledger.profiles.edit import KeyPath
-from eloledger.profiles.fsutil import atomic_write, read_text
 from eloledger.profiles.store import state_dir
 
 

@@ -16,7 +16,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 
 from eloledger.errors import UserError
-from eloledger.profiles.fsutil import atomic_write, read_text
+from eloledger.fsutil import atomic_write, read_text
 from eloledger.profiles.model import Profile
 from eloledger.redact import register_secret
 

@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
-from eloledger.profiles import backups, ownership
-from eloledger.profiles.backups import Backup, list_backups  # noqa: F401 - public API
-from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, get, jsonedit, tomledit
-from eloledger.profiles.fsutil import (
+from eloledger.fsutil import (
     atomic_write,
     read_config_text,
     real_path,
     remove_file,
     sha256_text,
 )
+from eloledger.profiles import backups, ownership
+from eloledger.profiles.backups import Backup, list_backups  # noqa: F401 - public API
+from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, get, jsonedit, tomledit
 from eloledger.profiles.model import Profile
 from eloledger.profiles.ownership import FileRecord, State, value_hash
 from eloledger.profiles.store import resolve_key

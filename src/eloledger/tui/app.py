@@ -258,10 +258,10 @@ def _demo_spec() -> Any:
 
     Profile "sim" makes the runner start the embedded simulator in-process.
     """
-    from eloledger.cli import demo_cmd
+    from eloledger.runner.demo import demo_spec_path, fresh_demo_ledger
     from eloledger.runner.spec import load_spec
 
-    return load_spec(demo_cmd.demo_spec_path(), ledger=demo_cmd._fresh_ledger())
+    return load_spec(demo_spec_path(), ledger=fresh_demo_ledger())
 
 
 def run_tui(

@@ -129,7 +129,7 @@ def sort_value(record: dict[str, Any], key: str) -> tuple[int, Any]:
 
 def export_records(data: EloData, fmt_name: str) -> str:
     """CSV or Markdown through the CLI's renderer (same cells as ``eloledger elo``)."""
-    from eloledger.cli.output import Column, render
+    from eloledger.tables import Column, render
 
     keys = [k for k, _, _ in COLUMNS if k != "ci"] + [
         "ci_low",

@@ -19,7 +19,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from eloledger.errors import UserError
-from eloledger.profiles.fsutil import atomic_write
+from eloledger.fsutil import atomic_write
 
 DEFAULT_THEME = "eloledger-dark"
 _COLOR_FIELDS = (
