@@ -46,10 +46,19 @@ FIELDS: tuple[str, ...] = (
     "content",
     "score",
     "passed",
+    # Agent sessions and imported logs (issues 12, 13).
+    "source",  # where an imported row came from: claude-code | codex | gemini-cli | inspect
+    "agent",  # the agent CLI of an agent arm
+    "project",  # the working directory a logged session ran in
+    "call_id",  # the provider's id of one model call (message.id, response_id, ...)
+    "cache_write_tokens",  # prompt tokens written to the cache (part of prompt_tokens)
+    "turns",  # model turns of an agent session
+    "tool_calls",  # tool calls of an agent session
+    "usage_check",  # agree | disagree | unchecked: the final report vs the session log
 )
 
 ROLES = ("sample", "select", "judge", "probe")
-USAGE_SOURCES = ("server", "estimated", "missing")
+USAGE_SOURCES = ("server", "estimated", "missing", "log", "report")
 STATUSES = ("ok", "error")
 
 # Field names found in other tools' logs -> canonical name.
