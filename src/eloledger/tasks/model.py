@@ -12,6 +12,12 @@ class Task:
     ``answer`` is set for numeric/text tasks, ``tests`` (Python asserts calling
     ``entry_point``) for code tasks. ``solution``/``buggy`` are only filled for built-in code
     tasks: the simulator returns one of them as a correct or a buggy reply.
+
+    Agent tasks (``kind = "agent"``) carry ``files``, a small tree (relative path -> text)
+    written into each session's fresh working directory; their ``tests`` are Python asserts run
+    in that directory after the agent finishes (the agent edits files, the tests judge the
+    result), or an ``answer`` judges the final message. ``solution_files`` (built-in tasks
+    only) are the fixed files the simulator's agent writes.
     """
 
     task_id: str
@@ -23,3 +29,5 @@ class Task:
     entry_point: str | None = None
     solution: str | None = field(default=None, repr=False, compare=False)
     buggy: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    files: dict[str, str] | None = None
+    solution_files: dict[str, str] | None = field(default=None, repr=False, compare=False)

@@ -19,9 +19,10 @@ from eloledger.tasks.model import Task
 BUILTIN_SETS: dict[str, tuple[str, ...]] = {
     "arith": ("arith.jsonl",),
     "code": ("code.jsonl",),
+    "agent-code": ("agent-code.jsonl",),
     "all": ("arith.jsonl", "code.jsonl"),
 }
-KINDS = ("numeric", "code", "text")
+KINDS = ("numeric", "code", "text", "agent")
 _JSONL_FIX = 'one JSON object per line: {"task_id": "t1", "prompt": "...", "answer": "42"}'
 
 
@@ -115,6 +116,12 @@ def _parse_line(path: Path, lineno: int, line: bytes) -> Task:
     if entry_point is not None and not isinstance(entry_point, str):
         raise UserError(f"{where}: 'entry_point' must be a function name")
     buggy = row.get("buggy") or ()
+    files = _file_tree(where, row, "files")
+    if kind == "agent" and not files and answer is None:
+        raise UserError(
+            f"{where}: agent task {task_id!r} has neither 'files' nor 'answer'",
+            fix='add "files": {"path.py": "..."} (with "tests") or an "answer"',
+        )
     return Task(
         task_id=task_id.strip(),
         prompt=prompt,
@@ -125,7 +132,28 @@ def _parse_line(path: Path, lineno: int, line: bytes) -> Task:
         entry_point=entry_point,
         solution=row.get("solution"),
         buggy=tuple(buggy),
+        files=files,
+        solution_files=_file_tree(where, row, "solution_files"),
     )
+
+
+def _file_tree(where: str, row: dict, key: str) -> dict[str, str] | None:
+    """A task's small file tree: relative paths inside the working directory -> text."""
+    tree = row.get(key)
+    if tree is None:
+        return None
+    if not isinstance(tree, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in tree.items()
+    ):
+        raise UserError(f"{where}: {key!r} must map relative paths to file text")
+    for rel in tree:
+        parts = Path(rel).parts
+        if not rel or Path(rel).is_absolute() or ".." in parts:
+            raise UserError(
+                f"{where}: {key!r} path {rel!r} leaves the working directory",
+                fix="use relative paths without '..'",
+            )
+    return dict(tree)
 
 
 def _infer_kind(answer: str | None, tests: str | None) -> str:
