@@ -98,7 +98,9 @@ def task_meat(
         scores -= np.bincount(at + j[lo:hi], r, minlength=rows * n_params)
         if extra is not None:
             scores += np.bincount(at + n_params - 1, r * extra[lo:hi], minlength=rows * n_params)
-        meat = dsyrk(1.0, scores.reshape(rows, n_params), beta=1.0, c=meat, trans=1, overwrite_c=True)
+        meat = dsyrk(
+            1.0, scores.reshape(rows, n_params), beta=1.0, c=meat, trans=1, overwrite_c=True
+        )
     used = np.count_nonzero(np.bincount(task, minlength=n_tasks))
     meat = np.triu(meat) + np.triu(meat, 1).T
     if used > 1:
