@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.special import expit, log_expit
-from scipy.stats import norm
+from scipy.special import expit, log_expit, ndtri
 
 from eloledger.errors import UserError
 from eloledger.rating.bt import ELO_SCALE, aggregate, fit_bt, row_weights, to_elo
@@ -47,7 +46,7 @@ class LengthControlled:
 
     def length_coef(self) -> dict[str, float | int]:
         """β in Elo points with its interval, as reported in JSON."""
-        z = float(norm.ppf(0.5 + self.lc.level / 2.0))
+        z = float(ndtri(0.5 + self.lc.level / 2.0))
         elo, se = ELO_SCALE * self.beta, ELO_SCALE * self.beta_se
         return {
             "elo": elo,
