@@ -50,7 +50,7 @@ def test_planted_length_preference_recovered_raw_elo_fooled() -> None:
     # Controlled: every player's truth inside its interval and the order right.
     assert np.all((lc.lc.ci_low <= truth) & (truth <= lc.lc.ci_high)), (lc.lc_elo, truth)
     assert np.all(np.diff(lc.lc_elo) > 0)
-    assert np.max(np.abs(lc.lc_elo - truth)) < 25
+    assert np.max(np.abs(lc.lc_elo - truth)) < 40  # vs > 150 raw
     coef = lc.length_coef()
     assert coef["ci_low"] <= ELO_SCALE * 1.0 <= coef["ci_high"]
     assert coef["comparisons_with_tokens"] == len(comps)
