@@ -21,6 +21,8 @@ import csv
 import gzip
 import io
 import math
+import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -37,6 +39,7 @@ HARD = ("task_id", "winner", "loser")
 SOFT = ("task_id", "a", "b", "outcome")
 TOKENS = ("a_tokens", "b_tokens")  # output length of the first / second player's answer
 OPTIONAL = ("weight", *TOKENS)
+_FIX_ACCESS = "check the file's permissions (it must be readable by you)"
 FIX_COLUMNS = (
     "use the columns task_id,winner,loser[,weight] or task_id,a,b,outcome[,weight] "
     "(optionally a_tokens,b_tokens)"
@@ -167,15 +170,8 @@ class Comparisons:
 
 def read_comparisons(path: str | Path) -> Comparisons:
     """Read a comparisons file (CSV or JSONL, optionally gzipped); UserError on bad input."""
-    p = Path(path)
     name = str(path)
-    if not p.exists():
-        raise UserError(f"{name}: no such file", fix="check the path to the comparisons file")
-    if p.is_dir():
-        raise UserError(
-            f"{name}: is a folder, not a comparisons file", fix="pass a CSV or JSONL file"
-        )
-    raw = p.read_bytes()
+    raw = _read_input(Path(path), name)
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -185,6 +181,11 @@ def read_comparisons(path: str | Path) -> Comparisons:
             ) from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
+        raise UserError(
+            f"{name}: not UTF-8 text (UTF-16 or binary data)",
+            fix="save the comparisons as UTF-8 CSV or JSONL",
+        )
     if raw.isspace() or not raw:
         raise UserError(
             f"{name}: file is empty", fix=f"write a header line and comparisons; {FIX_COLUMNS}"
@@ -193,6 +194,44 @@ def read_comparisons(path: str | Path) -> Comparisons:
     if stem.endswith((".jsonl", ".ndjson", ".json")) or raw[:64].lstrip()[:1] == b"{":
         return _read_jsonl(raw, name)
     return _read_csv(raw, name)
+
+
+def _read_input(p: Path, name: str) -> bytes:
+    """The file's bytes, or a one-line error: missing, a folder, a device, unreadable. A FIFO
+    or pipe is read only if a writer is already attached (``cat x | eloledger elo
+    /dev/stdin``); opening it non-blocking means a FIFO nobody writes to cannot hang us."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UserError(
+            f"{name}: no such file", fix="check the path to the comparisons file"
+        ) from None
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read ({exc.strerror})", fix=_FIX_ACCESS) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(
+            f"{name}: is a folder, not a comparisons file", fix="pass a CSV or JSONL file"
+        )
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise UserError(
+            f"{name}: is a device or socket, not a file", fix="pass a CSV or JSONL file"
+        )
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read()
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read ({exc.strerror})", fix=_FIX_ACCESS) from None
+    if not raw and stat.S_ISFIFO(st.st_mode):
+        raise UserError(
+            f"{name}: is a FIFO with nothing written to it",
+            fix="write the comparisons to a regular file, or pipe them in as they are read",
+        )
+    return raw
 
 
 # --------------------------------------------------------------------------- CSV
