@@ -206,3 +206,36 @@ def test_cli_length_control_bad_input(
     assert main(["elo", str(path), "--length-control"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "fix:" in err[0], err
+
+
+def test_runner_writes_lengths_and_elo_uses_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real pipeline (simulator, runner, ledger, judge): the comparisons file carries each
+    side's completion tokens, equal to the ledger row of the answer it selected (best_of_1 has
+    one sample, so its selected answer is that sample), and --length-control runs on it."""
+    ledger = tmp_path / "demo.ledger.jsonl"
+    assert main(["demo", "--headless", "--quiet", "--format", "json", "--ledger", str(ledger)]) == 0
+    capsys.readouterr()
+    single = {}
+    for line in ledger.read_text().splitlines():
+        row = json.loads(line)
+        if row["arm"] == "best_of_1" and row["role"] == "sample" and row["status"] == "ok":
+            single.setdefault(row["task_id"], []).append(row["completion_tokens"])
+    path = tmp_path / "demo.comparisons.csv"
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and list(rows[0]) == ["task_id", "a", "b", "outcome", "a_tokens", "b_tokens"]
+    checked = 0
+    for row in rows:
+        for side in ("a", "b"):
+            assert row[f"{side}_tokens"] != ""
+            if row[side] == "best_of_1":
+                tokens = single[row["task_id"]]
+                assert float(row[f"{side}_tokens"]) == pytest.approx(sum(tokens) / len(tokens))
+                checked += 1
+    assert checked >= 40
+    assert main(["elo", str(path), "--length-control", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["length_coef"]["comparisons_with_tokens"] == len(rows)
+    assert all("lc_elo" in p for p in report["players"])
