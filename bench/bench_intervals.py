@@ -14,7 +14,7 @@ Part 2, on data with strong within-task correlation (bench_bootstrap's generator
 1000-round task bootstrap (goal: every one within 20%), and the time of each.
 
     .venv/bin/python bench/bench_intervals.py [--players 1000] [--comparisons 1000000]
-                                              [--repeat 2] [--threads=1]
+                                              [--repeat 2] [--threads=1] [--corr-arms 50]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def part1(args: argparse.Namespace) -> None:
 
 
 def part2(args: argparse.Namespace) -> None:
-    comps = make_data(50, 200_000, 1000, args.seed)
+    comps = make_data(args.corr_arms, args.corr_comparisons, args.corr_tasks, args.seed)
     c0 = time.process_time()
     W = aggregate(comps)
     fit = fit_bt(W)
@@ -108,7 +108,10 @@ def part2(args: argparse.Namespace) -> None:
     boot = bootstrap(comps, rounds=1000, seed=1, theta0=fit.theta)
     c_boot = time.process_time() - c0
     ratio = (sand.ci_high - sand.ci_low)[1:] / (boot.ci_high - boot.ci_low)[1:]
-    print("correlated data: 50 arms, 200,000 comparisons, 1,000 tasks (per-task arm effects)")
+    print(
+        f"correlated data: {args.corr_arms} arms, {args.corr_comparisons:,} comparisons, "
+        f"{args.corr_tasks:,} tasks (per-task arm effects)"
+    )
     print(
         f"cpu: point fit {c_fit:.3f} s, sandwich {c_sand:.3f} s, "
         f"1000-round task bootstrap {c_boot:.3f} s"
@@ -128,6 +131,9 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=1000)
     ap.add_argument("--comparisons", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--corr-arms", type=int, default=50, help="part 2 size")
+    ap.add_argument("--corr-comparisons", type=int, default=200_000, help="part 2 size")
+    ap.add_argument("--corr-tasks", type=int, default=1000, help="part 2 size")
     ap.add_argument("--repeat", type=int, default=2, help="alternate runs, keep each side's best")
     ap.add_argument("--threads", default=_THREADS, help="BLAS threads for both (use --threads=N)")
     args = ap.parse_args()
