@@ -5,7 +5,8 @@ contestant a fresh process (interpreter start and imports included for both):
 
 * eloledger: ``eloledger elo FILE --format json`` — the point fit *and* its default 95%
   intervals (task-clustered sandwich) and rank intervals;
-* baseline:  Python's ``csv`` module + ``choix.ilsr_pairwise_dense``, a point fit only.
+* baseline:  Python's ``csv`` module + ``choix.ilsr_pairwise_dense``, a point fit only
+  (bench/baseline_choix.py run as a script: it imports nothing from eloledger).
 
 Goal: ratio eloledger/baseline <= 1.0. Alternating runs, best of ``--repeat`` for each side.
 
@@ -41,25 +42,7 @@ from eloledger.rating.bootstrap import bootstrap  # noqa: E402
 from eloledger.rating.bt import aggregate, fit_bt  # noqa: E402
 from eloledger.rating.sandwich import bt_sandwich  # noqa: E402
 
-BASELINE = """
-import csv, sys
-import choix, numpy as np
-index, ia, ib, out = {}, [], [], []
-with open(sys.argv[1], newline="") as fh:
-    reader = csv.reader(fh)
-    next(reader)
-    for _task, a, b, o in reader:
-        ia.append(index.setdefault(a, len(index)))
-        ib.append(index.setdefault(b, len(index)))
-        out.append(float(o))
-n = len(index)
-ai, bi, oc = np.array(ia), np.array(ib), np.array(out)
-mat = np.zeros((n, n))
-np.add.at(mat, (ai, bi), oc)
-np.add.at(mat, (bi, ai), 1.0 - oc)
-theta = choix.ilsr_pairwise_dense(mat, alpha=0.0)
-print(len(theta))
-"""
+BASELINE = str(Path(__file__).with_name("baseline_choix.py"))
 
 
 def timed(argv: list[str]) -> tuple[float, float]:
@@ -84,7 +67,7 @@ def part1(args: argparse.Namespace) -> None:
         for _ in range(args.repeat):
             for key, argv in (
                 ("e", [cli, "elo", str(path), "--format", "json"]),
-                ("b", [sys.executable, "-c", BASELINE, str(path)]),
+                ("b", [sys.executable, BASELINE, str(path)]),
             ):
                 wall, cpu = timed(argv)
                 best[key] = [min(best[key][0], wall), min(best[key][1], cpu)]
