@@ -55,6 +55,7 @@ class LengthControlled:
             "se": se,
             "s": self.scale,
             "comparisons_with_tokens": self.rows_with_tokens,
+            "intervals": "sandwich",
         }
 
 
