@@ -49,18 +49,17 @@ def population_theta(theta: np.ndarray) -> np.ndarray:
     return fit.theta - fit.theta[0]
 
 
-def test_coverage_near_nominal_and_naive_undercovers() -> None:
-    """300 simulated evaluations of 120 tasks: the sandwich's 95% intervals cover the true
-    (population) Elo differences about 95% of the time; the same formula clustered by single
-    comparison (what ignoring the within-task correlation amounts to) covers far less."""
-    rng = np.random.default_rng(20261201)
-    truth = population_theta(THETA)
+def coverage(tasks: int, reps: int, seed: int) -> tuple[float, float]:
+    """Share of the sandwich's 95% intervals (and of the same formula clustered by single
+    comparison, i.e. ignoring the within-task correlation) that hold the true (population)
+    Elo differences, over ``reps`` simulated evaluations of ``tasks`` tasks."""
+    rng = np.random.default_rng(seed)
+    truth = ELO_SCALE * population_theta(THETA) + 1000.0
     hits_task = hits_row = trials = 0
-    for _ in range(300):
-        comps = simulate(rng, tasks=120)
+    for _ in range(reps):
+        comps = simulate(rng, tasks=tasks)
         fit = fit_bt(aggregate(comps))
-        elo = ELO_SCALE * (fit.theta - fit.theta[0])
-        clustered = bt_sandwich(comps, fit.theta, prior=0.0, anchor=0)
+        clustered = bt_sandwich(comps, fit.theta, prior=fit.prior, anchor=0)
         single = Comparisons(
             players=comps.players,
             tasks=[str(k) for k in range(len(comps))],
@@ -70,17 +69,32 @@ def test_coverage_near_nominal_and_naive_undercovers() -> None:
             outcome=comps.outcome,
             weight=comps.weight,
         )
-        naive = bt_sandwich(single, fit.theta, prior=0.0, anchor=0)
-        target = ELO_SCALE * truth
-        half_task = 1.959964 * clustered.se_elo
-        half_row = 1.959964 * naive.se_elo
-        hits_task += int((np.abs(elo - target)[1:] <= half_task[1:]).sum())
-        hits_row += int((np.abs(elo - target)[1:] <= half_row[1:]).sum())
+        naive = bt_sandwich(single, fit.theta, prior=fit.prior, anchor=0)
+        hits_task += covered(clustered, truth)
+        hits_row += covered(naive, truth)
         trials += THETA.size - 1
-    coverage, naive_coverage = hits_task / trials, hits_row / trials
-    print(f"coverage: sandwich by task {coverage:.3f}, by single comparison {naive_coverage:.3f}")
-    assert 0.925 <= coverage <= 0.975, coverage
-    assert naive_coverage < 0.85, naive_coverage
+    return hits_task / trials, hits_row / trials
+
+
+def covered(res, truth: np.ndarray) -> int:
+    """How many intervals (the anchor's excluded: it is exact) hold the truth."""
+    return int(((res.ci_low <= truth) & (truth <= res.ci_high))[1:].sum())
+
+
+def test_coverage_near_nominal_and_naive_undercovers() -> None:
+    """300 simulated evaluations of 120 tasks: the sandwich's 95% intervals cover the truth
+    about 95% of the time; clustered by single comparison they cover far less."""
+    by_task, by_row = coverage(tasks=120, reps=300, seed=20261201)
+    print(f"coverage, 120 tasks: sandwich by task {by_task:.3f}, by comparison {by_row:.3f}")
+    assert 0.925 <= by_task <= 0.975, by_task
+    assert by_row < 0.85, by_row
+
+
+def test_coverage_with_few_tasks() -> None:
+    """15 tasks: the t quantile (14 degrees of freedom) keeps the coverage near nominal."""
+    by_task, _ = coverage(tasks=15, reps=300, seed=15)
+    print(f"coverage, 15 tasks: sandwich by task {by_task:.3f}")
+    assert 0.925 <= by_task <= 0.975, by_task
 
 
 def test_half_widths_match_a_1000_round_task_bootstrap() -> None:
@@ -141,9 +155,10 @@ def test_meat_blocks_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> No
     rng = np.random.default_rng(4)
     comps = simulate(rng, tasks=50, theta=np.linspace(0.0, 1.0, 5))
     r = rng.normal(size=len(comps))
-    one = sandwich.task_meat(comps.task, comps.i, comps.j, r, comps.n_tasks, 6, extra=r)
+    one, clusters = sandwich.task_meat(comps.task, comps.i, comps.j, r, comps.n_tasks, 6, extra=r)
+    assert clusters == 50
     monkeypatch.setattr(sandwich, "_BLOCK_CELLS", 13)
-    many = sandwich.task_meat(comps.task, comps.i, comps.j, r, comps.n_tasks, 6, extra=r)
+    many, _ = sandwich.task_meat(comps.task, comps.i, comps.j, r, comps.n_tasks, 6, extra=r)
     np.testing.assert_allclose(many, one, rtol=1e-12, atol=1e-12)
     G = np.zeros((comps.n_tasks, 6))
     np.add.at(G, (comps.task, comps.i), r)

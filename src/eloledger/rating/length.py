@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.special import expit, log_expit, ndtri
+from scipy.special import expit, log_expit
 
 from eloledger.errors import UserError
 from eloledger.rating.bt import ELO_SCALE, aggregate, fit_bt, row_weights, to_elo
@@ -46,7 +46,7 @@ class LengthControlled:
 
     def length_coef(self) -> dict[str, float | int]:
         """β in Elo points with its interval, as reported in JSON."""
-        z = float(ndtri(0.5 + self.lc.level / 2.0))
+        z = self.lc.quantile
         elo, se = ELO_SCALE * self.beta, ELO_SCALE * self.beta_se
         return {
             "elo": elo,
@@ -108,10 +108,10 @@ def length_controlled(
     params, converged = _newton(i, j, y, w, x, n, prior, raw.theta)
     theta, beta = params[:n], float(params[n])
     resid = w * (y - expit(theta[i] - theta[j] + beta * x))
-    meat = task_meat(comparisons.task, i, j, resid, comparisons.n_tasks, n + 1, extra=x)
+    meat, clusters = task_meat(comparisons.task, i, j, resid, comparisons.n_tasks, n + 1, extra=x)
     _, factor = _gradient_factor(i, j, y, w, x, n, prior, params)
     root = sandwich_root(factor, meat)
-    lc = intervals_from_root(theta, root[:n], anchor, level, seed)
+    lc = intervals_from_root(theta, root[:n], anchor, level, seed, clusters)
     warnings = [] if converged else ["length-controlled fit did not converge"]
     missing = len(comparisons) - known
     if missing:
