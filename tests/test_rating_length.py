@@ -13,7 +13,7 @@ import pytest
 
 from eloledger.cli import main
 from eloledger.rating.bt import ELO_SCALE, aggregate, fit_bt, to_elo
-from eloledger.rating.comparisons import Comparisons
+from eloledger.rating.comparisons import Comparisons, read_comparisons
 from eloledger.rating.length import length_controlled
 from eloledger.rating.table import elo_report
 
@@ -239,3 +239,29 @@ def test_runner_writes_lengths_and_elo_uses_them(
     report = json.loads(capsys.readouterr().out)
     assert report["length_coef"]["comparisons_with_tokens"] == len(rows)
     assert all("lc_elo" in p for p in report["players"])
+
+
+def test_lengths_read_the_same_from_every_reader(tmp_path: Path) -> None:
+    """CSV fast path, CSV careful path (quotes), JSONL and records: the same lengths, NaN where
+    a field is empty or missing; files without the columns have none."""
+    fast = tmp_path / "fast.csv"
+    fast.write_text("task_id,a,b,outcome,a_tokens,b_tokens\nt1,x,y,1,120,80\nt2,y,x,0,,35\n")
+    careful = tmp_path / "careful.csv"
+    careful.write_text('task_id,a,b,outcome,a_tokens,b_tokens\n"t1",x,y,1,120,80\nt2,"y",x,0,,35\n')
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text(
+        '{"task_id": "t1", "a": "x", "b": "y", "outcome": 1, "a_tokens": 120, "b_tokens": 80}\n'
+        '{"task_id": "t2", "a": "y", "b": "x", "outcome": 0, "b_tokens": 35}\n'
+    )
+    records = Comparisons.from_records(
+        [
+            {"task_id": "t1", "winner": "x", "loser": "y", "a_tokens": 120, "b_tokens": 80},
+            {"task_id": "t2", "winner": "x", "loser": "y", "a_tokens": None, "b_tokens": 35},
+        ]
+    )
+    for comps in (*(read_comparisons(p) for p in (fast, careful, jsonl)), records):
+        np.testing.assert_array_equal(comps.a_tokens, [120.0, np.nan])
+        np.testing.assert_array_equal(comps.b_tokens, [80.0, 35.0])
+    plain = tmp_path / "plain.csv"
+    plain.write_text("task_id,a,b,outcome\nt1,x,y,1\n")
+    assert read_comparisons(plain).a_tokens is None
