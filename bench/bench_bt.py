@@ -5,7 +5,7 @@ file in a temp dir, then times, side by side on that same file:
 
 * eloledger: ``read_comparisons`` + ``aggregate`` + ``fit_bt`` (exact MLE by Newton);
 * baseline:  Python's ``csv`` module, names mapped with a dict, the win matrix built with
-  ``np.add.at``, then ``choix.ilsr_pairwise_dense`` (the dense-matrix fitter in choix).
+  ``np.add.at``, then ``choix.ilsr_pairwise_dense`` (bench/baseline_choix.py).
 
 Prints both times, the ratio (goal <= 0.5) and max |ΔElo| between the two estimates.
 
@@ -25,14 +25,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, _THREADS)
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import choix  # noqa: E402
 import numpy as np  # noqa: E402
 
+from baseline_choix import baseline_fit  # noqa: E402
 from eloledger.rating.bt import aggregate, fit_bt, to_elo  # noqa: E402
 from eloledger.rating.comparisons import read_comparisons  # noqa: E402
 
@@ -61,27 +60,6 @@ def eloledger_fit(path: Path) -> tuple[list[str], np.ndarray]:
     if not fit.converged or fit.warnings:
         raise SystemExit(f"eloledger fit failed: {fit.warnings}")
     return comps.players, fit.theta
-
-
-def baseline_fit(path: Path) -> tuple[list[str], np.ndarray]:
-    index: dict[str, int] = {}
-    ia: list[int] = []
-    ib: list[int] = []
-    out: list[float] = []
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
-        next(reader)
-        for _task, a, b, o in reader:
-            ia.append(index.setdefault(a, len(index)))
-            ib.append(index.setdefault(b, len(index)))
-            out.append(float(o))
-    n = len(index)
-    ai, bi, oc = np.array(ia), np.array(ib), np.array(out)
-    mat = np.zeros((n, n))
-    np.add.at(mat, (ai, bi), oc)
-    np.add.at(mat, (bi, ai), 1.0 - oc)
-    theta = choix.ilsr_pairwise_dense(mat, alpha=0.0)
-    return list(index), theta
 
 
 def main() -> None:

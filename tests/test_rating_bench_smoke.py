@@ -35,6 +35,24 @@ ROOT = Path(__file__).resolve().parents[1]
             ],
             "ratio eloledger/baseline",
         ),
+        (
+            "bench_intervals.py",
+            [
+                "--players",
+                "30",
+                "--comparisons",
+                "3000",
+                "--repeat",
+                "1",
+                "--corr-arms",
+                "6",
+                "--corr-comparisons",
+                "3000",
+                "--corr-tasks",
+                "60",
+            ],  # fmt: skip
+            "half-width sandwich/bootstrap: min",
+        ),
     ],
 )
 def test_bench_runs(script: str, args: list[str], expect: str) -> None:

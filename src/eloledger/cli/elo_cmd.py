@@ -1,4 +1,5 @@
-"""`eloledger elo`: Bradley–Terry Elo with bootstrap-by-task intervals and Elo-per-token columns."""
+"""`eloledger elo`: Bradley–Terry Elo with intervals by task, Elo-per-token columns and an
+optional length-controlled Elo."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from eloledger.errors import UserError
 EPILOG = """\
 examples:
   eloledger elo --example                      # the best-of-k example shipped with eloledger
-  eloledger elo comparisons.csv                # Elo, 95% interval (1000 task-bootstrap rounds)
+  eloledger elo comparisons.csv                # Elo, 95% interval (task-clustered sandwich)
+  eloledger elo comparisons.csv --intervals bootstrap   # exact task bootstrap (1000 rounds)
+  eloledger elo comparisons.csv --length-control        # + Elo at equal answer length
   eloledger elo comparisons.csv --ledger runs/ledger.jsonl --format md > elo.md
   eloledger elo comparisons.jsonl --anchor best_of_1 --bootstrap 2000 --seed 7 --format json
   eloledger elo comparisons.csv --task-weight equal --prior 0.05 --format csv
@@ -21,6 +24,17 @@ examples:
 comparisons file (CSV or JSONL, optionally .gz):
   task_id,winner,loser[,weight]    or    task_id,a,b,outcome[,weight]
   outcome is a's share of the win: 1, 0, 0.5 (tie) or any value in [0, 1].
+  optional a_tokens,b_tokens: output tokens of the first / second player's answer
+  (winner / loser in the first shape); empty = unknown. Needed by --length-control.
+
+intervals (95%, relative to the anchor, by task):
+  sandwich      default: cluster-robust covariance over tasks at the fit (about one more fit)
+  bootstrap     exact task bootstrap: --bootstrap N rounds refitted (slower)
+  none          no intervals
+
+--length-control fits P(a beats b) = σ(θa − θb + β·tanh(Δ/s)), Δ = ln a_tokens − ln b_tokens,
+  s = sd(Δ): lc_elo is each player's Elo at equal length, length_coef = β in Elo points
+  (the most a much longer answer gains from the judge). Its intervals are the sandwich.
 
 columns with --ledger (tokens are task-normalised: mean over tasks of each task's total):
   d_elo/1k      Elo gained over the anchor per 1,000 extra tokens per task
@@ -34,6 +48,7 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
 """
 
 DEFAULT_ROUNDS = 1000
+INTERVALS = ("sandwich", "bootstrap", "none")
 DEFAULT_ROUNDS_MANY = 200
 MANY_PLAYERS = 300
 BASE_COLUMNS = (
@@ -59,6 +74,8 @@ COST_COLUMNS = (
     ("tokens_per_success", "tok/success", 0),
 )
 CSV_KEYS = ("name", "elo", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "games", "wins")
+LC_COLUMNS = (("lc_elo", "lc_elo", 1), ("lc_ci", "LC 95% CI", None))
+LC_CSV_KEYS = ("lc_elo", "lc_ci_low", "lc_ci_high")
 RAW_NOTE = (
     "* raw/1k = Elo / (tokens/1000), the ratio popular guides print: it depends on the arbitrary "
     "1000 anchor; compare arms with d_elo/1k or marg/1k instead."
@@ -68,10 +85,10 @@ RAW_NOTE = (
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "elo",
-        help="Bradley–Terry Elo, bootstrap intervals by task, Elo per 1K tokens",
+        help="Bradley–Terry Elo, intervals by task, Elo per 1K tokens, length control",
         description=(
             "Fit Bradley–Terry ratings to pairwise comparisons (exact maximum likelihood),\n"
-            "anchor them at 1000 Elo and give 95% intervals by bootstrapping tasks. With\n"
+            "anchor them at 1000 Elo and give 95% intervals clustered by task. With\n"
             "--ledger, add token columns: Elo per 1K tokens, marginal Elo per 1K tokens along\n"
             "the cost frontier, Elo per tenfold tokens, pass@k and tokens per success."
         ),
@@ -93,12 +110,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="N",
         help=(
-            f"task-bootstrap rounds for the intervals (default {DEFAULT_ROUNDS}, or "
-            f"{DEFAULT_ROUNDS_MANY} above {MANY_PLAYERS} players; 0 = none)"
+            f"task-bootstrap rounds; implies --intervals bootstrap (default {DEFAULT_ROUNDS}, "
+            f"or {DEFAULT_ROUNDS_MANY} above {MANY_PLAYERS} players; 0 = no intervals)"
         ),
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
+        "--intervals",
+        choices=INTERVALS,
+        default=None,
+        help="how the 95%% intervals are made (default: sandwich; see below)",
+    )
+    parser.add_argument(
+        "--length-control",
+        action="store_true",
+        help="also fit Elo at equal answer length (needs a_tokens,b_tokens columns)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="bootstrap / draw seed (default 0)"
     )
     parser.add_argument(
         "--prior",
@@ -149,6 +177,7 @@ def compute(args: argparse.Namespace) -> Any:
         raise UserError(
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
+    method = _interval_method(args)
     comparisons = read_comparisons(comps_path)
     rounds = args.bootstrap
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
@@ -162,7 +191,25 @@ def compute(args: argparse.Namespace) -> Any:
         seed=args.seed,
         prior=args.prior,
         task_weight=args.task_weight,
+        intervals=method,
+        length_control=bool(getattr(args, "length_control", False)),
     )
+
+
+def _interval_method(args: argparse.Namespace) -> str:
+    """--intervals, else what --bootstrap N implies (the old spelling), else the sandwich."""
+    chosen = getattr(args, "intervals", None)
+    rounds = args.bootstrap
+    if chosen is None:
+        if rounds is None:
+            return "sandwich"
+        return "bootstrap" if rounds > 0 else "none"
+    if chosen != "bootstrap" and rounds:
+        raise UserError(
+            f"--bootstrap {rounds} contradicts --intervals {chosen}",
+            fix="drop --bootstrap, or use --intervals bootstrap",
+        )
+    return chosen
 
 
 def _inputs(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -203,23 +250,30 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
     from eloledger.tables import Column, render
 
-    spec = BASE_COLUMNS + (COST_COLUMNS if report.has_costs else ())
+    lc = report.length_coef is not None
+    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (COST_COLUMNS if report.has_costs else ())
     if args.format == "csv":
         digits = {k: d for k, _, d in spec} | {
             "ci_low": 2,
             "ci_high": 2,
+            "lc_ci_low": 2,
+            "lc_ci_high": 2,
+            "lc_elo": 2,
             "elo": 2,
             "delta_elo": 2,
             "elo_per_decade": 2,
             "wins": None,
         }
-        keys = CSV_KEYS + tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
+        keys = CSV_KEYS + (LC_CSV_KEYS if lc else ())
+        keys += tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
         cols = [Column(k, k, digits.get(k)) for k in keys]
         return render("csv", report.players, cols)
     cols = [Column(k, title, digits) for k, title, digits in spec]
     records = [_display(r) for r in report.players]
     body = render(args.format, records, cols)
     notes = [_anchor_note(report, args)]
+    if lc:
+        notes.append(_length_note(report.length_coef))
     if report.has_costs:
         notes.append(RAW_NOTE)
     if args.format == "md":
@@ -234,11 +288,28 @@ def _display(rec: dict[str, Any]) -> dict[str, Any]:
         out["ci"] = f"{lo:.0f}..{hi:.0f}"
     if rec.get("rank_low") is not None:
         out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"
+    lo, hi = rec.get("lc_ci_low"), rec.get("lc_ci_high")
+    if lo is not None and math.isfinite(lo) and hi is not None and math.isfinite(hi):
+        out["lc_ci"] = f"{lo:.0f}..{hi:.0f}"
     return out
+
+
+def _length_note(coef: dict[str, Any]) -> str:
+    return (
+        f"length control: lc_elo = Elo at equal answer length; length_coef β = "
+        f"{coef['elo']:+.1f} Elo ({coef['ci_low']:+.1f}..{coef['ci_high']:+.1f}), the most a "
+        f"much longer answer gains from the judge (s = {coef['s']:.2f} in ln tokens, "
+        f"{coef['comparisons_with_tokens']:,} comparisons with lengths)"
+    )
 
 
 def _anchor_note(report, args: argparse.Namespace) -> str:
     text = f"anchor: {report.anchor} = 1000 Elo"
+    if report.intervals == "sandwich":
+        text += (
+            f"; {report.level:.0%} intervals (relative to the anchor) clustered by task "
+            "(sandwich; --intervals bootstrap for the exact task bootstrap)"
+        )
     if report.bootstrap_rounds:
         text += (
             f"; {report.level:.0%} intervals (relative to the anchor) from "

@@ -32,6 +32,7 @@ class ArmResult:
     samples_ok: int
     samples: int
     content: str | None = None  # the selected reply (for the LLM judge; not written to CSV)
+    tokens: int | None = None  # completion tokens of the selected reply (its ledger row)
 
 
 def majority(answers: Sequence[str | None]) -> tuple[int | None, str | None]:
@@ -72,13 +73,43 @@ def _soft_outcome(a_scores: list[float], b_scores: list[float]) -> float:
     return total / (len(a_scores) * len(b_scores))
 
 
+def with_lengths(rows: Iterable[tuple], results: Iterable[ArmResult]) -> list[tuple]:
+    """``(task_id, a, b, outcome, a_tokens, b_tokens)``: each side's output length is the mean
+    completion tokens of its selected answers on that task (over sessions; None if unknown),
+    for ``eloledger elo --length-control``."""
+    seen: dict[tuple[str, str], list[int]] = {}
+    for r in results:
+        if r.tokens is not None:
+            seen.setdefault((r.task_id, r.arm), []).append(r.tokens)
+    mean = {key: sum(v) / len(v) for key, v in seen.items()}
+    return [
+        (task_id, a, b, outcome, mean.get((task_id, a)), mean.get((task_id, b)))
+        for task_id, a, b, outcome, *_ in rows
+    ]
+
+
 def write_comparisons(path: Path, rows: Iterable[tuple]) -> int:
-    """Write ``task_id,a,b,outcome`` atomically (temp file + rename); returns the row count."""
+    """Write ``task_id,a,b,outcome`` (plus ``a_tokens,b_tokens`` for rows from
+    ``with_lengths``) atomically (temp file + rename); returns the row count."""
+    rows = list(rows)
+    if any(len(row) > 4 for row in rows):
+        return _write_csv(
+            path,
+            ["task_id", "a", "b", "outcome", "a_tokens", "b_tokens"],
+            (
+                [task_id, a, b, _fmt(outcome), _tok(a_tok), _tok(b_tok)]
+                for task_id, a, b, outcome, a_tok, b_tok in rows
+            ),
+        )
     return _write_csv(
         path,
         ["task_id", "a", "b", "outcome"],
         ([task_id, a, b, _fmt(outcome)] for task_id, a, b, outcome in rows),
     )
+
+
+def _tok(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
 
 
 def write_results(path: Path, results: Iterable[ArmResult]) -> None:

@@ -107,7 +107,7 @@ def bootstrap(
     samples = to_elo(thetas, anchor)
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
-    ranks = _ranks(samples)
+    ranks = rank_samples(samples)
     rlo, rhi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
     warnings = []
     if no_mle:
@@ -171,7 +171,7 @@ def _mle_exists(Wb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ranks(samples: np.ndarray) -> np.ndarray:
+def rank_samples(samples: np.ndarray) -> np.ndarray:
     """Rank of each player in each round: 1 + the number of players with a strictly higher
     Elo (so equal ratings share a rank, as in the point estimate's rank)."""
     R, n = samples.shape

@@ -21,6 +21,8 @@ import csv
 import gzip
 import io
 import math
+import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -35,8 +37,13 @@ from eloledger.rating.csvfast import factorize, split_fields
 TASK_ALIASES = {"task_id": "task_id", "task": "task_id", "case_id": "task_id"}
 HARD = ("task_id", "winner", "loser")
 SOFT = ("task_id", "a", "b", "outcome")
-OPTIONAL = ("weight",)
-FIX_COLUMNS = "use the columns task_id,winner,loser[,weight] or task_id,a,b,outcome[,weight]"
+TOKENS = ("a_tokens", "b_tokens")  # output length of the first / second player's answer
+OPTIONAL = ("weight", *TOKENS)
+_FIX_ACCESS = "check the file's permissions (it must be readable by you)"
+FIX_COLUMNS = (
+    "use the columns task_id,winner,loser[,weight] or task_id,a,b,outcome[,weight] "
+    "(optionally a_tokens,b_tokens)"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +61,10 @@ class Comparisons:
     source: str = "<memory>"
     lines: np.ndarray | None = field(default=None, repr=False)  # source line of each row
     dropped_self: int = 0  # rows where a player met itself (no information; dropped)
+    # Output tokens of the first (a / winner) and second (b / loser) player's answer; NaN
+    # where unknown, None when the source has no length columns at all.
+    a_tokens: np.ndarray | None = field(default=None, repr=False)
+    b_tokens: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return int(self.i.shape[0])
@@ -99,9 +110,12 @@ class Comparisons:
         *,
         players: Sequence[str] | None = None,
         source: str = "<memory>",
+        a_tokens: Sequence[float] | np.ndarray | None = None,
+        b_tokens: Sequence[float] | np.ndarray | None = None,
     ) -> Comparisons:
         """Build from columns (``outcome`` omitted: a beat b). ``players`` fixes the order of
-        the first players (e.g. to keep players without comparisons); others are appended."""
+        the first players (e.g. to keep players without comparisons); others are appended.
+        ``a_tokens``/``b_tokens``: output lengths of each side (NaN = unknown)."""
         n = len(a)
         if len(b) != n or len(task_ids) != n:
             raise ValueError("task_ids, a and b must have the same length")
@@ -109,6 +123,7 @@ class Comparisons:
         w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
         if out.shape != (n,) or w.shape != (n,):
             raise ValueError("outcome and weight must have one value per comparison")
+        tok = _token_pair(a_tokens, b_tokens, n)
         index: dict[Any, int] = {p: k for k, p in enumerate(players or ())}
         i, j = _codes_pair(a, b, index)
         tindex: dict[Any, int] = {}
@@ -122,6 +137,7 @@ class Comparisons:
             outcome=out,
             weight=w,
             source=source,
+            **tok,
         )
         _validate(comps, lambda k: f"{source}: record {k + 1}")
         return _drop_self(comps)
@@ -141,24 +157,21 @@ class Comparisons:
         b: list[Any] = []
         out: list[float] = []
         w: list[float] = []
+        tok: tuple[list[float], list[float]] = ([], [])
         for k, rec in enumerate(records):
             where = f"{source}: record {k + 1}"
             row = _normalise_keys(rec, where)
-            _append_row(row, where, tasks, a, b, out, w)
-        return cls.from_arrays(tasks, a, b, out, w, players=players, source=source)
+            _append_row(row, where, tasks, a, b, out, w, tok)
+        a_tok, b_tok = tok if any(map(math.isfinite, chain(*tok))) else (None, None)
+        return cls.from_arrays(
+            tasks, a, b, out, w, players=players, source=source, a_tokens=a_tok, b_tokens=b_tok
+        )
 
 
 def read_comparisons(path: str | Path) -> Comparisons:
     """Read a comparisons file (CSV or JSONL, optionally gzipped); UserError on bad input."""
-    p = Path(path)
     name = str(path)
-    if not p.exists():
-        raise UserError(f"{name}: no such file", fix="check the path to the comparisons file")
-    if p.is_dir():
-        raise UserError(
-            f"{name}: is a folder, not a comparisons file", fix="pass a CSV or JSONL file"
-        )
-    raw = p.read_bytes()
+    raw = _read_input(Path(path), name)
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
@@ -168,6 +181,11 @@ def read_comparisons(path: str | Path) -> Comparisons:
             ) from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
+        raise UserError(
+            f"{name}: not UTF-8 text (UTF-16 or binary data)",
+            fix="save the comparisons as UTF-8 CSV or JSONL",
+        )
     if raw.isspace() or not raw:
         raise UserError(
             f"{name}: file is empty", fix=f"write a header line and comparisons; {FIX_COLUMNS}"
@@ -176,6 +194,44 @@ def read_comparisons(path: str | Path) -> Comparisons:
     if stem.endswith((".jsonl", ".ndjson", ".json")) or raw[:64].lstrip()[:1] == b"{":
         return _read_jsonl(raw, name)
     return _read_csv(raw, name)
+
+
+def _read_input(p: Path, name: str) -> bytes:
+    """The file's bytes, or a one-line error: missing, a folder, a device, unreadable. A FIFO
+    or pipe is read only if a writer is already attached (``cat x | eloledger elo
+    /dev/stdin``); opening it non-blocking means a FIFO nobody writes to cannot hang us."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UserError(
+            f"{name}: no such file", fix="check the path to the comparisons file"
+        ) from None
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read ({exc.strerror})", fix=_FIX_ACCESS) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(
+            f"{name}: is a folder, not a comparisons file", fix="pass a CSV or JSONL file"
+        )
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise UserError(
+            f"{name}: is a device or socket, not a file", fix="pass a CSV or JSONL file"
+        )
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read()
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read ({exc.strerror})", fix=_FIX_ACCESS) from None
+    if not raw and stat.S_ISFIFO(st.st_mode):
+        raise UserError(
+            f"{name}: is a FIFO with nothing written to it",
+            fix="write the comparisons to a regular file, or pipe them in as they are read",
+        )
+    return raw
 
 
 # --------------------------------------------------------------------------- CSV
@@ -231,19 +287,22 @@ def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
     codes = players[0].reshape(-1, 2)
     n = codes.shape[0]
     numbers = {}
-    for column in ("outcome", "weight"):
+    for column in ("outcome", "weight", *TOKENS):
         if column not in at:
-            numbers[column] = np.ones(n)
+            numbers[column] = np.ones(n) if column not in TOKENS else None
             continue
         got = factorize(buf, starts[:, at[column]], ends[:, at[column]])
         if got is None:
             return None
+        convert = _token_value if column in TOKENS else float
         try:
-            table = np.array([float(v) for v in got[1]], dtype=np.float64)
+            table = np.array([convert(v) for v in got[1]], dtype=np.float64)
         except ValueError:
             return None  # a bad number: the careful path names its line
         numbers[column] = table[got[0]]
     return {
+        "a_tokens": numbers["a_tokens"],
+        "b_tokens": numbers["b_tokens"],
         "players": [v.decode("utf-8", "replace") for v in players[1]],
         "tasks": [v.decode("utf-8", "replace") for v in tasks[1]],
         "task": tasks[0],
@@ -288,6 +347,8 @@ def _csv_slow(data: bytes, columns: list[str], name: str) -> Comparisons:
             for c, v in zip(columns, row, strict=True):
                 if c in ("outcome", "weight"):
                     _number(v, f"{name}:{line}", c)
+                elif c in TOKENS:
+                    _tokens(v, f"{name}:{line}", c)
                 cols[c].append(v)
             lines.append(line)
     except csv.Error as exc:
@@ -331,6 +392,7 @@ def _columns_to_arrays(cols: Mapping[str, list[Any]], *, decode: bool) -> dict[s
     n = len(i)
     outcome = _floats(cols["outcome"]) if "outcome" in cols else np.ones(n)
     weight = _floats(cols["weight"]) if "weight" in cols else np.ones(n)
+    lengths = {c: _floats(cols[c], _token_value) if c in cols else None for c in TOKENS}
 
     def names(index: dict[Any, int]) -> list[str]:
         return [k.decode("utf-8", "replace") if decode else k for k in index]
@@ -343,6 +405,7 @@ def _columns_to_arrays(cols: Mapping[str, list[Any]], *, decode: bool) -> dict[s
         "j": j,
         "outcome": outcome,
         "weight": weight,
+        **lengths,
     }
 
 
@@ -363,6 +426,7 @@ def _read_jsonl(raw: bytes, name: str) -> Comparisons:
     b: list[Any] = []
     out: list[float] = []
     w: list[float] = []
+    tok: tuple[list[float], list[float]] = ([], [])
     lines: list[int] = []
     for lineno, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
@@ -376,7 +440,7 @@ def _read_jsonl(raw: bytes, name: str) -> Comparisons:
             ) from None
         if not isinstance(rec, dict):
             raise UserError(f"{where}: expected a JSON object", fix=FIX_COLUMNS)
-        _append_row(_normalise_keys(rec, where), where, tasks, a, b, out, w)
+        _append_row(_normalise_keys(rec, where), where, tasks, a, b, out, w, tok)
         lines.append(lineno)
     if not lines:
         raise UserError(
@@ -395,6 +459,8 @@ def _read_jsonl(raw: bytes, name: str) -> Comparisons:
         "outcome": np.asarray(out, dtype=np.float64),
         "weight": np.asarray(w, dtype=np.float64),
     }
+    if any(map(math.isfinite, chain(*tok))):
+        parsed["a_tokens"], parsed["b_tokens"] = (np.asarray(t, dtype=np.float64) for t in tok)
     return _finish(parsed, name, np.asarray(lines))
 
 
@@ -416,6 +482,7 @@ def _append_row(
     b: list[Any],
     out: list[float],
     w: list[float],
+    tok: tuple[list[float], list[float]],
 ) -> None:
     if "task_id" not in row:
         raise UserError(f"{where}: missing task_id", fix=FIX_COLUMNS)
@@ -435,6 +502,8 @@ def _append_row(
         raise UserError(f"{where}: needs winner/loser or a/b/outcome", fix=FIX_COLUMNS)
     tasks.append(row["task_id"])
     w.append(_number(row.get("weight", 1.0), where, "weight"))
+    for column, values in zip(TOKENS, tok, strict=True):
+        values.append(_tokens(row.get(column), where, column))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -463,12 +532,46 @@ def _codes_pair(
     )
 
 
-def _floats(values: Sequence[Any]) -> np.ndarray:
+def _floats(values: Sequence[Any], convert: Any = float) -> np.ndarray:
     """Convert number strings; few distinct values (0, 1, 0.5) are converted once each."""
     distinct: dict[Any, int] = {}
     codes = _codes(values, distinct)
-    table = np.array([float(v) for v in distinct], dtype=np.float64)
+    table = np.array([convert(v) for v in distinct], dtype=np.float64)
     return table[codes]
+
+
+def _token_value(value: Any) -> float:
+    """A token count from a CSV field: empty means unknown (NaN); ValueError otherwise."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return math.nan
+    return float(value)
+
+
+def _tokens(value: Any, where: str, column: str) -> float:
+    """A token count (NaN when missing or empty) or a one-line error naming the field."""
+    if isinstance(value, bool):
+        value = "bad"
+    try:
+        return _token_value(value)
+    except (TypeError, ValueError, UnicodeDecodeError):
+        raise UserError(
+            f"{where}: {column} must be a number of tokens, got {value!r}",
+            fix=f"write {column} as a whole number >= 0, or leave it empty when unknown",
+        ) from None
+
+
+def _token_pair(a_tokens: Any, b_tokens: Any, n: int) -> dict[str, np.ndarray]:
+    if a_tokens is None and b_tokens is None:
+        return {}
+    pair = {}
+    for key, values in (("a_tokens", a_tokens), ("b_tokens", b_tokens)):
+        arr = np.full(n, np.nan) if values is None else np.asarray(values, dtype=np.float64)
+        if arr.shape != (n,):
+            raise ValueError(f"{key} must have one value per comparison")
+        pair[key] = arr
+    return pair
 
 
 def _number(value: Any, where: str, column: str) -> float:
@@ -501,6 +604,17 @@ def _validate(comps: Comparisons, where: Any) -> None:
         raise UserError(
             f"{where(k)}: weight {float(w[k])!r} must be a finite number >= 0", fix="fix the weight"
         )
+    for column in TOKENS:
+        tokens = getattr(comps, column)
+        if tokens is None:
+            continue
+        bad = np.flatnonzero(~(np.isnan(tokens) | (np.isfinite(tokens) & (tokens >= 0.0))))
+        if bad.size:
+            k = int(bad[0])
+            raise UserError(
+                f"{where(k)}: {column} {float(tokens[k])!r} must be a finite number >= 0",
+                fix=f"write {column} as a whole number >= 0, or leave it empty when unknown",
+            )
     for names, what, codes in (
         (comps.players, "player name", (comps.i, comps.j)),
         (comps.tasks, "task_id", (comps.task,)),
@@ -537,4 +651,6 @@ def _drop_self(comps: Comparisons) -> Comparisons:
         weight=comps.weight[keep],
         lines=None if comps.lines is None else comps.lines[keep],
         dropped_self=int((~keep).sum()),
+        a_tokens=None if comps.a_tokens is None else comps.a_tokens[keep],
+        b_tokens=None if comps.b_tokens is None else comps.b_tokens[keep],
     )

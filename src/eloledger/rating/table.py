@@ -3,7 +3,10 @@
 Which numbers and why:
 
 * ``elo`` / ``ci_low`` / ``ci_high`` / ``rank_low`` / ``rank_high`` — the Bradley–Terry fit
-  anchored at 1000 and its bootstrap-by-task intervals.
+  anchored at 1000 and its intervals by task: the cluster-robust sandwich (``rating.sandwich``,
+  about one more fit) or the exact task bootstrap.
+* ``lc_elo`` / ``lc_ci_low`` / ``lc_ci_high`` (with ``length_control``) — the same players at
+  equal answer length (``rating.length``); the report's ``length_coef`` is β in Elo points.
 * ``delta_elo`` and ``delta_elo_per_1k`` — gain over the anchor, and per 1,000 extra tokens per
   task over the anchor's tokens.
 * ``marginal_elo_per_1k`` — the price of the *next* step: arms sorted by tokens, differences
@@ -30,6 +33,10 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
+from eloledger.rating.length import length_controlled
+from eloledger.rating.sandwich import bt_sandwich
+
+INTERVALS = ("sandwich", "bootstrap", "none")
 
 
 @dataclass(frozen=True)
@@ -44,16 +51,22 @@ class EloReport:
     has_costs: bool = False
     task_weight: str = "none"
     prior: float = 0.0
+    intervals: str = "bootstrap"
+    length_coef: dict[str, Any] | None = None  # β in Elo points, with --length-control
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "players": self.players,
             "anchor": self.anchor,
             "warnings": self.warnings,
+            "intervals": {"method": self.intervals, "unit": "task", "level": self.level},
             "bootstrap": {"rounds": self.bootstrap_rounds, "unit": "task", "level": self.level},
             "task_weight": self.task_weight,
             "prior": self.prior,
         }
+        if self.length_coef is not None:
+            out["length_coef"] = self.length_coef
+        return out
 
 
 def elo_report(
@@ -66,8 +79,14 @@ def elo_report(
     prior: float = 0.0,
     task_weight: str | None = None,
     level: float = 0.95,
+    intervals: str = "bootstrap",
+    length_control: bool = False,
 ) -> EloReport:
-    """Fit, bootstrap by task and build the table records (the one function both faces call).
+    """Fit, give intervals by task and build the table records (the one function both faces
+    call). ``intervals``: "sandwich" (cluster-robust, about one more fit), "bootstrap"
+    (``bootstrap_rounds`` task-bootstrap rounds; 0 rounds = none) or "none".
+    ``length_control`` adds ``lc_elo`` with its interval and ``length_coef`` (needs
+    a_tokens/b_tokens in the comparisons).
 
     ``costs`` maps arm name -> an ArmCost-like object or mapping (``tokens_per_task``, ``tasks``,
     ``successes``, ``per_task_n``, ``per_task_c``; see ``eloledger.ledger.summary.arm_costs``).
@@ -89,14 +108,28 @@ def elo_report(
         a = int(np.nanargmin(tokens))
     else:
         a = 0
-    fit = fit_bt(aggregate(comparisons, task_weight=task_weight), prior=prior, players=names)
+    if intervals not in INTERVALS:
+        raise ValueError(f"intervals must be one of {INTERVALS}, not {intervals!r}")
+    W = aggregate(comparisons, task_weight=task_weight)
+    fit = fit_bt(W, prior=prior, players=names)
     warnings.extend(fit.warnings)
     elo = to_elo(fit.theta, a)
     n = len(names)
     lo = hi = np.full(n, np.nan)
     rlo: Sequence[Any] = [None] * n
     rhi: Sequence[Any] = [None] * n
-    if bootstrap_rounds > 0:
+    if intervals == "sandwich":
+        sand = bt_sandwich(
+            comparisons, fit.theta, prior=fit.prior, anchor=a, task_weight=task_weight,
+            level=level, seed=seed, W=W,
+        )  # fmt: skip
+        lo, hi, rlo, rhi = (
+            sand.ci_low,
+            sand.ci_high,
+            sand.rank_low.tolist(),
+            sand.rank_high.tolist(),
+        )
+    elif intervals == "bootstrap" and bootstrap_rounds > 0:
         boot = run_bootstrap(
             comparisons,
             rounds=bootstrap_rounds,
@@ -131,6 +164,17 @@ def elo_report(
                 "wins": float(wins[k]),
             }
         )
+    length_coef = None
+    if length_control:
+        lc = length_controlled(
+            comparisons, anchor=a, prior=prior, task_weight=task_weight, level=level, seed=seed
+        )
+        warnings.extend(lc.warnings)
+        length_coef = lc.length_coef()
+        for k, rec in enumerate(records):
+            rec["lc_elo"] = float(lc.lc_elo[k])
+            rec["lc_ci_low"] = float(lc.lc.ci_low[k])
+            rec["lc_ci_high"] = float(lc.lc.ci_high[k])
     has_costs = bool(costs)
     if has_costs:
         extra = cost_columns(elo, tokens, a)
@@ -142,11 +186,13 @@ def elo_report(
         players=[records[k] for k in order],
         anchor=names[a],
         warnings=warnings,
-        bootstrap_rounds=bootstrap_rounds,
+        bootstrap_rounds=bootstrap_rounds if intervals == "bootstrap" else 0,
         level=level,
         has_costs=has_costs,
         task_weight=task_weight or "none",
         prior=fit.prior,
+        intervals=intervals if intervals != "bootstrap" or bootstrap_rounds > 0 else "none",
+        length_coef=length_coef,
     )
 
 

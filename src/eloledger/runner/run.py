@@ -43,6 +43,7 @@ from eloledger.judges.compare import (
     ArmResult,
     majority,
     score_comparisons,
+    with_lengths,
     write_comparisons,
     write_results,
 )
@@ -455,7 +456,9 @@ class _Run:
         self.result.results_path = self.spec.results_path()
         self.result.comparisons_path = self.spec.comparisons_path()
         write_results(self.result.results_path, results)
-        self.result.comparisons = write_comparisons(self.result.comparisons_path, comparisons)
+        self.result.comparisons = write_comparisons(
+            self.result.comparisons_path, with_lengths(comparisons, results)
+        )
         if self.budget_hit and self.result.stopped == "completed":
             self.result.stopped = "budget"
         self._arm_stats()
@@ -486,6 +489,8 @@ class _Run:
         result.score = float(score) if isinstance(score, (int, float)) else None
         passed = row.get("passed")
         result.passed = bool(passed) if passed is not None else None
+        tokens = row.get("completion_tokens")
+        result.tokens = tokens if isinstance(tokens, int) and tokens >= 0 else None
 
     async def _knockout(
         self, task: Task, arm: ArmSpec, session: int, rows: list[dict], result: ArmResult
