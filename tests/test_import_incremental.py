@@ -1,0 +1,110 @@
+"""Incremental, idempotent import while the CLIs write: offsets, torn lines, held calls."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from eloledger.agents.importer import import_logs
+from import_support import SAMPLES, lines_of, run, write_lines
+
+CLAUDE = SAMPLES / "claude-project-session.jsonl"
+
+
+def test_second_import_adds_nothing_and_reads_nothing(tmp_path: Path) -> None:
+    write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
+    ledger = tmp_path / "l.jsonl"
+    run("claude-code", tmp_path / "p", ledger)
+    before = ledger.read_bytes()
+    report, _ = run("claude-code", tmp_path / "p", ledger)
+    assert report.calls == 0 and report.bytes_read == 0
+    assert ledger.read_bytes() == before
+
+
+def test_growing_file_with_a_torn_last_line(tmp_path: Path) -> None:
+    raw = CLAUDE.read_bytes()
+    log = tmp_path / "p/s.jsonl"
+    log.parent.mkdir()
+    cut = raw.index(b'"msg_mock_3"') + 40  # in the middle of the last assistant line
+    log.write_bytes(raw[:cut])
+    ledger = tmp_path / "l.jsonl"
+    report, rows = run("claude-code", tmp_path / "p", ledger)
+    assert [r["call_id"] for r in rows] == ["msg_mock_2"]
+    assert report.waiting_lines == 1 and not report.unknown
+    with open(log, "ab") as fh:
+        fh.write(raw[cut:])
+    report, rows = run("claude-code", tmp_path / "p", ledger)
+    assert [r["call_id"] for r in rows] == ["msg_mock_2", "msg_mock_3"]
+    assert report.calls == 1
+
+
+def test_last_call_of_a_file_being_written_waits_then_merges_its_repeats(tmp_path: Path) -> None:
+    """Claude writes one line per content block; the second may come after an import ran."""
+    lines = lines_of(CLAUDE)
+    second_block = (
+        next(i for i, d in enumerate(lines) if d.get("message", {}).get("id") == "msg_mock_2") + 1
+    )
+    lines[second_block - 1]["message"]["usage"]["output_tokens"] = 1  # non-final usage first
+    log = write_lines(tmp_path / "p/s.jsonl", lines[:second_block])
+    ledger = tmp_path / "l.jsonl"
+    report, rows = run("claude-code", tmp_path / "p", ledger, settle_s=60.0)
+    assert rows == [] and report.held == 1  # the file was written just now: msg_mock_2 waits
+    write_lines(log, lines[second_block:], mode="a")
+    os.utime(log, (1, 1))  # the session ended long ago
+    report, rows = run("claude-code", tmp_path / "p", ledger, settle_s=60.0)
+    assert [(r["call_id"], r["completion_tokens"]) for r in rows] == [
+        ("msg_mock_2", 22),
+        ("msg_mock_3", 23),
+    ]
+
+
+def test_replaced_file_is_read_again_without_duplicates(tmp_path: Path) -> None:
+    log = write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
+    ledger = tmp_path / "l.jsonl"
+    run("claude-code", tmp_path / "p", ledger)
+    log.unlink()
+    write_lines(log, lines_of(CLAUDE))  # a new inode at the same path
+    report, rows = run("claude-code", tmp_path / "p", ledger)
+    assert report.restarted == [str(log)] and report.calls == 0 and len(rows) == 2
+
+
+def test_lost_state_file_costs_a_reread_not_a_duplicate(tmp_path: Path) -> None:
+    write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
+    ledger = tmp_path / "l.jsonl"
+    run("claude-code", tmp_path / "p", ledger)
+    state = ledger.with_name("l.jsonl.import.json")
+    state.write_text("{not json")
+    report, rows = run("claude-code", tmp_path / "p", ledger)
+    assert report.calls == 0 and report.duplicates == 3 and len(rows) == 2  # 3 lines, 2 calls
+    assert orjson.loads(state.read_bytes())["files"]  # rewritten whole
+
+
+def test_unknown_shapes_are_counted_with_file_and_line_never_zero(tmp_path: Path) -> None:
+    lines = lines_of(CLAUDE)
+    odd = {"type": "assistant", "message": {"id": "m9", "usage": {"tokens_in": 5}}}
+    log = write_lines(tmp_path / "p/s.jsonl", [*lines, odd])
+    with open(log, "a") as fh:
+        fh.write("this is not json\n")
+        fh.write('{"type": "brand-new-kind"}\n')
+    report, rows = run("claude-code", tmp_path / "p", tmp_path / "l.jsonl")
+    assert len(rows) == 2  # the odd call is not a zero-token row
+    assert report.unknown == {"assistant message.usage without token counts": 1, "not JSON": 1}
+    assert report.where["not JSON"] == [f"{log}:{len(lines) + 2}"]
+    assert report.ignored["type='brand-new-kind'"] == 1
+
+
+def test_two_imports_into_one_ledger_at_once_refuse(tmp_path: Path) -> None:
+    import fcntl
+
+    from eloledger.errors import UserError
+
+    write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
+    ledger = tmp_path / "l.jsonl"
+    with open(tmp_path / "l.jsonl.import.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(UserError, match="another import"):
+            import_logs("claude-code", [tmp_path / "p"], ledger)
+    assert not ledger.exists() or ledger.read_bytes() == b""
