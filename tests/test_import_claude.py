@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 from import_support import lines_of, place, run, totals_by_session, write_lines
@@ -51,10 +52,13 @@ def test_resumed_session_copies_are_not_counted_again(tmp_path: Path) -> None:
     new_call = copy.deepcopy([d for d in original if d.get("type") == "assistant"][-1])
     new_call["message"]["id"], new_call["requestId"] = "msg_new", "req_new"
     new_call["sessionId"] = "resumed-0001"
-    write_lines(root / "projects/-home-user-work/resumed-0001.jsonl", [*resumed, new_call])
+    # named to sort before the original: the older file (by mtime) is still read first
+    os.utime(root / "projects/-home-user-work" / f"{SESSION}.jsonl", (1000, 1000))
+    write_lines(root / "projects/-home-user-work/00-resumed.jsonl", [*resumed, new_call])
     _, rows = run("claude-code", root, tmp_path / "l.jsonl")
     assert sorted(r["call_id"] for r in rows) == ["msg_mock_2", "msg_mock_3", "msg_new"]
-    assert totals_by_session(rows)["resumed-0001"]["calls"] == 1
+    by_session = totals_by_session(rows)
+    assert by_session["resumed-0001"]["calls"] == 1 and by_session[SESSION]["calls"] == 2
 
 
 def test_sidechain_replay_and_synthetic_lines(tmp_path: Path) -> None:

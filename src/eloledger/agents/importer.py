@@ -56,7 +56,11 @@ def default_roots(kind: str, env: Mapping[str, str] | None = None) -> list[Path]
 
 
 def find_logs(kind: str, paths: Sequence[Path]) -> list[Path]:
-    """Every log file under the given folders (or the files themselves)."""
+    """Every log file under the given folders (or the files themselves), oldest first.
+
+    Oldest first because a resumed or forked session copies earlier calls into a newer file:
+    reading the original first attributes each call to the session that made it.
+    """
     fmt = log_format(kind)
     found: list[Path] = []
     for path in paths:
@@ -69,7 +73,14 @@ def find_logs(kind: str, paths: Sequence[Path]) -> list[Path]:
                 f"{path}: no such file or folder",
                 fix=f"pass the folder holding the {fmt.SOURCE} logs",
             )
-    return found
+    return sorted(found, key=_age_key)
+
+
+def _age_key(path: Path) -> tuple[float, str]:
+    try:
+        return (path.stat().st_mtime, str(path))
+    except OSError:
+        return (0.0, str(path))
 
 
 def import_logs(
