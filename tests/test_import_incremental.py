@@ -65,10 +65,21 @@ def test_replaced_file_is_read_again_without_duplicates(tmp_path: Path) -> None:
     log = write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
     ledger = tmp_path / "l.jsonl"
     run("claude-code", tmp_path / "p", ledger)
-    log.unlink()
-    write_lines(log, lines_of(CLAUDE))  # a new inode at the same path
+    write_lines(tmp_path / "new.jsonl", lines_of(CLAUDE))
+    os.replace(tmp_path / "new.jsonl", log)  # a new inode at the same path
     report, rows = run("claude-code", tmp_path / "p", ledger)
     assert report.restarted == [str(log)] and report.calls == 0 and len(rows) == 2
+
+
+def test_file_rewritten_in_place_is_read_again(tmp_path: Path) -> None:
+    log = write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE)[:6])
+    ledger = tmp_path / "l.jsonl"
+    run("claude-code", tmp_path / "p", ledger)
+    with open(log, "r+b") as fh:  # same inode, new content, longer: the old offset is mid-line
+        fh.write(b"\n" + CLAUDE.read_bytes())
+    report, rows = run("claude-code", tmp_path / "p", ledger)
+    assert report.restarted == [str(log)] and not report.unknown
+    assert [r["call_id"] for r in rows] == ["msg_mock_2", "msg_mock_3"]
 
 
 def test_lost_state_file_costs_a_reread_not_a_duplicate(tmp_path: Path) -> None:
@@ -88,12 +99,15 @@ def test_unknown_shapes_are_counted_with_file_and_line_never_zero(tmp_path: Path
     log = write_lines(tmp_path / "p/s.jsonl", [*lines, odd])
     with open(log, "a") as fh:
         fh.write("this is not json\n")
-        fh.write('{"type": "brand-new-kind"}\n')
+        fh.write('{"type": "brand-new-kind", "message": {"usage": {"input_tokens": 4}}}\n')
     report, rows = run("claude-code", tmp_path / "p", tmp_path / "l.jsonl")
     assert len(rows) == 2  # the odd call is not a zero-token row
-    assert report.unknown == {"assistant message.usage without token counts": 1, "not JSON": 1}
+    assert report.unknown == {
+        "assistant message.usage without token counts": 1,
+        "not JSON": 1,
+        "type='brand-new-kind' with message.usage": 1,
+    }
     assert report.where["not JSON"] == [f"{log}:{len(lines) + 2}"]
-    assert report.ignored["type='brand-new-kind'"] == 1
 
 
 def test_two_imports_into_one_ledger_at_once_refuse(tmp_path: Path) -> None:

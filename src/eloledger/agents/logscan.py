@@ -111,6 +111,7 @@ class LogScanner:
         self.progress = progress
         self.clock = clock
         self.report = ScanReport()
+        self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
 
     def scan(self, paths: Iterable[Path]) -> ScanReport:
         for path in paths:
@@ -124,7 +125,7 @@ class LogScanner:
             return
         with fh:
             stat = os.fstat(fh.fileno())
-            state = self._state_for(str(path), stat)
+            state = self._state_for(str(path), stat, fh)
             if stat.st_size == state.offset:
                 return
             self.report.files += 1
@@ -155,11 +156,14 @@ class LogScanner:
 
     # -- one file --------------------------------------------------------------------------------
 
-    def _state_for(self, name: str, stat: os.stat_result) -> FileState:
+    def _state_for(self, name: str, stat: os.stat_result, fh: Any) -> FileState:
+        """The saved state, unless the file was replaced, truncated or rewritten under us."""
         state = self.files.get(name)
         identity = (stat.st_dev, stat.st_ino)
         if state is not None and (
-            (state.dev, state.ino) != identity or stat.st_size < state.offset
+            (state.dev, state.ino) != identity
+            or stat.st_size < state.offset
+            or not _ends_line(fh, state.offset)
         ):
             self.report.restarted.append(name)
             state = None
@@ -196,7 +200,13 @@ class LogScanner:
         parser: LineParser,
         pending: OrderedDict,
     ) -> None:
-        if not raw.strip():
+        raw = raw.strip()
+        if not raw:
+            return
+        if self.needles and not any(n in raw for n in self.needles):
+            if raw[:1] == b"{" and raw[-1:] == b"}":
+                return  # an object that cannot carry tokens: not worth parsing (most lines)
+            self._unknown(Unknown("not JSON"), f"{path}:{line}")
             return
         try:
             obj = orjson.loads(raw)
@@ -244,3 +254,11 @@ class LogScanner:
         examples = self.report.where.setdefault(item.shape, [])
         if len(examples) < EXAMPLES:
             examples.append(where)
+
+
+def _ends_line(fh: Any, offset: int) -> bool:
+    """A saved offset always follows a newline; anything else means the file was rewritten."""
+    if offset == 0:
+        return True
+    fh.seek(offset - 1)
+    return fh.read(1) == b"\n"

@@ -23,6 +23,8 @@ from eloledger.agents.usage import CallUsage
 
 SOURCE = "claude-code"
 SYNTHETIC_MODEL = "<synthetic>"
+# Only lines holding one of these are parsed: a line without a usage object cannot carry tokens.
+NEEDLES = (b'"usage"',)
 TOKEN_KEYS = (
     "input_tokens",
     "output_tokens",

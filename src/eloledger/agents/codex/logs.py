@@ -24,6 +24,8 @@ from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "codex"
+# Only lines holding one of these are parsed (the rest cannot carry tokens or context).
+NEEDLES = (b'"token_usage_record"', b'"token_count"', b'"session_meta"', b'"turn_context"')
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cached_input_tokens", "total_tokens")
 QUIET_TYPES = frozenset({"response_item", "event_msg", "world_state", "compacted"})
 

@@ -19,6 +19,8 @@ from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "gemini-cli"
+# Only lines holding one of these are parsed (the rest cannot carry tokens or context).
+NEEDLES = (b'"tokens"', b'"sessionId"', b'"$set"')
 TOKEN_KEYS = ("input", "prompt", "output", "candidates", "total")
 QUIET_TYPES = frozenset({"user", "info", "error", "warning"})
 
