@@ -174,17 +174,17 @@ def make_corpus(home: Path, mb: float, seed: int, partial: float) -> Corpus:
 
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB) of the process tree's largest process, stdout."""
-    start = time.perf_counter()
-    out = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.returncode != 0:
-        sys.exit(f"{cmd[0]} failed ({proc.returncode}): {err[-500:]}")
-    out.seek(0)
-    return wall, usage.ru_maxrss / 1024, out.read().decode()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.exit(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
+        out.seek(0)
+        return wall, usage.ru_maxrss / 1024, out.read().decode()
 
 
 def _net_isolated(cmd: list[str]) -> list[str]:
