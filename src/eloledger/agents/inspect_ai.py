@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
+from eloledger.agents.logcall import Call, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 from eloledger.errors import UserError
 
@@ -84,7 +84,7 @@ def _sample_calls(sample: dict[str, Any], ctx: dict[str, Any]) -> Iterator[Call 
             session=session,
             model=str(event.get("model") or output.get("model") or ""),
             project=ctx["task"],
-            ts=parse_ts(event.get("timestamp")),
+            ts=event.get("timestamp"),
             call_id=key,
             extra={"task_id": str(sample.get("id"))},
         )

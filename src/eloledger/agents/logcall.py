@@ -27,7 +27,7 @@ class Call:
     session: str
     model: str
     project: str = ""
-    ts: float | None = None
+    ts: Any = None  # as the log wrote it (ISO text or Unix time): parsed once, in row()
     call_id: str = ""  # the provider's id of the call (message.id, response_id, ...)
     merge: Merge = "first"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -47,8 +47,9 @@ class Call:
         }
         if self.key != row["call_id"]:
             row["dedupe_key"] = self.key
-        if self.ts is not None:
-            row["ts"] = self.ts
+        ts = parse_ts(self.ts)
+        if ts is not None:
+            row["ts"] = ts
         row.update(self.extra)
         return row
 

@@ -203,7 +203,7 @@ class LogScanner:
         raw = raw.strip()
         if not raw:
             return
-        if self.needles and not any(n in raw for n in self.needles):
+        if self.needles and not self._may_matter(raw):
             if raw[:1] == b"{" and raw[-1:] == b"}":
                 return  # an object that cannot carry tokens: not worth parsing (most lines)
             self._unknown(Unknown("not JSON"), f"{path}:{line}")
@@ -226,6 +226,12 @@ class LogScanner:
                 self.report.duplicates += 1
             else:
                 self._pend(item, offset, line, pending)
+
+    def _may_matter(self, raw: bytes) -> bool:
+        needles = self.needles
+        if len(needles) == 1:
+            return needles[0] in raw
+        return any(n in raw for n in needles)
 
     def _pend(self, call: Call, offset: int, line: int, pending: OrderedDict) -> None:
         entry = pending.get(call.key)

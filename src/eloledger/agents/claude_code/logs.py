@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
+from eloledger.agents.logcall import Call, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "claude-code"
@@ -105,7 +105,7 @@ class Parser:
             session=session,
             model=model,
             project=str(obj.get("cwd") or ""),
-            ts=parse_ts(obj.get("timestamp")),
+            ts=obj.get("timestamp"),
             call_id=str(msg_id or request_id),
             merge="largest",
             extra=extra,

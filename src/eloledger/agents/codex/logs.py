@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
+from eloledger.agents.logcall import Call, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "codex"
@@ -121,7 +121,7 @@ class Parser:
             session=str(session or self.path.stem),
             model=str(payload.get("model") or self.state.get("model") or ""),
             project=str(self.state.get("project") or ""),
-            ts=parse_ts(obj.get("timestamp")),
+            ts=obj.get("timestamp"),
             call_id=call_id,
             merge="first",
         )

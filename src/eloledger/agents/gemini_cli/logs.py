@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts, parse_ts
+from eloledger.agents.logcall import Call, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "gemini-cli"
@@ -90,7 +90,7 @@ class Parser:
             session=str(self.state.get("session") or self.path.stem),
             model=str(obj.get("model") or ""),
             project=str(self.state.get("project") or ""),
-            ts=parse_ts(obj.get("timestamp")),
+            ts=obj.get("timestamp"),
             call_id=str(obj["id"]),
             merge="last",
         )
