@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from eloledger.cli import main
 from eloledger.tui.log_watch import AgentLogWatch, LogWatchApp
 from eloledger.tui.testing import screen_text
 from import_support import SAMPLES
+from test_tui_watch import wait_for
 
 # A Claude Code session written the way Claude Code writes it: line by line over time, the
 # last message's second block arriving later, then a second session file appearing.
@@ -38,15 +37,6 @@ wait("2")
 second = lines[cut].replace("8d00beab", "5e55102d").replace("msg_mock_3", "msg_other")
 (project / "s2.jsonl").write_text(second)
 """
-
-
-async def wait_for(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
 
 
 async def test_spend_grows_while_the_session_log_grows(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from eloledger.agents.usage import CallUsage
@@ -52,6 +53,17 @@ class Call:
             row["ts"] = ts
         row.update(self.extra)
         return row
+
+
+class FileParser:
+    """Base of each CLI's line parser: the file it reads and its memory between lines.
+
+    ``state`` must stay JSON-serialisable: the importer saves it with the file's offset.
+    """
+
+    def __init__(self, path: Path, state: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.state: dict[str, Any] = state or {}
 
 
 @dataclass(frozen=True)

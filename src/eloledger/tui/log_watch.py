@@ -14,7 +14,7 @@ from typing import Any
 
 from eloledger.runner.counters import RunCounters
 from eloledger.tui.app import EloLedgerApp
-from eloledger.tui.sources import POLL_INTERVAL_S, _one_line
+from eloledger.tui.sources import POLL_INTERVAL_S, LedgerWatch, _one_line
 
 LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
@@ -30,10 +30,12 @@ def display_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class AgentLogWatch:
-    """Polls the agent's log folders and folds each new call into the counters."""
+class AgentLogWatch(LedgerWatch):
+    """Polls the agent's log folders and folds each new call into the counters.
 
-    from_ledger = True  # like a ledger: calls in flight are not visible
+    The controls (pause, stop, the polling loop) are LedgerWatch's; only where rows come from
+    and the detail line differ, so ``LedgerWatch.__init__`` (which opens a ledger) is not run.
+    """
 
     def __init__(
         self,
@@ -58,9 +60,6 @@ class AgentLogWatch:
         self.last_error = ""
         self._stopped = False
 
-    def state(self) -> str:
-        return "paused" if self.paused else "following"
-
     def detail(self) -> str:
         report = self.follower.report
         parts = [f"{self.calls_seen:,} calls", f"{len(self.follower.scanner.files):,} files"]
@@ -69,22 +68,6 @@ class AgentLogWatch:
         if self.last_error:
             parts.append(self.last_error)
         return " · ".join(parts)
-
-    def can_pause(self) -> bool:
-        return True
-
-    def can_cancel(self) -> bool:
-        return False
-
-    def toggle_pause(self) -> None:
-        self.paused = not self.paused
-        self.counters.paused = self.paused
-
-    def cancel(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        self._stopped = True
 
     async def poll_once(self) -> int:
         try:
@@ -97,12 +80,6 @@ class AgentLogWatch:
             self.counters.apply_row(display_row(row))
         self.calls_seen += len(rows)
         return len(rows)
-
-    async def run(self) -> None:
-        while not self._stopped:
-            if not self.paused:
-                await self.poll_once()
-            await asyncio.sleep(self.interval)
 
 
 class LogWatchApp(EloLedgerApp):

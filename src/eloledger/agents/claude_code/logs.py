@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts
+from eloledger.agents.logcall import Call, FileParser, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "claude-code"
@@ -68,12 +68,8 @@ def find_files(root: Path) -> Iterator[Path]:
     yield from sorted(log_dir(root).rglob("*.jsonl"))
 
 
-class Parser:
+class Parser(FileParser):
     """Reads one session file line by line; keeps nothing between lines but the session id."""
-
-    def __init__(self, path: Path, state: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.state = state or {}
 
     def feed(self, obj: dict[str, Any]) -> Call | Unknown | None:
         kind = obj.get("type")

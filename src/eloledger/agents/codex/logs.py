@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts
+from eloledger.agents.logcall import Call, FileParser, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "codex"
@@ -47,12 +47,8 @@ def find_files(root: Path) -> Iterator[Path]:
         yield from sorted(folder.rglob("rollout-*.jsonl"))
 
 
-class Parser:
+class Parser(FileParser):
     """Reads one rollout; remembers the thread, model and cwd seen so far (saved with the offset)."""
-
-    def __init__(self, path: Path, state: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.state = state or {}
 
     def feed(self, obj: dict[str, Any]) -> Call | Unknown | None:
         kind = obj.get("type")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from eloledger.agents.logcall import Call, Unknown, has_token_counts
+from eloledger.agents.logcall import Call, FileParser, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "gemini-cli"
@@ -49,12 +49,11 @@ def project_of(path: Path) -> str:
     return text or folder.name
 
 
-class Parser:
+class Parser(FileParser):
     """Reads one chat file; the header line gives the session id."""
 
     def __init__(self, path: Path, state: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.state = state or {}
+        super().__init__(path, state)
         self.state.setdefault("project", project_of(path))
 
     def feed(self, obj: dict[str, Any]) -> list[Call | Unknown] | Call | Unknown | None:
