@@ -208,3 +208,35 @@ def test_real_cli_logs_import_to_the_billed_totals(agent: str, tmp_path: Path) -
 if __name__ == "__main__":
     _drive(sys.argv[1])
     time.sleep(0)
+
+
+@pytest.mark.e2e
+async def test_watch_shows_a_real_claude_session_grow(tmp_path: Path) -> None:
+    """`watch --claude-code` while the real Claude Code runs: the spend grows to the bill."""
+    import asyncio
+
+    reason = missing_reason("claude-code")
+    if reason:
+        pytest.skip(reason)
+    from eloledger.tui.log_watch import AgentLogWatch, LogWatchApp
+    from eloledger.tui.testing import screen_text
+
+    source = AgentLogWatch("claude-code", [tmp_path / "home" / ".claude"], interval=0.1)
+    app = LogWatchApp(source)
+    seen: list[int] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        run = asyncio.create_task(asyncio.to_thread(run_corpus, "claude-code", tmp_path))
+        while not run.done():
+            if not seen or seen[-1] != source.counters.total_tokens:
+                seen.append(source.counters.total_tokens)
+            await asyncio.sleep(0.05)
+        _, steps = run.result()
+        want = sum(billed_by_session("claude-code", steps).values())
+        deadline = time.monotonic() + 20
+        while source.counters.total_tokens != want and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await pilot.pause(0.3)
+        assert source.counters.total_tokens == want
+        assert f"total {want:,}" in screen_text(app)
+    growth = [t for t in seen if 0 < t < want]
+    assert growth, f"the spend should be seen between 0 and {want} while the CLI runs: {seen}"
