@@ -7,6 +7,7 @@ began are picked up.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from eloledger.agents.importer import find_logs, log_format
 from eloledger.agents.logscan import LogScanner
 
 SETTLE_S = 2.0  # a live view may show a call 2 s after its last line was written
+RELIST_S = 2.0  # how often the log folders are listed again for new session files
 
 
 class AgentLogFollower:
@@ -33,9 +35,16 @@ class AgentLogFollower:
         self._rows: list[dict[str, Any]] = []
         self.scanner = LogScanner(log_format(kind), emit=self._rows.append, settle_s=settle_s)
         self._skip_existing = not from_start
+        self._files: list[Path] = []
+        self._listed_at = float("-inf")
 
     def files(self) -> list[Path]:
-        return find_logs(self.kind, [r for r in self.roots if r.exists()])
+        """The log files, listed again at most every RELIST_S seconds (a folder walk is slow)."""
+        now = time.monotonic()
+        if now - self._listed_at >= RELIST_S:
+            self._files = find_logs(self.kind, [r for r in self.roots if r.exists()])
+            self._listed_at = now
+        return self._files
 
     def poll(self) -> list[dict[str, Any]]:
         self.scanner.scan(self.files())

@@ -119,6 +119,8 @@ class LogScanner:
         return self.report
 
     def scan_file(self, path: Path) -> None:
+        if self._unchanged(path):
+            return
         try:
             fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
         except (FileNotFoundError, IsADirectoryError, PermissionError):
@@ -155,6 +157,17 @@ class LogScanner:
                 self._flush(item)
 
     # -- one file --------------------------------------------------------------------------------
+
+    def _unchanged(self, path: Path) -> bool:
+        """Same file, same size as when last read: skip it without opening (cheap when polled)."""
+        state = self.files.get(str(path))
+        if state is None:
+            return False
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return True
+        return (stat.st_dev, stat.st_ino) == (state.dev, state.ino) and stat.st_size == state.offset
 
     def _state_for(self, name: str, stat: os.stat_result, fh: Any) -> FileState:
         """The saved state, unless the file was replaced, truncated or rewritten under us."""
