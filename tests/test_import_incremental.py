@@ -122,3 +122,54 @@ def test_two_imports_into_one_ledger_at_once_refuse(tmp_path: Path) -> None:
         with pytest.raises(UserError, match="another import"):
             import_logs("claude-code", [tmp_path / "p"], ledger)
     assert not ledger.exists() or ledger.read_bytes() == b""
+
+
+def test_a_large_file_streams_in_bounded_memory_with_progress(tmp_path: Path) -> None:
+    import tracemalloc
+
+    lines = lines_of(CLAUDE)
+    filler = orjson.dumps({"type": "user", "message": {"content": "x" * 4000}}) + b"\n"
+    log = tmp_path / "p/s.jsonl"
+    log.parent.mkdir()
+    with open(log, "wb") as fh:
+        for _ in range(40):
+            fh.write(filler * 200)  # 0.8 MB of lines that carry no tokens
+            fh.write(b"".join(orjson.dumps(d) + b"\n" for d in lines))
+    size = log.stat().st_size
+    seen: list[tuple[int, int]] = []
+    tracemalloc.start()
+    try:
+        report = import_logs(
+            "claude-code",
+            [log],
+            tmp_path / "l.jsonl",
+            settle_s=0,
+            progress=lambda d, t: seen.append((d, t)),
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.calls == 2  # the same two calls (three lines), 40 times
+    assert report.repeats + report.duplicates == 40 * 3 - 2
+    assert peak < 8_000_000 < size  # a few read chunks, not the 32 MB file
+    assert seen[-1] == (size, size) and len(seen) >= 30
+
+
+def test_cli_progress_on_stderr(tmp_path: Path, capsys) -> None:
+    from eloledger.cli import main
+
+    write_lines(tmp_path / "p/s.jsonl", lines_of(CLAUDE))
+    assert (
+        main(
+            [
+                "import",
+                "claude-code",
+                str(tmp_path / "p"),
+                "-o",
+                str(tmp_path / "l.jsonl"),
+                "--progress",
+            ]
+        )
+        == 0
+    )
+    assert "import: 0.0/0.0 MB" in capsys.readouterr().err
