@@ -12,6 +12,7 @@ examples:
   eloledger watch runs/demo.jsonl             follow from the start (default)
   eloledger watch runs/demo.jsonl --from-end  attach mid-run: only rows written from now on
   ssh box -t eloledger watch ~/runs/exp.jsonl watch a remote run over SSH
+  eloledger watch --claude-code --from-end    live spend per session and model of Claude Code
 
 The ledger is read by byte offset: a torn last line is kept until it is complete, and a
 truncated or replaced file is read again from its start. Any number of viewers can follow
@@ -27,7 +28,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("ledger", metavar="LEDGER", help="path to the JSONL ledger")
+    parser.add_argument("ledger", metavar="LEDGER", nargs="?", help="path to the JSONL ledger")
+    agent_logs = parser.add_argument_group("agent logs (instead of LEDGER; issue 13)")
+    for flag, kind in (
+        ("--claude-code", "claude-code"),
+        ("--codex", "codex"),
+        ("--gemini", "gemini"),
+    ):
+        agent_logs.add_argument(
+            flag, dest="logs", action="store_const", const=kind, help=f"follow {kind} session logs"
+        )
+    agent_logs.add_argument("--logs-dir", metavar="DIR", help="log folder (default: the CLI's own)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--from-start",
@@ -59,7 +70,25 @@ def check_ledger_path(path: Path) -> Path:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "logs", None):
+        return _watch_logs(args)
+    if not args.ledger:
+        raise UserError(
+            "watch needs a LEDGER", fix="pass a .jsonl file, or --claude-code/--codex/--gemini"
+        )
     path = check_ledger_path(Path(args.ledger))
     from eloledger.tui.app import run_tui
 
     return run_tui(watch=path, from_start=args.from_start, theme=args.theme)
+
+
+def _watch_logs(args: argparse.Namespace) -> int:
+    """Follow an agent CLI's session logs (agent-logs option group)."""
+    from eloledger.agents.importer import default_roots
+
+    if args.ledger:
+        raise UserError("pass either LEDGER or --claude-code/--codex/--gemini, not both")
+    roots = [Path(args.logs_dir).expanduser()] if args.logs_dir else default_roots(args.logs)
+    from eloledger.tui.log_watch import run_log_watch
+
+    return run_log_watch(args.logs, roots, from_start=args.from_start, theme=args.theme)

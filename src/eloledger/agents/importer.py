@@ -1,0 +1,240 @@
+"""``eloledger import``: agent session logs -> ledger rows, incrementally and exactly once.
+
+The ledger is the truth: the call keys already imported are read back from it at the start, so a
+crash between writing rows and saving the offsets can only make the next import re-read some
+bytes, never write a row twice. The offsets live beside the ledger in ``LEDGER.import.json``
+(written atomically); a lock file keeps two imports from writing one ledger at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+import platformdirs
+
+from eloledger.agents.logcall import row_key
+from eloledger.agents.logscan import FileState, LogScanner, ScanReport
+from eloledger.errors import UserError
+from eloledger.fsutil import atomic_write
+from eloledger.ledger.writer import LedgerWriter
+
+STATE_VERSION = 1
+KINDS = ("claude-code", "codex", "gemini", "inspect")
+
+
+def log_format(kind: str) -> ModuleType:
+    """The ``logs`` module of one CLI (``inspect`` reads whole files: see ``agents.inspect_ai``)."""
+    if kind == "claude-code":
+        from eloledger.agents.claude_code import logs
+    elif kind == "codex":
+        from eloledger.agents.codex import logs
+    elif kind == "gemini":
+        from eloledger.agents.gemini_cli import logs
+    elif kind == "inspect":
+        from eloledger.agents import inspect_ai as logs
+    else:
+        raise UserError(f"unknown log kind {kind!r}", fix=f"use one of {', '.join(KINDS)}")
+    return logs
+
+
+def default_ledger(kind: str) -> Path:
+    """One ledger per source in eloledger's data dir."""
+    data = Path(platformdirs.user_data_dir("eloledger", appauthor=False))
+    return data / "imports" / f"{log_format(kind).SOURCE}.jsonl"
+
+
+def default_roots(kind: str, env: Mapping[str, str] | None = None) -> list[Path]:
+    return list(log_format(kind).default_roots(env))
+
+
+def find_logs(kind: str, paths: Sequence[Path]) -> list[Path]:
+    """Every log file under the given folders (or the files themselves), oldest first.
+
+    Oldest first because a resumed or forked session copies earlier calls into a newer file:
+    reading the original first attributes each call to the session that made it.
+    """
+    fmt = log_format(kind)
+    found: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+        elif path.is_dir():
+            found.extend(fmt.find_files(path))
+        else:
+            raise UserError(
+                f"{path}: no such file or folder",
+                fix=f"pass the folder holding the {fmt.SOURCE} logs",
+            )
+    return sorted(found, key=_age_key)
+
+
+def _age_key(path: Path) -> tuple[float, str]:
+    try:
+        return (path.stat().st_mtime, str(path))
+    except OSError:
+        return (0.0, str(path))
+
+
+def import_logs(
+    kind: str,
+    paths: Sequence[Path],
+    ledger: Path,
+    *,
+    settle_s: float = 5.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScanReport:
+    """Append every model call in ``paths`` not yet in ``ledger``; returns what happened."""
+    fmt = log_format(kind)
+    ledger = Path(ledger)
+    files = [f for f in find_logs(kind, paths) if f.resolve() != ledger.resolve()]
+    if ledger.is_dir():
+        raise UserError(f"{ledger}: is a folder", fix="pass a .jsonl file to -o")
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    state_path = ledger.with_name(ledger.name + ".import.json")
+    with _locked(ledger), LedgerWriter(ledger) as writer:
+        state = load_state(state_path, fmt.SOURCE)
+        done, total = 0, _pending_bytes(files, state)
+
+        def step(nbytes: int) -> None:
+            nonlocal done
+            done += nbytes
+            if progress is not None:
+                progress(done, total)
+
+        scanner = LogScanner(
+            fmt,
+            emit=writer.append,
+            keys=ledger_keys(ledger, fmt.SOURCE),
+            files=state,
+            settle_s=settle_s,
+            progress=step,
+        )
+        if kind == "inspect":
+            _scan_whole(scanner, files)
+        else:
+            scanner.scan(files)
+        save_state(state_path, fmt.SOURCE, state)
+    return scanner.report
+
+
+def _scan_whole(scanner: LogScanner, files: list[Path]) -> None:
+    """inspect logs are rewritten whole: re-read a file only when its size or mtime changed."""
+    from eloledger.agents import inspect_ai
+
+    for path in files:
+        stat = path.stat()
+        state = scanner.files.get(str(path))
+        if state is not None and state.parser.get("stamp") == [stat.st_size, stat.st_mtime_ns]:
+            continue
+        scanner.take_whole(inspect_ai.read_log(path), str(path))
+        scanner.report.bytes_read += stat.st_size
+        scanner.files[str(path)] = FileState(
+            dev=stat.st_dev,
+            ino=stat.st_ino,
+            offset=stat.st_size,
+            parser={"stamp": [stat.st_size, stat.st_mtime_ns]},
+        )
+
+
+def ledger_keys(ledger: Path, source: str) -> set[str]:
+    """Keys of the calls this source already has in the ledger (streamed, line by line)."""
+    keys: set[str] = set()
+    try:
+        fh = open(ledger, "rb")  # noqa: SIM115 - closed by the with below
+    except FileNotFoundError:
+        return keys
+    needle = source.encode()
+    with fh:
+        for raw in fh:
+            if needle not in raw:
+                continue
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue  # a torn last line: the writer cuts it off before appending
+            if isinstance(row, dict) and row.get("source") == source:
+                key = row_key(row)
+                if key:
+                    keys.add(key)
+    return keys
+
+
+def load_state(path: Path, source: str) -> dict[str, FileState]:
+    """Offsets of an earlier import; an unreadable file only costs a full re-read (keys dedupe)."""
+    try:
+        data = orjson.loads(path.read_bytes())
+        if data.get("version") != STATE_VERSION or data.get("source") != source:
+            return {}
+        return {name: FileState(**item) for name, item in data["files"].items()}
+    except (OSError, orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        return {}
+
+
+def save_state(path: Path, source: str, files: dict[str, FileState]) -> None:
+    data = {
+        "version": STATE_VERSION,
+        "source": source,
+        "files": {k: asdict(v) for k, v in files.items()},
+    }
+    atomic_write(path, orjson.dumps(data).decode())
+
+
+def _pending_bytes(files: list[Path], state: dict[str, FileState]) -> int:
+    total = 0
+    for path in files:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        known = state.get(str(path))
+        total += max(0, size - (known.offset if known else 0))
+    return total
+
+
+@contextmanager
+def _locked(ledger: Path) -> Iterator[None]:
+    lock_path = ledger.with_name(ledger.name + ".import.lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserError(
+                f"{ledger}: another import is writing this ledger",
+                fix="wait for it to finish, or import into another ledger with -o",
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def describe(report: ScanReport, ledger: Path) -> list[str]:
+    """The report as short lines for a terminal."""
+    lines = [
+        f"imported {report.calls:,} calls into {ledger} "
+        f"({report.files:,} files read, {report.bytes_read / 1e6:,.1f} MB; "
+        f"{report.duplicates:,} already imported, {report.repeats:,} repeated lines merged)"
+    ]
+    if report.held or report.waiting_lines:
+        lines.append(
+            f"waiting: {report.held} calls in files still being written, "
+            f"{report.waiting_lines} unfinished last lines (the next import reads them)"
+        )
+    if report.restarted:
+        lines.append(f"read again from the start (truncated or replaced): {len(report.restarted)}")
+    for shape, count in report.unknown.most_common():
+        where = ", ".join(report.where.get(shape, []))
+        lines.append(f"unknown line shape: {shape} ×{count} (e.g. {where}) — not counted")
+    return lines
+
+
+def report_json(report: ScanReport, ledger: Path) -> dict[str, Any]:
+    return {"ledger": str(ledger), **report.as_json()}
