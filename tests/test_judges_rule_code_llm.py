@@ -27,7 +27,9 @@ from eloledger.judges.rule import judge_rule
         ("so x = \\boxed{17}", "17"),
         ("first 3 then 5 and finally 8", "8"),
         ("Answer: 3\nwait, no.\nFinal answer: 4", "4"),
-        ("nothing numeric here", None),
+        ("nothing numeric here", "nothing numeric here"),  # text: the last line
+        ("", None),
+        ("  \n ", None),
     ],
 )
 def test_extract_answer(text: str, answer: str | None) -> None:

@@ -1,0 +1,104 @@
+"""The real ``eloledger run`` against a strict gateway it did not write, through the real SDKs.
+
+Each failure mode must land in the ledger as what it is: no usage is an estimate (never a
+zero-token success), a rejected key is an error row and a non-zero exit naming the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from runner_cli import add_profile, rows, run, write_spec, write_tasks
+from strict_gateway import GOOD_KEY, GatewayConfig, serve
+
+WIRES = ("openai-chat", "openai-responses", "anthropic")
+PING = [{"task_id": f"t{i}", "prompt": f"Say pong ({i})", "answer": "pong"} for i in range(3)]
+
+
+def test_text_answers_score_in_a_real_run(tmp_path: Path) -> None:
+    # issue 10 item 1 through the whole product: the gateway says "pong", the task wants "pong"
+    with serve(GatewayConfig(reply="Pong.")) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", PING))
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 0, done.stderr
+    samples = [r for r in rows(tmp_path / "l.jsonl") if r["role"] == "sample"]
+    assert len(samples) == 6 and all(r["score"] == 1 and r["passed"] for r in samples)
+    with open(tmp_path / "l.results.csv") as fh:
+        assert {(r["answer"], r["score"]) for r in csv.DictReader(fh)} == {("Pong", "1")}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("mode", ["usage_missing", "usage_zero", "stream_no_usage"])
+def test_no_usage_is_an_estimate_never_a_zero_token_success(
+    tmp_path: Path, wire: str, mode: str
+) -> None:
+    with serve(GatewayConfig(mode=mode, reply="pong")) as gw:
+        add_profile(gw.root, key=GOOD_KEY, wire=wire)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", PING))
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 0, done.stderr
+    samples = rows(tmp_path / "l.jsonl")
+    assert len(samples) == 6
+    for row in samples:
+        assert row["status"] == "ok"
+        assert row["usage_source"] in ("estimated", "missing"), row
+        assert row["error_class"] in ("no_usage", "zero_usage"), row
+        if row["usage_source"] == "estimated":
+            assert row["total_tokens"] > 0 and row["prompt_tokens"] > 0
+        assert not (row["usage_source"] == "server" and row["total_tokens"] == 0)
+    want = "zero_usage" if mode == "usage_zero" else "no_usage"
+    assert {r["error_class"] for r in samples} == {want}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_rejected_key_fails_the_run_with_the_doctor_advice(tmp_path: Path, wire: str) -> None:
+    tasks = [{"task_id": f"t{i}", "prompt": f"q{i}", "answer": "1"} for i in range(20)]
+    wrong = "sk-wrong-key-9876543210"
+    with serve() as gw:
+        add_profile(gw.root, key=wrong, wire=wire)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", tasks), concurrency=1)
+        done = run(spec, tmp_path / "l.jsonl", "--format", "json", key=wrong)
+    assert done.returncode == 1, done.stderr
+    ledger = rows(tmp_path / "l.jsonl")
+    # stopped after 5 consecutive rejections instead of burning all 40 calls
+    assert len(ledger) == 5
+    assert all(r["status"] == "error" and r["http_status"] == 401 for r in ledger)
+    assert all(r["error_class"] == "auth" for r in ledger)
+    err = done.stderr
+    assert "auth.unauthorized" in err and "STRICT_KEY" in err
+    assert "35 calls skipped" in err
+    assert "eloledger doctor --profile strict" in err
+    assert wrong not in err and wrong not in done.stdout
+    assert "Traceback" not in err
+
+
+def test_quota_fails_the_run_and_names_the_cause(tmp_path: Path) -> None:
+    tasks = [{"task_id": f"t{i}", "prompt": f"q{i}", "answer": "1"} for i in range(3)]
+    with serve(GatewayConfig(mode="quota")) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", tasks), concurrency=1)
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 1, done.stderr
+    ledger = rows(tmp_path / "l.jsonl")
+    assert len(ledger) == 5 and {r["error_class"] for r in ledger} == {"quota"}
+    assert "rate.quota" in done.stderr and "1 calls skipped" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_one_arm_without_a_successful_call_fails_the_run(tmp_path: Path) -> None:
+    # the gateway rejects max_tokens below 16 (a real gateway rule): arm "two" never succeeds,
+    # and an arm with nothing to judge is not a result even though arm "one" ran fine
+    with serve(GatewayConfig(reply="pong", min_max_tokens=16)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        arms = '[[arms]]\nname = "one"\n\n[[arms]]\nname = "two"\nmax_tokens = 8\n'
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", PING), arms=arms)
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 1, done.stderr
+    ledger = rows(tmp_path / "l.jsonl")
+    assert {(r["arm"], r["status"]) for r in ledger} == {("one", "ok"), ("two", "error")}
+    assert "arm two: no successful call (3 of 3 failed: 3 bad_request HTTP 400)" in done.stderr
+    assert "Traceback" not in done.stderr
