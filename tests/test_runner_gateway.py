@@ -74,6 +74,14 @@ def test_a_rejected_key_fails_the_run_with_the_doctor_advice(tmp_path: Path, wir
     assert "eloledger doctor --profile strict" in err
     assert wrong not in err and wrong not in done.stdout
     assert "Traceback" not in err
+    # the user fixes the key and resumes: the failed calls are redone, the rest made
+    with serve() as gw2:
+        add_profile(gw2.root, key=GOOD_KEY, wire=wire, name="strict2")
+        spec.write_text(spec.read_text().replace('profile = "strict"', 'profile = "strict2"'))
+        again = run(spec, tmp_path / "l.jsonl", "--resume", key=GOOD_KEY)
+    assert again.returncode == 0, again.stderr
+    after = rows(tmp_path / "l.jsonl")
+    assert len(after) == 5 + 40 and sum(r["status"] == "ok" for r in after) == 40
 
 
 def test_quota_fails_the_run_and_names_the_cause(tmp_path: Path) -> None:

@@ -143,6 +143,7 @@ def _run_summary(result: Any) -> str:
             f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
         )
     lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
+    lines.extend(f"eloledger: error: {f}" for f in result.failures)
     return "\n".join(lines)
 
 
@@ -179,8 +180,12 @@ def report(result: Any, args: argparse.Namespace) -> int:
         "judge_calls": result.judge_calls,
         "arm_tokens": result.arm_tokens,
         "judge_tokens": result.judge_tokens,
+        "judge_no_verdict": result.judge_no_verdict_pairs,
+        "failures": result.failures,
         "elapsed_s": round(result.elapsed_s, 3),
     }
+    if result.failures:
+        status = 1  # ran, but produced nothing usable (the causes are on stderr)
     if args.format == "json":
         payload = (
             elo_payload

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eloledger.errors import UserError
+from eloledger.profiles.model import Profile
 from eloledger.runner.spec import ExperimentSpec, spec_line
 from eloledger.tasks import Task, load_tasks
 
@@ -29,6 +30,7 @@ class Endpoint:
     api_key: str | None
     auth: str = "bearer"
     is_sim: bool = False
+    key_label: str = "the key"  # where the key comes from, for advice ("environment variable X")
 
 
 def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
@@ -80,6 +82,7 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
             base_url=None,
             api_key=spec.sim.api_key or "sim",
             is_sim=True,
+            key_label="[sim] api_key",
         )
     from eloledger.profiles.store import get_profile, resolve_key
 
@@ -106,8 +109,8 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
             fix='add model = "..." to [experiment]',
         )
     key = resolve_key(profile)
+    where = f"environment variable {profile.key_env}" if profile.key_env else "the secrets file"
     if key is None and (profile.key_env or profile.key_in_secrets):
-        where = f"environment variable {profile.key_env}" if profile.key_env else "the secrets file"
         raise UserError(
             f"{spec_line(spec, 'experiment', 'profile')}: profile {profile.name!r} takes its key "
             f"from {where}, which is not set",
@@ -120,4 +123,14 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
         base_url=profile.client_base_url(client),
         api_key=key,
         auth=profile.auth,
+        key_label=_key_label(profile) if key is not None else "no key (the profile has none)",
     )
+
+
+def _key_label(profile: Profile) -> str:
+    """Where the key that :func:`resolve_key` found came from (secrets file first)."""
+    from eloledger.profiles.store import stored_secret
+
+    if profile.key_in_secrets and stored_secret(profile.name) is not None:
+        return f"the secrets file (profile {profile.name})"
+    return f"environment variable {profile.key_env}"

@@ -31,7 +31,7 @@ import random
 import secrets
 import time
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +51,7 @@ from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
 from eloledger.judges.rule import judge_rule
 from eloledger.ledger import LedgerWriter
 from eloledger.runner.counters import RunCounters
+from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -65,7 +66,7 @@ class RunResult:
     ledger_path: Path
     comparisons_path: Path | None
     results_path: Path | None
-    stopped: str  # completed | budget | cancelled
+    stopped: str  # completed | budget | cancelled | errors (persistent failures: see outcome)
     attempts: int = 0  # sample-call attempts made by this invocation (ledger rows written)
     retries: int = 0
     judge_calls: int = 0
@@ -78,6 +79,14 @@ class RunResult:
     base_url: str | None = None
     arms: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # why the run produced nothing usable (exit 1): arms without a successful call, an early
+    # stop on persistent failures, judge replies without a verdict
+    failures: list[str] = field(default_factory=list)
+    # judge calls that gave no verdict (failed, or named neither A, B nor TIE), per arm;
+    # a pairwise match "a vs b" counts for both arms; per pair in judge_no_verdict_pairs
+    judge_no_verdict: dict[str, int] = field(default_factory=dict)
+    judge_no_verdict_pairs: dict[str, int] = field(default_factory=dict)
+    judge_verdict_calls: int = 0  # judge calls consulted (made now or found in the ledger)
 
 
 async def run_experiment(
@@ -93,7 +102,8 @@ async def run_experiment(
     endpoint = resolve_endpoint(spec)
     counters = counters if counters is not None else RunCounters()
     _check_ledger(spec.ledger, resume)
-    state = read_state(spec.ledger, spec.name) if resume else LedgerState()
+    # a resumed run redoes calls that failed for a reason the user has fixed since (the key)
+    state = read_state(spec.ledger, spec.name, redo=PERSISTENT) if resume else LedgerState()
     run_id = state.run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
 
     async with contextlib.AsyncExitStack() as stack:
@@ -187,6 +197,7 @@ class _Run:
         self.task_by_id = {t.task_id: t for t in tasks}
         self.tests_gate = asyncio.Semaphore(2)
         self.slots = asyncio.Semaphore(spec.concurrency)
+        self.breaker = Breaker()
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -249,10 +260,15 @@ class _Run:
                 gathered.cancel()
         if self.cancel is not None and self.cancel.is_set():
             self.result.stopped = "cancelled"
+        elif self.breaker.tripped:
+            self.result.stopped = "errors"
         elif self.budget_hit:
             self.result.stopped = "budget"
         self.state = read_state(self.spec.ledger, self.spec.name)
         self.result.not_run = sum(1 for _ in self._pending())
+        tripped = self.breaker.message(self.result.not_run)
+        if tripped:
+            self.result.failures.append(tripped)
 
     async def _sample(self, call: _Call) -> None:
         arm = call.arm
@@ -281,6 +297,8 @@ class _Run:
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
         if self.cancel is not None and self.cancel.is_set():
+            return True
+        if self.breaker.tripped:
             return True
         limit = self.spec.max_total_tokens
         if limit is not None and not self.budget_hit:
@@ -354,6 +372,7 @@ class _Run:
             if retry:
                 row["will_retry"] = True
             self.writer.append(row)
+            self.breaker.record(row)
             if role == "sample":
                 c.apply_row(row)
                 self.result.attempts += 1
@@ -440,7 +459,8 @@ class _Run:
                         knockouts.append(self._knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
-        if self.spec.judge.kind != "llm" and results and all(r.score is None for r in results):
+        answered = [r for r in results if r.samples_ok]
+        if self.spec.judge.kind != "llm" and answered and all(r.score is None for r in answered):
             self.result.warnings.append(
                 "no sample could be scored (the tasks have neither answer nor tests): "
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
@@ -592,6 +612,7 @@ class _Run:
                 "arm": arm.name, "kind": arm.kind, "n": arm.n, "select": arm.select,
                 "max_tokens": arm.max_tokens, "same_budget": arm.same_budget,
                 "calls": 0, "ok": 0, "errors": 0, "length": 0, "tokens": 0,
+                "error_classes": Counter(), "judge_no_verdict": 0,
             }  # fmt: skip
         for (_, arm_name, _, _), row in self.state.finals.items():
             s = stats.get(arm_name)
@@ -603,12 +624,22 @@ class _Run:
                 s["length"] += row.get("finish_reason") == "length"
             else:
                 s["errors"] += 1
+                s["error_classes"][(row.get("error_class"), row.get("http_status"))] += 1
         for row in self.state.sample_rows:
             s = stats.get(str(row.get("arm")))
             if s is not None:
                 s["tokens"] += int(row.get("total_tokens") or 0)
         for s in stats.values():
             s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
+            s["judge_no_verdict"] = self.result.judge_no_verdict.get(s["arm"], 0)
+        e = self.endpoint
+        where = Where(e.profile, e.key_label, e.base_url, e.model)
+        self.result.failures.extend(arm_failures(list(stats.values()), where))
+        for s in stats.values():  # keep the arms JSON-friendly
+            s["error_classes"] = {
+                f"{cls}" + (f" {status}" if status else ""): n
+                for (cls, status), n in s["error_classes"].items()
+            }
         self.result.arms = list(stats.values())
         self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
         # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
