@@ -7,11 +7,14 @@ zero-token success), a rejected key is an error row and a non-zero exit naming t
 from __future__ import annotations
 
 import csv
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from runner_cli import add_profile, rows, run, write_spec, write_tasks
+from runner_cli import add_profile, env, rows, run, write_spec, write_tasks
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
 
 WIRES = ("openai-chat", "openai-responses", "anthropic")
@@ -110,3 +113,93 @@ def test_one_arm_without_a_successful_call_fails_the_run(tmp_path: Path) -> None
     assert {(r["arm"], r["status"]) for r in ledger} == {("one", "ok"), ("two", "error")}
     assert "arm two: no successful call (3 of 3 failed: 3 bad_request HTTP 400)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _judge_ignoring_format(prompt: str) -> str:
+    if "Which answer is better?" in prompt:
+        return "Both replies look reasonable to me; hard to say."
+    return "pong"
+
+
+def _judge_answering(prompt: str) -> str:
+    return "TIE" if "Which answer is better?" in prompt else "pong"
+
+
+OPEN = [{"task_id": f"o{i}", "prompt": f"Write a haiku about {i}"} for i in range(3)]
+
+
+def test_verdictless_judge_fails_the_run_and_is_counted_not_tied(tmp_path: Path) -> None:
+    with serve(GatewayConfig(reply=_judge_ignoring_format)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(
+            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
+        )
+        done = run(spec, tmp_path / "l.jsonl", "--format", "json", key=GOOD_KEY)
+    assert done.returncode == 1, done.stderr
+    judges = [r for r in rows(tmp_path / "l.jsonl") if r["role"] == "judge"]
+    assert len(judges) == 3 * 2  # 3 tasks x both orders of the one pair
+    assert "6 of 6 judge calls gave no verdict (one vs two: 6)" in done.stderr
+    assert "most judge calls gave no verdict" in done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["run"]["judge_no_verdict"] == {"one vs two": 6}
+    assert {a["arm"]: a["judge_no_verdict"] for a in payload["arms"]} == {"one": 6, "two": 6}
+    # no silent ties: a match without any verdict is no comparison at all
+    assert (tmp_path / "l.comparisons.csv").read_text().strip() == "task_id,a,b,outcome"
+
+
+def test_open_ended_tasks_are_judged_by_an_llm(tmp_path: Path) -> None:
+    # issue 10 item 9: prompt-only tasks are accepted when [judge] kind = "llm"
+    with serve(GatewayConfig(reply=_judge_answering)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(
+            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
+        )
+        done = run(spec, tmp_path / "l.jsonl", "--format", "json", key=GOOD_KEY)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "l.comparisons.csv") as fh:
+        comps = list(csv.DictReader(fh))
+    assert [(c["task_id"], c["a"], c["b"], c["outcome"]) for c in comps] == [
+        (f"o{i}", "one", "two", "0.5") for i in range(3)
+    ]
+    assert json.loads(done.stdout)["run"]["judge_no_verdict"] == {}
+
+
+def test_open_ended_tasks_without_an_llm_judge_are_refused(tmp_path: Path) -> None:
+    with serve() as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN))
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+        assert not gw.requests  # refused before a single request
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert "\n" not in line and "t.jsonl:1:" in line and "neither 'answer' nor 'tests'" in line
+    assert 'kind = "llm"' in line
+    assert not (tmp_path / "l.jsonl").exists()
+
+
+def _judge_silent_on_o0(prompt: str) -> str:
+    if "Which answer is better?" not in prompt:
+        return "pong"
+    return "Hard to say." if "TASK_ID: o0" in prompt else "A"
+
+
+def test_some_verdictless_calls_warn_in_run_and_elo(tmp_path: Path) -> None:
+    with serve(GatewayConfig(reply=_judge_silent_on_o0)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(
+            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
+        )
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    warning = "2 of 6 judge calls gave no verdict (one vs two: 2)"
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(warning) == 1
+    # o0 had no verdict in either order: left out, not a tie; A in both orders -> a tie
+    with open(tmp_path / "l.comparisons.csv") as fh:
+        assert [c["task_id"] for c in csv.DictReader(fh)] == ["o1", "o2"]
+    elo = subprocess.run(
+        [sys.executable, "-m", "eloledger", "elo", str(tmp_path / "l.comparisons.csv"),
+         "--ledger", str(tmp_path / "l.jsonl"), "--bootstrap", "0"],
+        capture_output=True, text=True, env=env(GOOD_KEY), timeout=120,
+    )  # fmt: skip
+    assert elo.returncode == 0, elo.stderr
+    assert warning in elo.stderr

@@ -193,7 +193,8 @@ def report(result: Any, args: argparse.Namespace) -> int:
             else {"players": [], "anchor": None, "warnings": []}
         )
         payload.setdefault("warnings", [])
-        payload["warnings"] = list(payload["warnings"]) + list(result.warnings)
+        own = [w for w in result.warnings if w not in payload["warnings"]]
+        payload["warnings"] = list(payload["warnings"]) + own
         payload["run"] = run_info
         payload["arms"] = result.arms
         print(to_json(payload))
@@ -237,5 +238,6 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     if args.format == "json":
         return None, report.to_json(), 0
     for warning in report.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        if warning not in result.warnings:  # the run summary printed those already
+            print(f"eloledger: warning: {warning}", file=sys.stderr)
     return elo_cmd.render_text(report, ns), None, 0

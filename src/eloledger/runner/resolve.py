@@ -47,7 +47,7 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             )
         source = str(path)
     try:
-        tasks = load_tasks(source, base_dir=spec.base_dir)
+        tasks = load_tasks(source, base_dir=spec.base_dir, open_ended=spec.judge.kind == "llm")
     except UserError as exc:
         if exc.message.startswith(source) or "builtin" not in source:
             raise

@@ -49,6 +49,7 @@ from eloledger.judges.compare import (
 from eloledger.judges.extract import extract_answer
 from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
 from eloledger.judges.rule import judge_rule
+from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
@@ -478,7 +479,22 @@ class _Run:
         self.result.comparisons = write_comparisons(self.result.comparisons_path, comparisons)
         if self.budget_hit and self.result.stopped == "completed":
             self.result.stopped = "budget"
+        self._verdict_report()
         self._arm_stats()
+
+    def _verdict_report(self) -> None:
+        """Verdict-less judge calls: a warning when some, a failure when they are most."""
+        r = self.result
+        warning = verdict_warning(r.judge_verdict_calls, r.judge_no_verdict_pairs)
+        if warning is None:
+            return
+        r.warnings.append(warning)
+        if mostly_missing(r.judge_verdict_calls, r.judge_no_verdict_pairs):
+            r.failures.append(
+                "most judge calls gave no verdict (failed, or named neither A, B nor TIE): "
+                "the judge model ignores the format; fix: use a judge model that follows it "
+                "([judge] model) or raise [judge] max_tokens"
+            )
 
     def _select(self, task: Task, arm: ArmSpec, session: int, rows: list[dict]) -> ArmResult:
         ok = [(i, r) for i, r in enumerate(rows) if r.get("status") == "ok"]
@@ -524,7 +540,11 @@ class _Run:
                 )
                 match += 1
             prefs = await asyncio.gather(*matches)
-            winners = [x if pref >= 0.5 else y for (x, y), pref in zip(pairs, prefs, strict=True)]
+            # no verdict in either order (counted in judge_no_verdict): the first sample stays
+            winners = [
+                x if pref is None or pref >= 0.5 else y
+                for (x, y), pref in zip(pairs, prefs, strict=True)
+            ]
             if len(alive) % 2:
                 winners.append(alive[-1])
             alive = winners
@@ -532,8 +552,8 @@ class _Run:
 
     async def _match(
         self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
-    ) -> float:
-        """Preference for X over Y: both orders judged, averaged (0.5 = tie)."""
+    ) -> float | None:
+        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict)."""
         verdicts = await asyncio.gather(
             self._judge_call(task, arm, session, match, 0, content_x, content_y),
             self._judge_call(task, arm, session, match, 1, content_y, content_x),
@@ -570,9 +590,19 @@ class _Run:
                     f"judge call not made for {task.task_id} {arm} (stopped)"
                 )
                 return None
-        if row.get("status") != "ok":
-            return None
-        return parse_verdict(row.get("content"))
+        verdict = parse_verdict(row.get("content")) if row.get("status") == "ok" else None
+        self._count_verdict(arm, verdict)
+        return verdict
+
+    def _count_verdict(self, label: str, verdict: float | None) -> None:
+        """Judge calls consulted and those without a verdict, per pair/arm label."""
+        r = self.result
+        r.judge_verdict_calls += 1
+        if verdict is not None:
+            return
+        r.judge_no_verdict_pairs[label] = r.judge_no_verdict_pairs.get(label, 0) + 1
+        for arm in label.split(" vs "):
+            r.judge_no_verdict[arm] = r.judge_no_verdict.get(arm, 0) + 1
 
     async def _llm_comparisons(self, results: list[ArmResult]) -> list[tuple]:
         by_task: dict[str, dict[str, dict[int, ArmResult]]] = defaultdict(lambda: defaultdict(dict))
@@ -601,9 +631,10 @@ class _Run:
                 for s in sessions
             )
         )
-        if not prefs:
+        judged = [p for p in prefs if p is not None]
+        if not judged:
             return None
-        return (task_id, a, b, sum(prefs) / len(prefs))
+        return (task_id, a, b, sum(judged) / len(judged))
 
     def _arm_stats(self) -> None:
         stats: dict[str, dict[str, Any]] = {}
