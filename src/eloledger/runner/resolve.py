@@ -40,9 +40,10 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
         path = Path(source).expanduser()
         if not path.is_absolute():
             path = spec.base_dir / path
-        if not path.is_file():
+        if not path.is_file():  # never open a FIFO (it would block) or a directory
+            what = "is not a regular file" if path.exists() else "not found"
             raise UserError(
-                f"{where}: task file {str(path)!r} not found",
+                f"{where}: task file {str(path)!r} {what}",
                 fix='give a JSONL file (task_id, prompt, answer|tests) or "builtin:arith"',
             )
         source = str(path)

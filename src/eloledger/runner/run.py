@@ -241,6 +241,7 @@ class _Run:
 
         workers = [asyncio.create_task(worker()) for _ in range(self.spec.concurrency)]
         gathered = asyncio.gather(*workers)
+        gathered.add_done_callback(_retrieve)  # its error is raised below, or it was cancelled
         waiters: set[asyncio.Future] = {gathered}
         cancel_wait = asyncio.ensure_future(self.cancel.wait()) if self.cancel else None
         if cancel_wait is not None:
@@ -248,17 +249,17 @@ class _Run:
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             if self.cancel is not None and self.cancel.is_set() and not gathered.done():
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
                 self.result.stopped = "cancelled"
             else:
-                gathered.result()  # a bug in a worker surfaces here
+                gathered.result()  # a worker's error (a ledger write failing, a bug) surfaces here
         finally:
+            # Whatever ended the wait (done, cancel, ctrl-C, an error in one worker), no call may
+            # outlive this phase: the writer and the HTTP client close right after it.
             if cancel_wait is not None:
                 cancel_wait.cancel()
-            if not gathered.done():
-                gathered.cancel()
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
         if self.cancel is not None and self.cancel.is_set():
             self.result.stopped = "cancelled"
         elif self.breaker.tripped:
@@ -372,7 +373,7 @@ class _Run:
             )
             if retry:
                 row["will_retry"] = True
-            self.writer.append(row)
+            self._append(row)
             self.breaker.record(row)
             if role == "sample":
                 c.apply_row(row)
@@ -385,6 +386,17 @@ class _Run:
             self.result.retries += 1
             await asyncio.sleep(self._backoff(attempt, res))
             attempt += 1
+
+    def _append(self, row: dict[str, Any]) -> None:
+        try:
+            self.writer.append(row)
+        except OSError as exc:  # full or read-only file system, the file removed under us
+            raise UserError(
+                f"{self.spec.ledger}: cannot write the ledger ({exc.strerror or exc}); "
+                "the run stopped",
+                fix="free space or give a writable file with --ledger; the rows already "
+                "written stay valid and --resume continues from them",
+            ) from None
 
     def _backoff(self, attempt: int, res: CallResult) -> float:
         r = self.spec.retry
@@ -675,6 +687,12 @@ class _Run:
         self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
         # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
         self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    """Mark a gather's outcome as seen, so asyncio never logs it as 'never retrieved'."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _score_of(row: dict[str, Any]) -> float:
