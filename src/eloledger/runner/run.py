@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import random
 import secrets
+import stat
 import time
 import zlib
 from collections import Counter, defaultdict
@@ -126,13 +127,22 @@ async def run_experiment(
 
 
 def _check_ledger(path: Path, resume: bool) -> None:
-    if resume:
-        return
+    """Refuse before the first request: a ledger that is not a file, or one with rows already."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return
-    if size > 0:
+    except OSError as exc:
+        raise UserError(f"{path}: cannot use as ledger ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):  # a directory fails, a FIFO would block --resume
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise UserError(
+            f"{path}: the ledger is {what}",
+            fix="give a file path with --ledger (e.g. runs/NAME.ledger.jsonl)",
+        )
+    if resume:
+        return
+    if info.st_size > 0:
         raise UserError(
             f"{path}: the ledger already has rows",
             fix="add --resume to complete that run, or give a new file with --ledger",
