@@ -203,3 +203,19 @@ def test_some_verdictless_calls_warn_in_run_and_elo(tmp_path: Path) -> None:
     )  # fmt: skip
     assert elo.returncode == 0, elo.stderr
     assert warning in elo.stderr
+
+
+def test_self_consistency_votes_on_text_answers(tmp_path: Path) -> None:
+    # text replies that differ only in decoration are one vote; a stray number is not the answer
+    replies = iter(["Step 1 done.\n**Pong**", "pong.", "Ping"] * 10)
+
+    with serve(GatewayConfig(reply=lambda prompt: next(replies))) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        arms = '[[arms]]\nname = "sc"\nkind = "self_consistency"\nk = 3\n'
+        tasks = write_tasks(tmp_path / "t.jsonl", PING[:1])
+        spec = write_spec(tmp_path, tasks, arms=arms, concurrency=1)
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "l.results.csv") as fh:
+        (result,) = list(csv.DictReader(fh))
+    assert (result["answer"], result["score"]) == ("Pong", "1")

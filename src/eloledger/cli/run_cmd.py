@@ -18,6 +18,10 @@ files written next to the ledger:
   <name>.ledger.jsonl       one row per call attempt (tokens, latency, status, score)
   <name>.results.csv        each arm's pick per task and session, with its score
   <name>.comparisons.csv    task_id,a,b,outcome: the input of 'eloledger elo'
+
+exit status: 0 a result; 1 ran but produced nothing usable (cause on stderr: an arm with no
+successful call, judge replies without a verdict); 2 a mistake in the input (spec, tasks,
+ledger path); 130 interrupted (the ledger is whole: --resume finishes the run)
 """
 
 

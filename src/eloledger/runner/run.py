@@ -524,22 +524,22 @@ class _Run:
         if not ok:
             return result
         if arm.kind == "self_consistency":
-            answers = [extract_answer(r.get("content")) for _, r in ok]
+            answers = [extract_answer(r.get("content"), kind=_answer_kind(task)) for _, r in ok]
             index, _ = majority(answers)
             chosen = ok[index if index is not None else 0]
         elif arm.kind == "best_of_n" and arm.select == "verifier":
             chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
         else:  # single, or judge selection (refined by the knockout)
             chosen = ok[0]
-        self._fill(result, chosen)
+        self._fill(result, chosen, task)
         return result
 
     @staticmethod
-    def _fill(result: ArmResult, chosen: tuple[int, dict]) -> None:
+    def _fill(result: ArmResult, chosen: tuple[int, dict], task: Task) -> None:
         index, row = chosen
         result.selected_sample = index
         result.content = row.get("content")
-        result.answer = extract_answer(row.get("content"))
+        result.answer = extract_answer(row.get("content"), kind=_answer_kind(task))
         score = row.get("score")
         result.score = float(score) if isinstance(score, (int, float)) else None
         passed = row.get("passed")
@@ -570,7 +570,7 @@ class _Run:
             if len(alive) % 2:
                 winners.append(alive[-1])
             alive = winners
-        self._fill(result, (alive[0], rows[alive[0]]))
+        self._fill(result, (alive[0], rows[alive[0]]), task)
 
     async def _match(
         self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
@@ -697,6 +697,11 @@ class _Run:
         self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
         # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
         self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
+
+
+def _answer_kind(task: Task) -> str:
+    """How to read a reply's answer for voting and the results file (see judges.extract)."""
+    return task.kind if task.kind in ("numeric", "text") else "auto"
 
 
 def _retrieve(future: asyncio.Future) -> None:
