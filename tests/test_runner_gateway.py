@@ -73,7 +73,7 @@ def test_a_rejected_key_fails_the_run_with_the_doctor_advice(tmp_path: Path, wir
     assert all(r["error_class"] == "auth" for r in ledger)
     err = done.stderr
     assert "auth.unauthorized" in err and "STRICT_KEY" in err
-    assert "35 calls skipped" in err
+    assert "35 calls skipped: auth.unauthorized" in err
     assert "eloledger doctor --profile strict" in err
     assert wrong not in err and wrong not in done.stdout
     assert "Traceback" not in err
@@ -219,3 +219,22 @@ def test_self_consistency_votes_on_text_answers(tmp_path: Path) -> None:
     with open(tmp_path / "l.results.csv") as fh:
         (result,) = list(csv.DictReader(fh))
     assert (result["answer"], result["score"]) == ("Pong", "1")
+
+
+def test_a_judge_model_the_gateway_lacks_stops_the_judging(tmp_path: Path) -> None:
+    tasks = [{"task_id": f"o{i}", "prompt": f"Write about {i}"} for i in range(12)]
+    with serve(GatewayConfig(reply="pong")) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        judge = '[judge]\nkind = "llm"\nmodel = "gpt-missing"\n'
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", tasks), judge=judge)
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 1, done.stderr
+    judges = [r for r in rows(tmp_path / "l.jsonl") if r["role"] == "judge"]
+    assert 5 <= len(judges) < 24 and {r["http_status"] for r in judges} == {404}
+    skipped = 24 - len(judges)
+    assert (
+        f"stopped after 5 consecutive not_found failures (HTTP 404): {skipped} calls skipped: "
+        "model.not_found: the gateway answers 404 for gpt-missing"
+    ) in done.stderr
+    assert "most judge calls gave no verdict" in done.stderr
+    assert done.stderr.count("judge calls not made") == 1

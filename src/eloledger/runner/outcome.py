@@ -13,7 +13,7 @@ task list would only burn time and produce more error rows.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,6 +90,7 @@ class Breaker:
         self.streak: Counter[tuple[str, int | None]] = Counter()
         self.run = 0
         self.tripped: tuple[str, int | None] | None = None  # (error_class, http_status)
+        self.model: str | None = None  # the model of the call that tripped it
 
     def record(self, row: dict[str, Any]) -> None:
         if row.get("status") == "ok":
@@ -105,14 +106,17 @@ class Breaker:
         self.streak[(cls, row.get("http_status"))] += 1
         if self.run >= self.limit and self.tripped is None:
             self.tripped = self.streak.most_common(1)[0][0]
+            self.model = row.get("model")
 
-    def message(self, skipped: int) -> str | None:
+    def message(self, skipped: int, where: Where) -> str | None:
         if self.tripped is None:
             return None
         cls, status = self.tripped
         http = f" (HTTP {status})" if status else ""
+        where = replace(where, model=self.model or where.model)
         return (
-            f"stopped after {self.limit} consecutive {cls} failures{http}: {skipped} calls skipped"
+            f"stopped after {self.limit} consecutive {cls} failures{http}: "
+            f"{skipped} calls skipped: {advice(cls, where)}"
         )
 
 

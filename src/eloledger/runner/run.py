@@ -209,6 +209,7 @@ class _Run:
         self.tests_gate = asyncio.Semaphore(2)
         self.slots = asyncio.Semaphore(spec.concurrency)
         self.breaker = Breaker()
+        self.judge_skipped = 0  # judge calls never made because the run was stopping
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -225,6 +226,7 @@ class _Run:
             await self._sample_all()
             if self.result.stopped != "cancelled":
                 await self._judge_all()
+            self._stop_report()
         finally:
             c.finished = True
             c.in_flight = 0
@@ -278,9 +280,6 @@ class _Run:
             self.result.stopped = "budget"
         self.state = read_state(self.spec.ledger, self.spec.name)
         self.result.not_run = sum(1 for _ in self._pending())
-        tripped = self.breaker.message(self.result.not_run)
-        if tripped:
-            self.result.failures.append(tripped)
 
     async def _sample(self, call: _Call) -> None:
         arm = call.arm
@@ -504,6 +503,23 @@ class _Run:
         self._verdict_report()
         self._arm_stats()
 
+    def _stop_report(self) -> None:
+        """Say what a stop left undone: judge calls not made, and an early stop on errors."""
+        if self.judge_skipped:
+            self.result.warnings.append(
+                f"{self.judge_skipped} judge calls not made (the run was stopping): their "
+                "matches are left out"
+            )
+        tripped = self.breaker.message(self.result.not_run + self.judge_skipped, self._where())
+        if tripped:
+            self.result.failures.insert(0, tripped)
+            if self.result.stopped == "completed":  # tripped by the judge calls
+                self.result.stopped = "errors"
+
+    def _where(self) -> Where:
+        e = self.endpoint
+        return Where(e.profile, e.key_label, e.base_url, e.model)
+
     def _verdict_report(self) -> None:
         """Verdict-less judge calls: a warning when some, a failure when they are most."""
         r = self.result
@@ -608,9 +624,7 @@ class _Run:
                 model=j.model,
             )
             if row is None:
-                self.result.warnings.append(
-                    f"judge call not made for {task.task_id} {arm} (stopped)"
-                )
+                self.judge_skipped += 1  # stopped (budget, errors): reported once, counted
                 return None
         verdict = parse_verdict(row.get("content")) if row.get("status") == "ok" else None
         self._count_verdict(arm, verdict)
@@ -685,9 +699,7 @@ class _Run:
         for s in stats.values():
             s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
             s["judge_no_verdict"] = self.result.judge_no_verdict.get(s["arm"], 0)
-        e = self.endpoint
-        where = Where(e.profile, e.key_label, e.base_url, e.model)
-        self.result.failures.extend(arm_failures(list(stats.values()), where))
+        self.result.failures.extend(arm_failures(list(stats.values()), self._where()))
         for s in stats.values():  # keep the arms JSON-friendly
             s["error_classes"] = {
                 f"{cls}" + (f" {status}" if status else ""): n
