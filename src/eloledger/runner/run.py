@@ -20,7 +20,12 @@ results file (``<ledger>.results.csv``) records every pick for people and tools.
 
 Stopping: ``max_total_tokens`` (sample + judge tokens, counted live) stops new calls and lets
 in-flight calls finish; ``cancel`` aborts in-flight calls (they are redone on ``--resume``);
-``pause`` (set = paused) holds new calls until it is cleared.
+``pause`` (set = paused) holds new calls until it is cleared; five consecutive failures that will
+fail again (a rejected key, no quota) stop new calls too (:mod:`.outcome`).
+
+This module orchestrates; one job per neighbour: :mod:`.scoring` (a sample's score),
+:mod:`.selection` (an arm's pick), :mod:`.judging` (LLM-judge calls), :mod:`.armstats` (per-arm
+statistics), :mod:`.outcome` (whether the run produced something usable, and why not).
 """
 
 from __future__ import annotations
@@ -32,30 +37,23 @@ import secrets
 import stat
 import time
 import zlib
-from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
-from eloledger.judges.code import judge_tests
-from eloledger.judges.compare import (
-    ArmResult,
-    majority,
-    score_comparisons,
-    write_comparisons,
-    write_results,
-)
-from eloledger.judges.extract import extract_answer
-from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
-from eloledger.judges.rule import judge_rule
+from eloledger.judges.compare import ArmResult, score_comparisons, write_comparisons, write_results
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
+from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
+from eloledger.runner.judging import LlmJudge
 from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
+from eloledger.runner.scoring import score_sample
+from eloledger.runner.selection import select
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
@@ -205,11 +203,10 @@ class _Run:
         self.budget_hit = False
         self.judge_tokens = 0
         self.rng = random.Random(spec.seed)
-        self.task_by_id = {t.task_id: t for t in tasks}
         self.tests_gate = asyncio.Semaphore(2)
+        self.judge = self._llm_judge()
         self.slots = asyncio.Semaphore(spec.concurrency)
         self.breaker = Breaker()
-        self.judge_skipped = 0  # judge calls never made because the run was stopping
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -373,7 +370,7 @@ class _Run:
                 c.settle_estimate(arm, res.streamed_estimate)
             row = self._row(fields, res, attempt, max_tokens, temperature, model)
             if res.status == "ok" and role == "sample":
-                await self._score(row, task)
+                await score_sample(row, task, self.spec.judge, self.tests_gate)
             retry = (
                 res.status == "error"
                 and res.error_class in RETRYABLE
@@ -439,33 +436,12 @@ class _Run:
             "ts": time.time(),
         }
 
-    async def _score(self, row: dict[str, Any], task: Task) -> None:
-        kind = self.spec.judge.kind
-        content = row.get("content") or ""
-        use_tests = kind == "tests" or (
-            kind in ("auto", "llm") and task.tests and task.answer is None
-        )
-        if use_tests and task.tests:
-            async with self.tests_gate:
-                verdict = await asyncio.to_thread(
-                    judge_tests,
-                    content,
-                    task.tests,
-                    timeout_s=self.spec.judge.timeout_s,
-                    memory_mb=self.spec.judge.memory_mb,
-                )
-        elif task.answer is not None:
-            j = self.spec.judge
-            verdict = judge_rule(
-                content, task.answer, mode=j.mode, tolerance=j.tolerance, pattern=j.pattern
-            )
-        else:
-            return
-        row["score"] = verdict.score
-        row["passed"] = verdict.passed
-
     # ----------------------------------------------------------------------------- judging
+    def _llm_judge(self) -> LlmJudge:
+        return LlmJudge(self.spec, self.state, self.tasks, self.result, self._call_with_retries)
+
     async def _judge_all(self) -> None:
+        self.judge = self._llm_judge()  # on the ledger state as sampling left it
         finals = self.state.finals
         results: list[ArmResult] = []
         knockouts = []
@@ -475,10 +451,10 @@ class _Run:
                     rows = [finals.get((task.task_id, arm.name, session, i)) for i in range(arm.n)]
                     if any(r is None for r in rows):
                         continue  # incomplete (stopped early): not judged
-                    result = self._select(task, arm, session, rows)  # type: ignore[arg-type]
+                    result = select(task, arm, session, rows)  # type: ignore[arg-type]
                     results.append(result)
                     if arm.select == "judge" and result.samples_ok > 1:
-                        knockouts.append(self._knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
+                        knockouts.append(self.judge.knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
         answered = [r for r in results if r.samples_ok]
@@ -488,7 +464,7 @@ class _Run:
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
         if self.spec.judge.kind == "llm":
-            comparisons = await self._llm_comparisons(results)
+            comparisons = await self.judge.comparisons(results)
         else:
             comparisons = score_comparisons(results, [a.name for a in self.spec.arms])
         if self.cancel is not None and self.cancel.is_set():
@@ -501,16 +477,21 @@ class _Run:
         if self.budget_hit and self.result.stopped == "completed":
             self.result.stopped = "budget"
         self._verdict_report()
-        self._arm_stats()
+        arms = arm_stats(self.spec, self.state, self.result.judge_no_verdict)
+        self.result.failures.extend(arm_failures(arms, self._where()))
+        self.result.arms = json_friendly(arms)
+        self.result.arm_tokens = sum(a["tokens"] for a in arms)
+        # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
+        self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
 
     def _stop_report(self) -> None:
         """Say what a stop left undone: judge calls not made, and an early stop on errors."""
-        if self.judge_skipped:
+        skipped = self.judge.skipped
+        if skipped:
             self.result.warnings.append(
-                f"{self.judge_skipped} judge calls not made (the run was stopping): their "
-                "matches are left out"
+                f"{skipped} judge calls not made (the run was stopping): their matches are left out"
             )
-        tripped = self.breaker.message(self.result.not_run + self.judge_skipped, self._where())
+        tripped = self.breaker.message(self.result.not_run + skipped, self._where())
         if tripped:
             self.result.failures.insert(0, tripped)
             if self.result.stopped == "completed":  # tripped by the judge calls
@@ -534,194 +515,8 @@ class _Run:
                 "([judge] model) or raise [judge] max_tokens"
             )
 
-    def _select(self, task: Task, arm: ArmSpec, session: int, rows: list[dict]) -> ArmResult:
-        ok = [(i, r) for i, r in enumerate(rows) if r.get("status") == "ok"]
-        result = ArmResult(task.task_id, arm.name, session, None, None, None, None, len(ok), arm.n)
-        if not ok:
-            return result
-        if arm.kind == "self_consistency":
-            answers = [extract_answer(r.get("content"), kind=_answer_kind(task)) for _, r in ok]
-            index, _ = majority(answers)
-            chosen = ok[index if index is not None else 0]
-        elif arm.kind == "best_of_n" and arm.select == "verifier":
-            chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
-        else:  # single, or judge selection (refined by the knockout)
-            chosen = ok[0]
-        self._fill(result, chosen, task)
-        return result
-
-    @staticmethod
-    def _fill(result: ArmResult, chosen: tuple[int, dict], task: Task) -> None:
-        index, row = chosen
-        result.selected_sample = index
-        result.content = row.get("content")
-        result.answer = extract_answer(row.get("content"), kind=_answer_kind(task))
-        score = row.get("score")
-        result.score = float(score) if isinstance(score, (int, float)) else None
-        passed = row.get("passed")
-        result.passed = bool(passed) if passed is not None else None
-
-    async def _knockout(
-        self, task: Task, arm: ArmSpec, session: int, rows: list[dict], result: ArmResult
-    ) -> None:
-        """Pick a sample by single-elimination matches, each judged in both orders."""
-        alive = [i for i, r in enumerate(rows) if r.get("status") == "ok"]
-        match = 0
-        while len(alive) > 1:
-            pairs = list(zip(alive[0::2], alive[1::2], strict=False))
-            matches = []
-            for x, y in pairs:
-                matches.append(
-                    self._match(
-                        task, arm.name, session, match, rows[x]["content"], rows[y]["content"]
-                    )
-                )
-                match += 1
-            prefs = await asyncio.gather(*matches)
-            # no verdict in either order (counted in judge_no_verdict): the first sample stays
-            winners = [
-                x if pref is None or pref >= 0.5 else y
-                for (x, y), pref in zip(pairs, prefs, strict=True)
-            ]
-            if len(alive) % 2:
-                winners.append(alive[-1])
-            alive = winners
-        self._fill(result, (alive[0], rows[alive[0]]), task)
-
-    async def _match(
-        self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
-    ) -> float | None:
-        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict)."""
-        verdicts = await asyncio.gather(
-            self._judge_call(task, arm, session, match, 0, content_x, content_y),
-            self._judge_call(task, arm, session, match, 1, content_y, content_x),
-        )
-        return both_orders(verdicts[0], verdicts[1])
-
-    async def _judge_call(
-        self, task: Task, arm: str, session: int, match: int, order: int, a: str, b: str
-    ) -> float | None:
-        key = (task.task_id, arm, session, match, order)
-        row = self.state.judges.get(key)
-        if row is None:
-            fields = {
-                "task_id": task.task_id,
-                "arm": arm,
-                "session": session,
-                "sample": match,
-                "round": order,
-                "role": "judge",
-            }
-            j = self.spec.judge
-            row = await self._call_with_retries(
-                fields,
-                judge_prompt(task.task_id, task.prompt, a or "", b or ""),
-                max_tokens=j.max_tokens,
-                temperature=j.temperature,
-                seed=None,
-                first_attempt=self.state.judge_next_attempt.get(key, 1),
-                task=task,
-                model=j.model,
-            )
-            if row is None:
-                self.judge_skipped += 1  # stopped (budget, errors): reported once, counted
-                return None
-        verdict = parse_verdict(row.get("content")) if row.get("status") == "ok" else None
-        self._count_verdict(arm, verdict)
-        return verdict
-
-    def _count_verdict(self, label: str, verdict: float | None) -> None:
-        """Judge calls consulted and those without a verdict, per pair/arm label."""
-        r = self.result
-        r.judge_verdict_calls += 1
-        if verdict is not None:
-            return
-        r.judge_no_verdict_pairs[label] = r.judge_no_verdict_pairs.get(label, 0) + 1
-        for arm in label.split(" vs "):
-            r.judge_no_verdict[arm] = r.judge_no_verdict.get(arm, 0) + 1
-
-    async def _llm_comparisons(self, results: list[ArmResult]) -> list[tuple]:
-        by_task: dict[str, dict[str, dict[int, ArmResult]]] = defaultdict(lambda: defaultdict(dict))
-        for r in results:
-            if r.content is not None:
-                by_task[r.task_id][r.arm][r.session] = r
-        order = [a.name for a in self.spec.arms]
-        jobs = []
-        for task_id, arms in by_task.items():
-            names = [n for n in order if n in arms]
-            for i, a in enumerate(names):
-                for b in names[i + 1 :]:
-                    sessions = sorted(set(arms[a]) & set(arms[b]))
-                    jobs.append(self._arm_match(task_id, a, b, sessions, arms))
-        return [c for c in await asyncio.gather(*jobs) if c is not None]
-
-    async def _arm_match(
-        self, task_id: str, a: str, b: str, sessions: list[int], arms
-    ) -> tuple | None:  # noqa: ANN001
-        task = self.task_by_id[task_id]
-        prefs = await asyncio.gather(
-            *(
-                self._match(
-                    task, f"{a} vs {b}", s, 0, arms[a][s].content or "", arms[b][s].content or ""
-                )
-                for s in sessions
-            )
-        )
-        judged = [p for p in prefs if p is not None]
-        if not judged:
-            return None
-        return (task_id, a, b, sum(judged) / len(judged))
-
-    def _arm_stats(self) -> None:
-        stats: dict[str, dict[str, Any]] = {}
-        for arm in self.spec.arms:
-            stats[arm.name] = {
-                "arm": arm.name, "kind": arm.kind, "n": arm.n, "select": arm.select,
-                "max_tokens": arm.max_tokens, "same_budget": arm.same_budget,
-                "calls": 0, "ok": 0, "errors": 0, "length": 0, "tokens": 0,
-                "error_classes": Counter(), "judge_no_verdict": 0,
-            }  # fmt: skip
-        for (_, arm_name, _, _), row in self.state.finals.items():
-            s = stats.get(arm_name)
-            if s is None:
-                continue
-            s["calls"] += 1
-            if row.get("status") == "ok":
-                s["ok"] += 1
-                s["length"] += row.get("finish_reason") == "length"
-            else:
-                s["errors"] += 1
-                s["error_classes"][(row.get("error_class"), row.get("http_status"))] += 1
-        for row in self.state.sample_rows:
-            s = stats.get(str(row.get("arm")))
-            if s is not None:
-                s["tokens"] += int(row.get("total_tokens") or 0)
-        for s in stats.values():
-            s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
-            s["judge_no_verdict"] = self.result.judge_no_verdict.get(s["arm"], 0)
-        self.result.failures.extend(arm_failures(list(stats.values()), self._where()))
-        for s in stats.values():  # keep the arms JSON-friendly
-            s["error_classes"] = {
-                f"{cls}" + (f" {status}" if status else ""): n
-                for (cls, status), n in s["error_classes"].items()
-            }
-        self.result.arms = list(stats.values())
-        self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
-        # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
-        self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
-
-
-def _answer_kind(task: Task) -> str:
-    """How to read a reply's answer for voting and the results file (see judges.extract)."""
-    return task.kind if task.kind in ("numeric", "text") else "auto"
-
 
 def _retrieve(future: asyncio.Future) -> None:
     """Mark a gather's outcome as seen, so asyncio never logs it as 'never retrieved'."""
     if not future.cancelled():
         future.exception()
-
-
-def _score_of(row: dict[str, Any]) -> float:
-    score = row.get("score")
-    return float(score) if isinstance(score, (int, float)) else 0.0
