@@ -128,13 +128,17 @@ def _judge_answering(prompt: str) -> str:
 OPEN = [{"task_id": f"o{i}", "prompt": f"Write a haiku about {i}"} for i in range(3)]
 
 
-def test_verdictless_judge_fails_the_run_and_is_counted_not_tied(tmp_path: Path) -> None:
-    with serve(GatewayConfig(reply=_judge_ignoring_format)) as gw:
+def _llm_run(tmp_path: Path, reply, *extra: str) -> subprocess.CompletedProcess:  # noqa: ANN001
+    """Run the open-ended tasks with an LLM judge against a gateway answering ``reply``."""
+    with serve(GatewayConfig(reply=reply)) as gw:
         add_profile(gw.root, key=GOOD_KEY)
-        spec = write_spec(
-            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
-        )
-        done = run(spec, tmp_path / "l.jsonl", "--format", "json", key=GOOD_KEY)
+        tasks = write_tasks(tmp_path / "t.jsonl", OPEN)
+        spec = write_spec(tmp_path, tasks, judge='[judge]\nkind = "llm"\n')
+        return run(spec, tmp_path / "l.jsonl", *extra, key=GOOD_KEY)
+
+
+def test_verdictless_judge_fails_the_run_and_is_counted_not_tied(tmp_path: Path) -> None:
+    done = _llm_run(tmp_path, _judge_ignoring_format, "--format", "json")
     assert done.returncode == 1, done.stderr
     judges = [r for r in rows(tmp_path / "l.jsonl") if r["role"] == "judge"]
     assert len(judges) == 3 * 2  # 3 tasks x both orders of the one pair
@@ -149,12 +153,7 @@ def test_verdictless_judge_fails_the_run_and_is_counted_not_tied(tmp_path: Path)
 
 def test_open_ended_tasks_are_judged_by_an_llm(tmp_path: Path) -> None:
     # issue 10 item 9: prompt-only tasks are accepted when [judge] kind = "llm"
-    with serve(GatewayConfig(reply=_judge_answering)) as gw:
-        add_profile(gw.root, key=GOOD_KEY)
-        spec = write_spec(
-            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
-        )
-        done = run(spec, tmp_path / "l.jsonl", "--format", "json", key=GOOD_KEY)
+    done = _llm_run(tmp_path, _judge_answering, "--format", "json")
     assert done.returncode == 0, done.stderr
     with open(tmp_path / "l.comparisons.csv") as fh:
         comps = list(csv.DictReader(fh))
@@ -184,12 +183,7 @@ def _judge_silent_on_o0(prompt: str) -> str:
 
 
 def test_some_verdictless_calls_warn_in_run_and_elo(tmp_path: Path) -> None:
-    with serve(GatewayConfig(reply=_judge_silent_on_o0)) as gw:
-        add_profile(gw.root, key=GOOD_KEY)
-        spec = write_spec(
-            tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN), judge='[judge]\nkind = "llm"\n'
-        )
-        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    done = _llm_run(tmp_path, _judge_silent_on_o0)
     warning = "2 of 6 judge calls gave no verdict (one vs two: 2)"
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(warning) == 1
