@@ -216,10 +216,8 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     from eloledger.errors import UserError
 
     if not result.comparisons_path or not result.comparisons:
-        print(
-            "eloledger: no comparisons (one arm, or nothing finished): no Elo table",
-            file=sys.stderr,
-        )
+        why = "see the errors above" if result.failures else "one arm, or nothing finished"
+        print(f"eloledger: no comparisons ({why}): no Elo table", file=sys.stderr)
         return None, None, 0 if result.stopped == "completed" else 1
     from eloledger.cli import elo_cmd
 
