@@ -67,6 +67,8 @@ CASES = [
     ("tasks_fifo", GOOD, "FIFO", ":6:", "not a regular file"),
     ("tasks_dir", GOOD, "DIR", ":6:", "not a regular file"),
     ("empty", "", TASK, ":1:", "missing [experiment]"),
+    ("verifier_open", GOOD + '\n[judge]\nkind = "llm"\n', '{"task_id": "o", "prompt": "p"}\n',
+     ":11:", 'select = "judge"'),
     ("duplicate_key", GOOD.replace('kind = "best_of_n"', 'kind = "best_of_n"\nkind = "single"'),
      TASK, ":14:", "not valid TOML"),
 ]  # fmt: skip
