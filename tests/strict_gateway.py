@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,6 +53,9 @@ class GatewayConfig:
     delay: float = 2.0
     echo_key: bool = True  # 401 bodies quote the received key, as real gateways do
     tls: tuple[str, str] | None = None  # (certfile, keyfile): serve https with this cert
+    # what generation answers: a fixed text, or a function of the request's prompt text
+    reply: str | Callable[[str], str] = "OK"
+    min_max_tokens: int = 0  # 400 invalid_request_error when max_tokens is below this
 
 
 @dataclass
@@ -191,7 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers={"Retry-After": cfg.retry_after},
             )
             return
-        if cfg.mode == "reject":
+        limit = (body or {}).get("max_tokens", (body or {}).get("max_output_tokens"))
+        if cfg.mode == "reject" or (isinstance(limit, int) and limit < cfg.min_max_tokens):
             self._error(wire, 400, "invalid_request_error", "max_tokens: must be at least 16")
             return
         if cfg.mode == "quota":
@@ -274,6 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(wire, 401, "invalid_api_key", f"Incorrect API key provided{echo}")
 
     # --- answers --------------------------------------------------------------------------
+    def _text(self, body: dict) -> str:
+        reply = self.gateway.config.reply
+        return reply if isinstance(reply, str) else reply(_prompt_of(body))
+
     def _usage_numbers(self, stream: bool) -> tuple[int, int] | None:
         mode = self.gateway.config.mode
         if mode == "usage_missing" or (mode == "stream_no_usage" and stream):
@@ -312,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "index": 0,
                         "finish_reason": "length",
-                        "message": {"role": "assistant", "content": "OK"},
+                        "message": {"role": "assistant", "content": self._text(body)},
                     }
                 ],
             }
@@ -327,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [
                     {
                         "index": 0,
-                        "delta": {"role": "assistant", "content": "OK"},
+                        "delta": {"role": "assistant", "content": self._text(body)},
                         "finish_reason": None,
                     }
                 ],
@@ -353,7 +361,9 @@ class _Handler(BaseHTTPRequestHandler):
                     "id": "msg_1",
                     "status": "completed",
                     "role": "assistant",
-                    "content": [{"type": "output_text", "text": "OK", "annotations": []}],
+                    "content": [
+                        {"type": "output_text", "text": self._text(body), "annotations": []}
+                    ],
                 }
             ],
             "parallel_tool_calls": False,
@@ -388,7 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
                         "item_id": "msg_1",
                         "output_index": 0,
                         "content_index": 0,
-                        "delta": "OK",
+                        "delta": self._text(body),
                         "logprobs": [],
                     },
                 ),
@@ -407,7 +417,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "message",
                 "role": "assistant",
                 "model": model,
-                "content": [{"type": "text", "text": "OK"}],
+                "content": [{"type": "text", "text": self._text(body)}],
                 "stop_reason": "max_tokens",
                 "stop_sequence": None,
             }
@@ -456,7 +466,7 @@ class _Handler(BaseHTTPRequestHandler):
                     {
                         "type": "content_block_delta",
                         "index": 0,
-                        "delta": {"type": "text_delta", "text": "OK"},
+                        "delta": {"type": "text_delta", "text": self._text(body)},
                     },
                 ),
                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -470,7 +480,7 @@ class _Handler(BaseHTTPRequestHandler):
         chunk: dict[str, Any] = {
             "candidates": [
                 {
-                    "content": {"role": "model", "parts": [{"text": "OK"}]},
+                    "content": {"role": "model", "parts": [{"text": self._text(body)}]},
                     "finishReason": "MAX_TOKENS",
                     "index": 0,
                 }
@@ -594,6 +604,23 @@ class _Handler(BaseHTTPRequestHandler):
         if done:
             self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+def _prompt_of(body: dict) -> str:
+    """The user text of a chat, responses, messages or Gemini request."""
+    if isinstance(body.get("input"), str):
+        return body["input"]
+    parts: list[str] = []
+    for message in body.get("messages") or body.get("input") or body.get("contents") or []:
+        content = message.get("content", message.get("parts"))
+        if isinstance(content, str):
+            parts.append(content)
+            continue
+        for part in content or []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str):
+                parts.append(text)
+    return "\n".join(parts)
 
 
 _LOGIN_PAGE = """<!doctype html>

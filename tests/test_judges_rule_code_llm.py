@@ -27,7 +27,9 @@ from eloledger.judges.rule import judge_rule
         ("so x = \\boxed{17}", "17"),
         ("first 3 then 5 and finally 8", "8"),
         ("Answer: 3\nwait, no.\nFinal answer: 4", "4"),
-        ("nothing numeric here", None),
+        ("nothing numeric here", "nothing numeric here"),  # text: the last line
+        ("", None),
+        ("  \n ", None),
     ],
 )
 def test_extract_answer(text: str, answer: str | None) -> None:
@@ -93,6 +95,19 @@ def test_llm_prompt_and_verdicts() -> None:
     assert both_orders(1.0, 0.0) == 1.0
     assert both_orders(1.0, 1.0) == 0.5
     assert both_orders(None, 0.0) == 0.75
+    assert both_orders(None, None) is None  # no verdict at all: not a tie
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("**B**", 0.0), ("b", 0.0), ("Verdict: A", 1.0), ("tie.", 0.5), ("A is better.", 1.0),
+        ("It's a tie.", 0.5), ("Both are a fine answer.", None), ("a good try", None),
+        ("Both replies look reasonable to me; hard to say.", None),
+    ],
+)  # fmt: skip
+def test_parse_verdict_ignores_the_article_a(reply: str, verdict: float | None) -> None:
+    assert parse_verdict(reply) == verdict
 
 
 def test_comparisons_within_tasks(tmp_path: Path) -> None:

@@ -174,13 +174,17 @@ async def test_quota_is_never_retried(tmp_path: Path) -> None:
     spec = make_spec(tmp_path, sim='fault = "429_quota"', limit=2)
     result = await run_experiment(spec)
     rows = rows_of(spec.ledger)
-    assert len(rows) == 2 * 8 and result.retries == 0
+    # 5 consecutive quota failures stop the run; calls already in flight finish
+    assert 5 <= len(rows) < 2 * 8 and result.retries == 0
+    assert result.stopped == "errors" and result.not_run == 2 * 8 - len(rows)
     assert {(r["status"], r["error_class"], r["http_status"], r["attempt"]) for r in rows} == {
         ("error", "quota", 429, 1)
     }
     assert not any(r.get("will_retry") for r in rows)
     assert all("key" not in r for r in rows)
     assert result.comparisons == 0  # no arm produced anything: nothing to compare
+    assert result.failures[0].startswith("stopped after 5 consecutive quota failures (HTTP 429)")
+    assert any("rate.quota" in f for f in result.failures[1:])
 
 
 async def test_server_errors_are_retried_up_to_max_attempts(tmp_path: Path) -> None:

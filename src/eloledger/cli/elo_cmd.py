@@ -183,7 +183,7 @@ def compute(args: argparse.Namespace) -> Any:
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
     costs = _costs(ledger_path) if ledger_path else None
-    return elo_report(
+    report = elo_report(
         comparisons,
         costs=costs,
         anchor=args.anchor,
@@ -194,6 +194,13 @@ def compute(args: argparse.Namespace) -> Any:
         intervals=method,
         length_control=bool(getattr(args, "length_control", False)),
     )
+    if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
+        from eloledger.judges.verdicts import verdict_counts, verdict_warning
+
+        warning = verdict_warning(*verdict_counts(ledger_path))
+        if warning:
+            report.warnings.append(warning)
+    return report
 
 
 def _interval_method(args: argparse.Namespace) -> str:

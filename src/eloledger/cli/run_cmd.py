@@ -18,6 +18,10 @@ files written next to the ledger:
   <name>.ledger.jsonl       one row per call attempt (tokens, latency, status, score)
   <name>.results.csv        each arm's pick per task and session, with its score
   <name>.comparisons.csv    task_id,a,b,outcome: the input of 'eloledger elo'
+
+exit status: 0 a result; 1 ran but produced nothing usable (cause on stderr: an arm with no
+successful call, judge replies without a verdict); 2 a mistake in the input (spec, tasks,
+ledger path); 130 interrupted (the ledger is whole: --resume finishes the run)
 """
 
 
@@ -143,6 +147,7 @@ def _run_summary(result: Any) -> str:
             f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
         )
     lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
+    lines.extend(f"eloledger: error: {f}" for f in result.failures)
     return "\n".join(lines)
 
 
@@ -179,8 +184,12 @@ def report(result: Any, args: argparse.Namespace) -> int:
         "judge_calls": result.judge_calls,
         "arm_tokens": result.arm_tokens,
         "judge_tokens": result.judge_tokens,
+        "judge_no_verdict": result.judge_no_verdict_pairs,
+        "failures": result.failures,
         "elapsed_s": round(result.elapsed_s, 3),
     }
+    if result.failures:
+        status = 1  # ran, but produced nothing usable (the causes are on stderr)
     if args.format == "json":
         payload = (
             elo_payload
@@ -188,7 +197,8 @@ def report(result: Any, args: argparse.Namespace) -> int:
             else {"players": [], "anchor": None, "warnings": []}
         )
         payload.setdefault("warnings", [])
-        payload["warnings"] = list(payload["warnings"]) + list(result.warnings)
+        own = [w for w in result.warnings if w not in payload["warnings"]]
+        payload["warnings"] = list(payload["warnings"]) + own
         payload["run"] = run_info
         payload["arms"] = result.arms
         print(to_json(payload))
@@ -206,10 +216,8 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     from eloledger.errors import UserError
 
     if not result.comparisons_path or not result.comparisons:
-        print(
-            "eloledger: no comparisons (one arm, or nothing finished): no Elo table",
-            file=sys.stderr,
-        )
+        why = "see the errors above" if result.failures else "one arm, or nothing finished"
+        print(f"eloledger: no comparisons ({why}): no Elo table", file=sys.stderr)
         return None, None, 0 if result.stopped == "completed" else 1
     from eloledger.cli import elo_cmd
 
@@ -232,5 +240,6 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     if args.format == "json":
         return None, report.to_json(), 0
     for warning in report.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        if warning not in result.warnings:  # the run summary printed those already
+            print(f"eloledger: warning: {warning}", file=sys.stderr)
     return elo_cmd.render_text(report, ns), None, 0

@@ -15,7 +15,9 @@ JUDGE_INSTRUCTIONS = (
     "Reply with exactly one word: A, B or TIE."
 )
 
-_VERDICT = re.compile(r"\b(TIE|A|B)\b")
+# Capital A/B only: "a" is an English word ("a fine answer"), "A" in a sentence is a verdict.
+_VERDICT = re.compile(r"\b(TIE|Tie|tie|A|B)\b")
+_ONLY = re.compile(r"^\W*(?:verdict\s*:?\s*|answer\s*:?\s*)?(tie|a|b)\W*$", re.I)
 _VALUE = {"TIE": 0.5, "A": 1.0, "B": 0.0}  # preference for A
 
 
@@ -34,19 +36,25 @@ def parse_verdict(text: str | None) -> float | None:
     """1.0 if A wins, 0.0 if B wins, 0.5 for a tie; None when the reply names no verdict."""
     if not text:
         return None
-    head = text.strip().upper()
+    only = _ONLY.match(text.strip())
+    if only:
+        return _VALUE[only.group(1).upper()]
+    head = text.strip()
     for word, value in _VALUE.items():
-        if re.match(rf"{word}\b", head):
+        if re.match(rf"\W*{word}\b", head, re.I if word == "TIE" else 0):
             return value
     found = _VERDICT.findall(head)
-    return _VALUE[found[-1]] if found else None
+    return _VALUE[found[-1].upper()] if found else None
 
 
-def both_orders(first: float | None, second: float | None) -> float:
+def both_orders(first: float | None, second: float | None) -> float | None:
     """Preference for X given verdicts on (X as A, Y as B) and (Y as A, X as B).
 
-    A missing verdict counts as a tie, so one failed judge call cannot decide a match.
+    One missing verdict counts as a tie, so one failed judge call cannot decide a match; with
+    both missing there is no preference at all (None): the caller counts it, never a tie.
     """
+    if first is None and second is None:
+        return None
     x_first = 0.5 if first is None else first
     x_second = 0.5 if second is None else 1.0 - second
     return (x_first + x_second) / 2.0

@@ -25,8 +25,14 @@ def judge_rule(
     tolerance: float = 1e-6,
     pattern: str | None = None,
 ) -> Verdict:
-    """Score one reply. ``auto`` is numeric when the expected answer is a number, else exact."""
-    answer = extract_answer(content)
+    """Score one reply. ``auto`` is numeric when the expected answer is a number, else exact.
+
+    A numeric check reads the reply's last number; an exact or regex check its last line (see
+    :mod:`eloledger.judges.extract` for the rule and the normalisation).
+    """
+    if mode == "auto":
+        mode = "numeric" if parse_number(expected) is not None else "exact"
+    answer = extract_answer(content, kind="numeric" if mode == "numeric" else "text")
     return Verdict(*_check(answer, expected, mode, tolerance, pattern), answer=answer)
 
 
@@ -35,8 +41,6 @@ def _check(
 ) -> tuple[float, bool]:
     if answer is None:
         return 0.0, False
-    if mode == "auto":
-        mode = "numeric" if parse_number(expected) is not None else "exact"
     if mode == "numeric":
         got, want = parse_number(answer), parse_number(expected)
         ok = (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eloledger.errors import UserError
+from eloledger.profiles.model import Profile
 from eloledger.runner.spec import ExperimentSpec, spec_line
 from eloledger.tasks import Task, load_tasks
 
@@ -29,6 +30,7 @@ class Endpoint:
     api_key: str | None
     auth: str = "bearer"
     is_sim: bool = False
+    key_label: str = "the key"  # where the key comes from, for advice ("environment variable X")
 
 
 def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
@@ -38,14 +40,15 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
         path = Path(source).expanduser()
         if not path.is_absolute():
             path = spec.base_dir / path
-        if not path.is_file():
+        if not path.is_file():  # never open a FIFO (it would block) or a directory
+            what = "is not a regular file" if path.exists() else "not found"
             raise UserError(
-                f"{where}: task file {str(path)!r} not found",
+                f"{where}: task file {str(path)!r} {what}",
                 fix='give a JSONL file (task_id, prompt, answer|tests) or "builtin:arith"',
             )
         source = str(path)
     try:
-        tasks = load_tasks(source, base_dir=spec.base_dir)
+        tasks = load_tasks(source, base_dir=spec.base_dir, open_ended=spec.judge.kind == "llm")
     except UserError as exc:
         if exc.message.startswith(source) or "builtin" not in source:
             raise
@@ -62,6 +65,7 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             f'{spec_line(spec, "judge", "kind")}: judge kind = "tests" but task {missing!r} has no tests',
             fix='use kind = "auto" or "rule", or give every task tests',
         )
+    _check_verifiable(spec, tasks)
     if spec.judge.kind == "rule" and any(t.answer is None for t in tasks):
         missing = next(t.task_id for t in tasks if t.answer is None)
         raise UserError(
@@ -69,6 +73,20 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             fix='use kind = "auto" or "tests", or give every task an answer',
         )
     return tasks
+
+
+def _check_verifiable(spec: ExperimentSpec, tasks: list[Task]) -> None:
+    """A verifier needs an answer or tests: open-ended tasks would silently keep sample 0."""
+    open_task = next((t.task_id for t in tasks if t.answer is None and not t.tests), None)
+    if open_task is None:
+        return
+    for index, arm in enumerate(spec.arms):
+        if arm.select == "verifier" and arm.n > 1:
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'select', index)}: arm {arm.name!r} selects by "
+                f"verifier, but task {open_task!r} has neither answer nor tests to verify with",
+                fix='set select = "judge" on this arm (the LLM judge picks the sample)',
+            )
 
 
 def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
@@ -80,6 +98,7 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
             base_url=None,
             api_key=spec.sim.api_key or "sim",
             is_sim=True,
+            key_label="[sim] api_key",
         )
     from eloledger.profiles.store import get_profile, resolve_key
 
@@ -106,8 +125,8 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
             fix='add model = "..." to [experiment]',
         )
     key = resolve_key(profile)
+    where = f"environment variable {profile.key_env}" if profile.key_env else "the secrets file"
     if key is None and (profile.key_env or profile.key_in_secrets):
-        where = f"environment variable {profile.key_env}" if profile.key_env else "the secrets file"
         raise UserError(
             f"{spec_line(spec, 'experiment', 'profile')}: profile {profile.name!r} takes its key "
             f"from {where}, which is not set",
@@ -120,4 +139,14 @@ def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:
         base_url=profile.client_base_url(client),
         api_key=key,
         auth=profile.auth,
+        key_label=_key_label(profile) if key is not None else "no key (the profile has none)",
     )
+
+
+def _key_label(profile: Profile) -> str:
+    """Where the key that :func:`resolve_key` found came from (secrets file first)."""
+    from eloledger.profiles.store import stored_secret
+
+    if profile.key_in_secrets and stored_secret(profile.name) is not None:
+        return f"the secrets file (profile {profile.name})"
+    return f"environment variable {profile.key_env}"

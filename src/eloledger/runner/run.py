@@ -20,7 +20,12 @@ results file (``<ledger>.results.csv``) records every pick for people and tools.
 
 Stopping: ``max_total_tokens`` (sample + judge tokens, counted live) stops new calls and lets
 in-flight calls finish; ``cancel`` aborts in-flight calls (they are redone on ``--resume``);
-``pause`` (set = paused) holds new calls until it is cleared.
+``pause`` (set = paused) holds new calls until it is cleared; five consecutive failures that will
+fail again (a rejected key, no quota) stop new calls too (:mod:`.outcome`).
+
+This module orchestrates; one job per neighbour: :mod:`.scoring` (a sample's score),
+:mod:`.selection` (an arm's pick), :mod:`.judging` (LLM-judge calls), :mod:`.armstats` (per-arm
+statistics), :mod:`.outcome` (whether the run produced something usable, and why not).
 """
 
 from __future__ import annotations
@@ -29,31 +34,32 @@ import asyncio
 import contextlib
 import random
 import secrets
+import stat
 import time
 import zlib
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
-from eloledger.judges.code import judge_tests
 from eloledger.judges.compare import (
     ArmResult,
-    majority,
     score_comparisons,
     with_lengths,
     write_comparisons,
     write_results,
 )
-from eloledger.judges.extract import extract_answer
-from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
-from eloledger.judges.rule import judge_rule
+from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
+from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
+from eloledger.runner.judging import LlmJudge
+from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
+from eloledger.runner.scoring import score_sample
+from eloledger.runner.selection import select
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
@@ -66,7 +72,7 @@ class RunResult:
     ledger_path: Path
     comparisons_path: Path | None
     results_path: Path | None
-    stopped: str  # completed | budget | cancelled
+    stopped: str  # completed | budget | cancelled | errors (persistent failures: see outcome)
     attempts: int = 0  # sample-call attempts made by this invocation (ledger rows written)
     retries: int = 0
     judge_calls: int = 0
@@ -79,6 +85,14 @@ class RunResult:
     base_url: str | None = None
     arms: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # why the run produced nothing usable (exit 1): arms without a successful call, an early
+    # stop on persistent failures, judge replies without a verdict
+    failures: list[str] = field(default_factory=list)
+    # judge calls that gave no verdict (failed, or named neither A, B nor TIE), per arm;
+    # a pairwise match "a vs b" counts for both arms; per pair in judge_no_verdict_pairs
+    judge_no_verdict: dict[str, int] = field(default_factory=dict)
+    judge_no_verdict_pairs: dict[str, int] = field(default_factory=dict)
+    judge_verdict_calls: int = 0  # judge calls consulted (made now or found in the ledger)
 
 
 async def run_experiment(
@@ -94,7 +108,8 @@ async def run_experiment(
     endpoint = resolve_endpoint(spec)
     counters = counters if counters is not None else RunCounters()
     _check_ledger(spec.ledger, resume)
-    state = read_state(spec.ledger, spec.name) if resume else LedgerState()
+    # a resumed run redoes calls that failed for a reason the user has fixed since (the key)
+    state = read_state(spec.ledger, spec.name, redo=PERSISTENT) if resume else LedgerState()
     run_id = state.run_id or f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
 
     async with contextlib.AsyncExitStack() as stack:
@@ -116,13 +131,22 @@ async def run_experiment(
 
 
 def _check_ledger(path: Path, resume: bool) -> None:
-    if resume:
-        return
+    """Refuse before the first request: a ledger that is not a file, or one with rows already."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return
-    if size > 0:
+    except OSError as exc:
+        raise UserError(f"{path}: cannot use as ledger ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):  # a directory fails, a FIFO would block --resume
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise UserError(
+            f"{path}: the ledger is {what}",
+            fix="give a file path with --ledger (e.g. runs/NAME.ledger.jsonl)",
+        )
+    if resume:
+        return
+    if info.st_size > 0:
         raise UserError(
             f"{path}: the ledger already has rows",
             fix="add --resume to complete that run, or give a new file with --ledger",
@@ -185,9 +209,10 @@ class _Run:
         self.budget_hit = False
         self.judge_tokens = 0
         self.rng = random.Random(spec.seed)
-        self.task_by_id = {t.task_id: t for t in tasks}
         self.tests_gate = asyncio.Semaphore(2)
+        self.judge = self._llm_judge()
         self.slots = asyncio.Semaphore(spec.concurrency)
+        self.breaker = Breaker()
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -204,6 +229,7 @@ class _Run:
             await self._sample_all()
             if self.result.stopped != "cancelled":
                 await self._judge_all()
+            self._stop_report()
         finally:
             c.finished = True
             c.in_flight = 0
@@ -230,6 +256,7 @@ class _Run:
 
         workers = [asyncio.create_task(worker()) for _ in range(self.spec.concurrency)]
         gathered = asyncio.gather(*workers)
+        gathered.add_done_callback(_retrieve)  # its error is raised below, or it was cancelled
         waiters: set[asyncio.Future] = {gathered}
         cancel_wait = asyncio.ensure_future(self.cancel.wait()) if self.cancel else None
         if cancel_wait is not None:
@@ -237,19 +264,21 @@ class _Run:
         try:
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             if self.cancel is not None and self.cancel.is_set() and not gathered.done():
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(*workers, return_exceptions=True)
                 self.result.stopped = "cancelled"
             else:
-                gathered.result()  # a bug in a worker surfaces here
+                gathered.result()  # a worker's error (a ledger write failing, a bug) surfaces here
         finally:
+            # Whatever ended the wait (done, cancel, ctrl-C, an error in one worker), no call may
+            # outlive this phase: the writer and the HTTP client close right after it.
             if cancel_wait is not None:
                 cancel_wait.cancel()
-            if not gathered.done():
-                gathered.cancel()
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
         if self.cancel is not None and self.cancel.is_set():
             self.result.stopped = "cancelled"
+        elif self.breaker.tripped:
+            self.result.stopped = "errors"
         elif self.budget_hit:
             self.result.stopped = "budget"
         self.state = read_state(self.spec.ledger, self.spec.name)
@@ -282,6 +311,8 @@ class _Run:
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
         if self.cancel is not None and self.cancel.is_set():
+            return True
+        if self.breaker.tripped:
             return True
         limit = self.spec.max_total_tokens
         if limit is not None and not self.budget_hit:
@@ -345,7 +376,7 @@ class _Run:
                 c.settle_estimate(arm, res.streamed_estimate)
             row = self._row(fields, res, attempt, max_tokens, temperature, model)
             if res.status == "ok" and role == "sample":
-                await self._score(row, task)
+                await score_sample(row, task, self.spec.judge, self.tests_gate)
             retry = (
                 res.status == "error"
                 and res.error_class in RETRYABLE
@@ -354,7 +385,8 @@ class _Run:
             )
             if retry:
                 row["will_retry"] = True
-            self.writer.append(row)
+            self._append(row)
+            self.breaker.record(row)
             if role == "sample":
                 c.apply_row(row)
                 self.result.attempts += 1
@@ -366,6 +398,17 @@ class _Run:
             self.result.retries += 1
             await asyncio.sleep(self._backoff(attempt, res))
             attempt += 1
+
+    def _append(self, row: dict[str, Any]) -> None:
+        try:
+            self.writer.append(row)
+        except OSError as exc:  # full or read-only file system, the file removed under us
+            raise UserError(
+                f"{self.spec.ledger}: cannot write the ledger ({exc.strerror or exc}); "
+                "the run stopped",
+                fix="free space or give a writable file with --ledger; the rows already "
+                "written stay valid and --resume continues from them",
+            ) from None
 
     def _backoff(self, attempt: int, res: CallResult) -> float:
         r = self.spec.retry
@@ -399,33 +442,12 @@ class _Run:
             "ts": time.time(),
         }
 
-    async def _score(self, row: dict[str, Any], task: Task) -> None:
-        kind = self.spec.judge.kind
-        content = row.get("content") or ""
-        use_tests = kind == "tests" or (
-            kind in ("auto", "llm") and task.tests and task.answer is None
-        )
-        if use_tests and task.tests:
-            async with self.tests_gate:
-                verdict = await asyncio.to_thread(
-                    judge_tests,
-                    content,
-                    task.tests,
-                    timeout_s=self.spec.judge.timeout_s,
-                    memory_mb=self.spec.judge.memory_mb,
-                )
-        elif task.answer is not None:
-            j = self.spec.judge
-            verdict = judge_rule(
-                content, task.answer, mode=j.mode, tolerance=j.tolerance, pattern=j.pattern
-            )
-        else:
-            return
-        row["score"] = verdict.score
-        row["passed"] = verdict.passed
-
     # ----------------------------------------------------------------------------- judging
+    def _llm_judge(self) -> LlmJudge:
+        return LlmJudge(self.spec, self.state, self.tasks, self.result, self._call_with_retries)
+
     async def _judge_all(self) -> None:
+        self.judge = self._llm_judge()  # on the ledger state as sampling left it
         finals = self.state.finals
         results: list[ArmResult] = []
         knockouts = []
@@ -435,19 +457,20 @@ class _Run:
                     rows = [finals.get((task.task_id, arm.name, session, i)) for i in range(arm.n)]
                     if any(r is None for r in rows):
                         continue  # incomplete (stopped early): not judged
-                    result = self._select(task, arm, session, rows)  # type: ignore[arg-type]
+                    result = select(task, arm, session, rows)  # type: ignore[arg-type]
                     results.append(result)
                     if arm.select == "judge" and result.samples_ok > 1:
-                        knockouts.append(self._knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
+                        knockouts.append(self.judge.knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
-        if self.spec.judge.kind != "llm" and results and all(r.score is None for r in results):
+        answered = [r for r in results if r.samples_ok]
+        if self.spec.judge.kind != "llm" and answered and all(r.score is None for r in answered):
             self.result.warnings.append(
                 "no sample could be scored (the tasks have neither answer nor tests): "
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
         if self.spec.judge.kind == "llm":
-            comparisons = await self._llm_comparisons(results)
+            comparisons = await self.judge.comparisons(results)
         else:
             comparisons = score_comparisons(results, [a.name for a in self.spec.arms])
         if self.cancel is not None and self.cancel.is_set():
@@ -461,165 +484,47 @@ class _Run:
         )
         if self.budget_hit and self.result.stopped == "completed":
             self.result.stopped = "budget"
-        self._arm_stats()
-
-    def _select(self, task: Task, arm: ArmSpec, session: int, rows: list[dict]) -> ArmResult:
-        ok = [(i, r) for i, r in enumerate(rows) if r.get("status") == "ok"]
-        result = ArmResult(task.task_id, arm.name, session, None, None, None, None, len(ok), arm.n)
-        if not ok:
-            return result
-        if arm.kind == "self_consistency":
-            answers = [extract_answer(r.get("content")) for _, r in ok]
-            index, _ = majority(answers)
-            chosen = ok[index if index is not None else 0]
-        elif arm.kind == "best_of_n" and arm.select == "verifier":
-            chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
-        else:  # single, or judge selection (refined by the knockout)
-            chosen = ok[0]
-        self._fill(result, chosen)
-        return result
-
-    @staticmethod
-    def _fill(result: ArmResult, chosen: tuple[int, dict]) -> None:
-        index, row = chosen
-        result.selected_sample = index
-        result.content = row.get("content")
-        result.answer = extract_answer(row.get("content"))
-        score = row.get("score")
-        result.score = float(score) if isinstance(score, (int, float)) else None
-        passed = row.get("passed")
-        result.passed = bool(passed) if passed is not None else None
-        tokens = row.get("completion_tokens")
-        result.tokens = tokens if isinstance(tokens, int) and tokens >= 0 else None
-
-    async def _knockout(
-        self, task: Task, arm: ArmSpec, session: int, rows: list[dict], result: ArmResult
-    ) -> None:
-        """Pick a sample by single-elimination matches, each judged in both orders."""
-        alive = [i for i, r in enumerate(rows) if r.get("status") == "ok"]
-        match = 0
-        while len(alive) > 1:
-            pairs = list(zip(alive[0::2], alive[1::2], strict=False))
-            matches = []
-            for x, y in pairs:
-                matches.append(
-                    self._match(
-                        task, arm.name, session, match, rows[x]["content"], rows[y]["content"]
-                    )
-                )
-                match += 1
-            prefs = await asyncio.gather(*matches)
-            winners = [x if pref >= 0.5 else y for (x, y), pref in zip(pairs, prefs, strict=True)]
-            if len(alive) % 2:
-                winners.append(alive[-1])
-            alive = winners
-        self._fill(result, (alive[0], rows[alive[0]]))
-
-    async def _match(
-        self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
-    ) -> float:
-        """Preference for X over Y: both orders judged, averaged (0.5 = tie)."""
-        verdicts = await asyncio.gather(
-            self._judge_call(task, arm, session, match, 0, content_x, content_y),
-            self._judge_call(task, arm, session, match, 1, content_y, content_x),
-        )
-        return both_orders(verdicts[0], verdicts[1])
-
-    async def _judge_call(
-        self, task: Task, arm: str, session: int, match: int, order: int, a: str, b: str
-    ) -> float | None:
-        key = (task.task_id, arm, session, match, order)
-        row = self.state.judges.get(key)
-        if row is None:
-            fields = {
-                "task_id": task.task_id,
-                "arm": arm,
-                "session": session,
-                "sample": match,
-                "round": order,
-                "role": "judge",
-            }
-            j = self.spec.judge
-            row = await self._call_with_retries(
-                fields,
-                judge_prompt(task.task_id, task.prompt, a or "", b or ""),
-                max_tokens=j.max_tokens,
-                temperature=j.temperature,
-                seed=None,
-                first_attempt=self.state.judge_next_attempt.get(key, 1),
-                task=task,
-                model=j.model,
-            )
-            if row is None:
-                self.result.warnings.append(
-                    f"judge call not made for {task.task_id} {arm} (stopped)"
-                )
-                return None
-        if row.get("status") != "ok":
-            return None
-        return parse_verdict(row.get("content"))
-
-    async def _llm_comparisons(self, results: list[ArmResult]) -> list[tuple]:
-        by_task: dict[str, dict[str, dict[int, ArmResult]]] = defaultdict(lambda: defaultdict(dict))
-        for r in results:
-            if r.content is not None:
-                by_task[r.task_id][r.arm][r.session] = r
-        order = [a.name for a in self.spec.arms]
-        jobs = []
-        for task_id, arms in by_task.items():
-            names = [n for n in order if n in arms]
-            for i, a in enumerate(names):
-                for b in names[i + 1 :]:
-                    sessions = sorted(set(arms[a]) & set(arms[b]))
-                    jobs.append(self._arm_match(task_id, a, b, sessions, arms))
-        return [c for c in await asyncio.gather(*jobs) if c is not None]
-
-    async def _arm_match(
-        self, task_id: str, a: str, b: str, sessions: list[int], arms
-    ) -> tuple | None:  # noqa: ANN001
-        task = self.task_by_id[task_id]
-        prefs = await asyncio.gather(
-            *(
-                self._match(
-                    task, f"{a} vs {b}", s, 0, arms[a][s].content or "", arms[b][s].content or ""
-                )
-                for s in sessions
-            )
-        )
-        if not prefs:
-            return None
-        return (task_id, a, b, sum(prefs) / len(prefs))
-
-    def _arm_stats(self) -> None:
-        stats: dict[str, dict[str, Any]] = {}
-        for arm in self.spec.arms:
-            stats[arm.name] = {
-                "arm": arm.name, "kind": arm.kind, "n": arm.n, "select": arm.select,
-                "max_tokens": arm.max_tokens, "same_budget": arm.same_budget,
-                "calls": 0, "ok": 0, "errors": 0, "length": 0, "tokens": 0,
-            }  # fmt: skip
-        for (_, arm_name, _, _), row in self.state.finals.items():
-            s = stats.get(arm_name)
-            if s is None:
-                continue
-            s["calls"] += 1
-            if row.get("status") == "ok":
-                s["ok"] += 1
-                s["length"] += row.get("finish_reason") == "length"
-            else:
-                s["errors"] += 1
-        for row in self.state.sample_rows:
-            s = stats.get(str(row.get("arm")))
-            if s is not None:
-                s["tokens"] += int(row.get("total_tokens") or 0)
-        for s in stats.values():
-            s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
-        self.result.arms = list(stats.values())
-        self.result.arm_tokens = sum(s["tokens"] for s in stats.values())
+        self._verdict_report()
+        arms = arm_stats(self.spec, self.state, self.result.judge_no_verdict)
+        self.result.failures.extend(arm_failures(arms, self._where()))
+        self.result.arms = json_friendly(arms)
+        self.result.arm_tokens = sum(a["tokens"] for a in arms)
         # judge rows already in the ledger after sampling (a resumed run's) + the ones written since
         self.result.judge_tokens = self.state.judge_tokens + self.judge_tokens
 
+    def _stop_report(self) -> None:
+        """Say what a stop left undone: judge calls not made, and an early stop on errors."""
+        skipped = self.judge.skipped
+        if skipped:
+            self.result.warnings.append(
+                f"{skipped} judge calls not made (the run was stopping): their matches are left out"
+            )
+        tripped = self.breaker.message(self.result.not_run + skipped, self._where())
+        if tripped:
+            self.result.failures.insert(0, tripped)
+            if self.result.stopped == "completed":  # tripped by the judge calls
+                self.result.stopped = "errors"
 
-def _score_of(row: dict[str, Any]) -> float:
-    score = row.get("score")
-    return float(score) if isinstance(score, (int, float)) else 0.0
+    def _where(self) -> Where:
+        e = self.endpoint
+        return Where(e.profile, e.key_label, e.base_url, e.model)
+
+    def _verdict_report(self) -> None:
+        """Verdict-less judge calls: a warning when some, a failure when they are most."""
+        r = self.result
+        warning = verdict_warning(r.judge_verdict_calls, r.judge_no_verdict_pairs)
+        if warning is None:
+            return
+        r.warnings.append(warning)
+        if mostly_missing(r.judge_verdict_calls, r.judge_no_verdict_pairs):
+            r.failures.append(
+                "most judge calls gave no verdict (failed, or named neither A, B nor TIE): "
+                "the judge model ignores the format; fix: use a judge model that follows it "
+                "([judge] model) or raise [judge] max_tokens"
+            )
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    """Mark a gather's outcome as seen, so asyncio never logs it as 'never retrieved'."""
+    if not future.cancelled():
+        future.exception()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import ParseError
+from tomlkit.exceptions import ParseError, TOMLKitError
 
 from eloledger.errors import UserError
 
@@ -138,13 +138,22 @@ def load_spec(path: str | Path, *, ledger: str | Path | None = None) -> Experime
     """Read and validate a spec file; ``ledger`` overrides ``[experiment] ledger``."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        if not path.is_file():  # a FIFO would block the read forever, a directory fail
+            raise UserError(
+                f"{path}: not a regular file" if path.exists() else f"{path}: spec file not found",
+                fix="give the path of a TOML spec",
+            )
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read spec ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
         raise UserError(
-            f"{path}: spec file not found", fix="give the path of a TOML spec"
+            f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            fix="save the spec as UTF-8",
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read spec: {exc}") from None
     return parse_spec(text, path=path, ledger=ledger)
 
 
@@ -152,12 +161,22 @@ def parse_spec(
     text: str, *, path: Path | None = None, ledger: str | Path | None = None
 ) -> ExperimentSpec:
     where = str(path) if path else "<spec>"
+    if text.startswith("\ufeff"):
+        raise UserError(
+            f"{where}:1: the file starts with a UTF-8 byte order mark (BOM), which TOML forbids",
+            fix="save it as UTF-8 without BOM (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)",
+        )
     try:
         data = tomlkit.parse(text).unwrap()
     except ParseError as exc:
         line = exc.line
         raise UserError(
             f"{where}:{line}: not valid TOML: {exc}", fix="correct the TOML syntax on that line"
+        ) from None
+    except TOMLKitError as exc:  # e.g. a key given twice: tomlkit names no line, tomllib does
+        line, message = _toml_error_line(text, exc)
+        raise UserError(
+            f"{where}:{line}: not valid TOML: {message}", fix="correct the TOML on that line"
         ) from None
     loc = _Locator(text, where)
     base_dir = path.resolve().parent if path else Path.cwd()
@@ -171,7 +190,10 @@ def parse_spec(
         entries = value if isinstance(value, list) else [value]
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict):
-                raise UserError(f"{loc.at(table)}: [{table}] must be a table")
+                raise UserError(
+                    f"{loc.at(table)}: [{table}] must be a table",
+                    fix=f"write [{table}] on its own line, then its keys one per line",
+                )
             for key in entry:
                 if key not in _TABLES[table]:
                     raise UserError(
@@ -179,7 +201,10 @@ def parse_spec(
                         fix=f"allowed keys: {', '.join(sorted(_TABLES[table]))}",
                     )
     if isinstance(data.get("arms"), dict):
-        raise UserError(f"{loc.at('arms')}: arms must be written [[arms]] (one per arm)")
+        raise UserError(
+            f"{loc.at('arms')}: arms must be written [[arms]] (one per arm)",
+            fix="use double brackets: [[arms]] before each arm's keys",
+        )
 
     exp = data.get("experiment")
     if not isinstance(exp, dict):
@@ -290,6 +315,19 @@ def parse_spec(
             )
     spec.locator = loc
     return spec
+
+
+def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
+    """The line (and message) the standard library's TOML parser gives for the same error."""
+    import tomllib
+
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as std:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(std))
+        if found:
+            return int(found.group(1)), str(std)
+    return 1, str(exc)
 
 
 def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
@@ -417,7 +455,10 @@ class _Getter:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            raise UserError(f"{self._where(key)}: {key} must be an integer, got {value!r}")
+            raise UserError(
+                f"{self._where(key)}: {key} must be an integer, got {value!r}",
+                fix=f"a whole number without quotes, e.g. {key} = {max(low or 1, 1)}",
+            )
         self._check_range(key, value, low, high)
         return value
 
@@ -428,7 +469,10 @@ class _Getter:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise UserError(f"{self._where(key)}: {key} must be a number, got {value!r}")
+            raise UserError(
+                f"{self._where(key)}: {key} must be a number, got {value!r}",
+                fix=f"a number without quotes, e.g. {key} = {max(low or 1.0, 1.0)}",
+            )
         self._check_range(key, value, low, high)
         return float(value)
 
@@ -445,7 +489,10 @@ class _Getter:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise UserError(f"{self._where(key)}: {key} must be true or false, got {value!r}")
+            raise UserError(
+                f"{self._where(key)}: {key} must be true or false, got {value!r}",
+                fix=f"{key} = true or {key} = false (no quotes)",
+            )
         return value
 
     def choice(self, key: str, choices: tuple[str, ...], *, default: Any) -> Any:

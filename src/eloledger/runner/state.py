@@ -3,7 +3,8 @@
 A call is identified by ``(task_id, arm, session, sample)`` (judge calls also by ``round``).
 It is complete when the ledger has an ``ok`` row for it, or an error row that was final (not
 ``will_retry``). A call whose last row says ``will_retry`` (the process died while backing
-off) continues with the next attempt number. A torn last line is ignored (the writer cuts it
+off) continues with the next attempt number. With ``redo``, final errors of those classes (a
+rejected key, exhausted quota: failures the user fixes before resuming) count as not done. A torn last line is ignored (the writer cuts it
 off before appending).
 """
 
@@ -34,7 +35,7 @@ class LedgerState:
     judge_tokens: int = 0  # tokens of every judge row (never part of an arm's cost)
 
 
-def read_state(path: Path, experiment: str) -> LedgerState:
+def read_state(path: Path, experiment: str, redo: frozenset[str] = frozenset()) -> LedgerState:
     """Fold the ledger's rows for ``experiment`` into a :class:`LedgerState`."""
     state = LedgerState()
     try:
@@ -67,6 +68,8 @@ def read_state(path: Path, experiment: str) -> LedgerState:
             state.run_id = str(row["run_id"])
         role = row.get("role") or "sample"
         final = row.get("status") == "ok" or not row.get("will_retry", False)
+        if row.get("status") != "ok" and row.get("error_class") in redo:
+            final = False
         attempt = int(row.get("attempt") or 1)
         key = (
             str(row.get("task_id")),

@@ -26,10 +26,13 @@ KINDS = ("numeric", "code", "text", "agent")
 _JSONL_FIX = 'one JSON object per line: {"task_id": "t1", "prompt": "...", "answer": "42"}'
 
 
-def load_tasks(source: str, *, base_dir: Path | None = None) -> list[Task]:
+def load_tasks(
+    source: str, *, base_dir: Path | None = None, open_ended: bool = False
+) -> list[Task]:
     """``builtin:arith``, ``builtin:code``, ``builtin:all`` or a JSONL path.
 
-    A relative path is taken from ``base_dir`` (the spec's folder) when given.
+    A relative path is taken from ``base_dir`` (the spec's folder) when given. ``open_ended``
+    accepts tasks with only a prompt (an LLM judge compares their answers pairwise).
     """
     source = source.strip()
     if source.startswith("builtin:"):
@@ -41,10 +44,10 @@ def load_tasks(source: str, *, base_dir: Path | None = None) -> list[Task]:
     path = Path(source).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    return parse_jsonl(path)
+    return parse_jsonl(path, open_ended=open_ended)
 
 
-def parse_jsonl(path: Path) -> list[Task]:
+def parse_jsonl(path: Path, *, open_ended: bool = False) -> list[Task]:
     """Parse a task file; every mistake is reported as ``file:line: what``."""
     try:
         raw = path.read_bytes()
@@ -59,7 +62,7 @@ def parse_jsonl(path: Path) -> list[Task]:
     for lineno, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
             continue
-        task = _parse_line(path, lineno, line)
+        task = _parse_line(path, lineno, line, open_ended)
         if task.task_id in seen:
             raise UserError(
                 f"{path}:{lineno}: duplicate task_id {task.task_id!r} "
@@ -73,7 +76,7 @@ def parse_jsonl(path: Path) -> list[Task]:
     return tasks
 
 
-def _parse_line(path: Path, lineno: int, line: bytes) -> Task:
+def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
     where = f"{path}:{lineno}"
     try:
         row = orjson.loads(line)
@@ -97,10 +100,11 @@ def _parse_line(path: Path, lineno: int, line: bytes) -> Task:
     tests = row.get("tests")
     if tests is not None and not isinstance(tests, str):
         raise UserError(f"{where}: 'tests' must be a string of Python asserts")
-    if answer is None and not tests:
+    if answer is None and not tests and not open_ended:
         raise UserError(
             f"{where}: task {task_id!r} has neither 'answer' nor 'tests'",
-            fix="add an 'answer' (for rule judges) or 'tests' (Python asserts)",
+            fix="add an 'answer' (for rule judges) or 'tests' (Python asserts), or set "
+            'kind = "llm" in the spec\'s [judge] to have a model compare open-ended answers',
         )
     difficulty = row.get("difficulty", 0.5)
     if (

@@ -1,0 +1,60 @@
+"""Per-arm call statistics of a run, from the ledger state after sampling.
+
+Each arm: calls (final attempts), ok, errors with their classes, tokens (every sample row,
+retries included: the arm's cost), the share of ok calls cut by ``max_tokens`` and the judge
+calls without a verdict that concern it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from eloledger.runner.spec import ExperimentSpec
+from eloledger.runner.state import LedgerState
+
+
+def arm_stats(
+    spec: ExperimentSpec, state: LedgerState, judge_no_verdict: dict[str, int]
+) -> list[dict[str, Any]]:
+    """One dict per arm; ``error_classes`` maps ``(error_class, http_status)`` to a count."""
+    stats: dict[str, dict[str, Any]] = {}
+    for arm in spec.arms:
+        stats[arm.name] = {
+            "arm": arm.name, "kind": arm.kind, "n": arm.n, "select": arm.select,
+            "max_tokens": arm.max_tokens, "same_budget": arm.same_budget,
+            "calls": 0, "ok": 0, "errors": 0, "length": 0, "tokens": 0,
+            "error_classes": Counter(), "judge_no_verdict": judge_no_verdict.get(arm.name, 0),
+        }  # fmt: skip
+    for (_, arm_name, _, _), row in state.finals.items():
+        s = stats.get(arm_name)
+        if s is None:
+            continue
+        s["calls"] += 1
+        if row.get("status") == "ok":
+            s["ok"] += 1
+            s["length"] += row.get("finish_reason") == "length"
+        else:
+            s["errors"] += 1
+            s["error_classes"][(row.get("error_class"), row.get("http_status"))] += 1
+    for row in state.sample_rows:
+        s = stats.get(str(row.get("arm")))
+        if s is not None:
+            s["tokens"] += int(row.get("total_tokens") or 0)
+    for s in stats.values():
+        s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
+    return list(stats.values())
+
+
+def json_friendly(arms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same stats with ``error_classes`` keyed by text (``"auth 401"``) for JSON output."""
+    return [
+        {
+            **s,
+            "error_classes": {
+                f"{cls}" + (f" {status}" if status else ""): n
+                for (cls, status), n in s["error_classes"].items()
+            },
+        }
+        for s in arms
+    ]

@@ -1,0 +1,153 @@
+"""Whether a run produced something usable, and if not, why, in the doctor's words.
+
+A run whose calls all fail is not a result: every arm that has no successful call is named
+with its error classes and the fix the doctor would give for them (``auth.unauthorized`` for a
+401, ``rate.quota`` for exhausted credit, ...). The CLI turns these causes into exit status 1
+("ran but produced nothing usable"; 2 stays for the user's own input errors).
+
+:class:`Breaker` stops a run early after :data:`BREAK_AFTER` consecutive failures that will
+fail the same way again (a rejected key, exhausted quota, an unknown model): the rest of the
+task list would only burn time and produce more error rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+BREAK_AFTER = 5
+PERSISTENT = frozenset({"auth", "permission", "quota", "not_found"})
+
+# error_class -> (doctor code, what it means, the fix); {key}, {host}, {model} are filled in
+_ADVICE: dict[str, tuple[str, str, str]] = {
+    "auth": (
+        "auth.unauthorized",
+        "the gateway rejects the key from {key}",
+        "check the value of {key} (it must be a key for {host})",
+    ),
+    "permission": (
+        "auth.forbidden",
+        "the key is accepted but not allowed to use {model}",
+        "grant the key in {key} access to {model} (or use a key/plan that has it)",
+    ),
+    "not_found": (
+        "model.not_found",
+        "the gateway answers 404 for {model} (unknown model or wrong path)",
+        "set a model the gateway serves, or correct the profile's base URL",
+    ),
+    "quota": (
+        "rate.quota",
+        "quota or credit exhausted: retrying will not help",
+        "add credit or raise the quota for this key",
+    ),
+    "rate_limit": (
+        "rate.limited",
+        "rate limited on every attempt",
+        "lower [experiment] concurrency or raise [retry] max_attempts",
+    ),
+    "server": ("server.error", "the gateway answers 5xx", "retry later (--resume)"),
+    "overloaded": ("server.error", "the gateway is overloaded", "retry later (--resume)"),
+    "connection": (
+        "net.unreachable",
+        "connection refused, DNS failure or no route",
+        "check the base URL and that the gateway is running",
+    ),
+    "timeout": (
+        "net.timeout",
+        "no answer within timeout_s",
+        "raise [experiment] timeout_s, or check the gateway",
+    ),
+    "bad_response": (
+        "response.not_json",
+        "the answers are not the API's (a login page or a proxy?)",
+        "check the profile's base URL",
+    ),
+    "bad_request": (
+        "request.rejected",
+        "the gateway rejects the request",
+        "check max_tokens, the model and wire_api against the gateway's limits",
+    ),
+}
+
+
+@dataclass
+class Where:
+    """What the advice needs to name: the profile, its key's source, the host, the model."""
+
+    profile: str
+    key_label: str
+    base_url: str | None
+    model: str
+
+
+class Breaker:
+    """Counts consecutive persistent failures; trips at :data:`BREAK_AFTER`."""
+
+    def __init__(self, limit: int = BREAK_AFTER) -> None:
+        self.limit = limit
+        self.streak: Counter[tuple[str, int | None]] = Counter()
+        self.run = 0
+        self.tripped: tuple[str, int | None] | None = None  # (error_class, http_status)
+        self.model: str | None = None  # the model of the call that tripped it
+
+    def record(self, row: dict[str, Any]) -> None:
+        if row.get("status") == "ok":
+            self.run = 0
+            self.streak.clear()
+            return
+        cls = str(row.get("error_class") or "")
+        if cls not in PERSISTENT or row.get("will_retry"):
+            self.run = 0
+            self.streak.clear()
+            return
+        self.run += 1
+        self.streak[(cls, row.get("http_status"))] += 1
+        if self.run >= self.limit and self.tripped is None:
+            self.tripped = self.streak.most_common(1)[0][0]
+            self.model = row.get("model")
+
+    def message(self, skipped: int, where: Where) -> str | None:
+        if self.tripped is None:
+            return None
+        cls, status = self.tripped
+        http = f" (HTTP {status})" if status else ""
+        where = replace(where, model=self.model or where.model)
+        return (
+            f"stopped after {self.limit} consecutive {cls} failures{http}: "
+            f"{skipped} calls skipped: {advice(cls, where)}"
+        )
+
+
+def arm_failures(arms: list[dict[str, Any]], where: Where) -> list[str]:
+    """One cause per arm that has calls but no successful one (empty when every arm worked)."""
+    causes = []
+    for arm in arms:
+        if arm["calls"] == 0 or arm["ok"] > 0:
+            continue
+        classes: Counter[tuple[str, Any]] = arm["error_classes"]
+        parts = ", ".join(
+            f"{n} {cls}" + (f" HTTP {status}" if status else "")
+            for (cls, status), n in classes.most_common()
+        )
+        line = f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} failed: {parts})"
+        if classes:
+            line += ": " + advice(classes.most_common(1)[0][0][0], where)
+        causes.append(line)
+    return causes
+
+
+def advice(error_class: str, where: Where) -> str:
+    """The doctor's code, meaning and fix for an error class, filled in for this run."""
+    code, what, fix = _ADVICE.get(
+        error_class, ("run.errors", "the calls fail", "look at the error rows in the ledger")
+    )
+    host = urlsplit(where.base_url or "").netloc or "the gateway"
+    values = {"key": where.key_label, "host": host, "model": where.model}
+    text = f"{code}: {what.format(**values)}; fix: {fix.format(**values)}"
+    if where.profile != "sim":
+        text += f" (eloledger doctor --profile {where.profile} probes it)"
+    if error_class in PERSISTENT:
+        text += "; then --resume redoes the failed calls"
+    return text

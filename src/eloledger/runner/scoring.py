@@ -1,0 +1,43 @@
+"""Score one sample as it arrives, so ``score``/``passed`` live on its ledger row.
+
+The task's own check decides: its tests (run in a subprocess, at most two at a time) when the
+spec asks for tests or the task has tests and no answer, else the rule judge against its answer.
+Open-ended tasks (prompt only) get no score: an LLM judge compares them later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from eloledger.judges.code import judge_tests
+from eloledger.judges.rule import judge_rule
+from eloledger.runner.spec import JudgeSpec
+from eloledger.tasks import Task
+
+
+async def score_sample(
+    row: dict[str, Any], task: Task, judge: JudgeSpec, tests_gate: asyncio.Semaphore
+) -> None:
+    """Set ``score`` and ``passed`` on an ok sample row (nothing for open-ended tasks)."""
+    content = row.get("content") or ""
+    use_tests = judge.kind == "tests" or (
+        judge.kind in ("auto", "llm") and task.tests and task.answer is None
+    )
+    if use_tests and task.tests:
+        async with tests_gate:
+            verdict = await asyncio.to_thread(
+                judge_tests,
+                content,
+                task.tests,
+                timeout_s=judge.timeout_s,
+                memory_mb=judge.memory_mb,
+            )
+    elif task.answer is not None:
+        verdict = judge_rule(
+            content, task.answer, mode=judge.mode, tolerance=judge.tolerance, pattern=judge.pattern
+        )
+    else:
+        return
+    row["score"] = verdict.score
+    row["passed"] = verdict.passed
