@@ -410,13 +410,24 @@ def _ask(question: str) -> str:
 
 
 def _use(args: argparse.Namespace) -> int:
-    from eloledger.profiles.switch import apply_switch
+    import contextlib
+
+    from eloledger.profiles import ownership
 
     if not args.yes and not sys.stdin.isatty():
         raise UserError(
             "refusing to switch without confirmation: stdin is not a terminal",
             fix="review with 'eloledger profile diff', then add --yes",
         )
+    # With --yes nothing waits for a person: hold the lock from the first read to the last
+    # write. Asking first, the lock is taken by apply_switch, which refuses a plan made stale.
+    with ownership.state_lock() if args.yes else contextlib.nullcontext():
+        return _use_planned(args)
+
+
+def _use_planned(args: argparse.Namespace) -> int:
+    from eloledger.profiles.switch import apply_switch
+
     plan = _plan(args, adopt=True)
     _print_plan(plan)
     if plan.changed and not args.quiet:

@@ -141,10 +141,11 @@ def adopt(found: Found, profile: Profile) -> None:
     """Store the profile and its key (0600) and record that eloledger owns the found keys."""
     from eloledger.profiles.store import save_profile
 
-    if found.key:
-        set_secret(profile.name, found.key)
-    save_profile(profile)
-    ownership.save_state(adopted_state(found, profile, ownership.load_state()))
+    with ownership.state_lock():
+        if found.key:
+            set_secret(profile.name, found.key)
+        save_profile(profile)
+        ownership.save_state(adopted_state(found, profile, ownership.load_state()))
 
 
 def adopted_state(found: Found, profile: Profile, state: ownership.State) -> ownership.State:

@@ -11,9 +11,11 @@ a later profile no longer sets that key, so a round trip leaves the file as it w
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,13 +23,30 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
-from eloledger.fsutil import atomic_write, read_text
+from eloledger.fsutil import atomic_write, exclusive_lock, read_text
 from eloledger.profiles.edit import KeyPath
 from eloledger.profiles.store import state_dir
+
+LOCK_TIMEOUT = 60.0  # seconds a switch waits for another one before it gives up
 
 
 def state_path() -> Path:
     return state_dir() / "ownership.json"
+
+
+@contextlib.contextmanager
+def state_lock(timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """One writer at a time for the ownership record AND the client files it describes.
+
+    Every switch, restore, import and doctor fix holds it from its last read to its last
+    write, so two of them racing can never leave the record out of step with the files.
+    """
+    with exclusive_lock(
+        state_dir() / "switch.lock",
+        what="switching profiles, restoring a backup or applying a doctor fix",
+        timeout=timeout,
+    ):
+        yield
 
 
 def value_hash(value: Any) -> str:

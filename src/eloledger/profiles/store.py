@@ -16,7 +16,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 
 from eloledger.errors import UserError
-from eloledger.fsutil import atomic_write, read_text
+from eloledger.fsutil import atomic_write, read_config_text
 from eloledger.profiles.model import Profile
 from eloledger.redact import register_secret
 
@@ -44,7 +44,7 @@ def secrets_path() -> Path:
 
 
 def _load_doc(path: Path) -> tomlkit.TOMLDocument:
-    text = read_text(path)
+    text = read_config_text(path)
     if text is None:
         return tomlkit.document()
     try:

@@ -311,7 +311,16 @@ def masked_diff(path: Path, old_text: str | None, new_text: str, hidden: set[str
 
 
 def apply_switch(plan: SwitchPlan, *, reason: str = "switch") -> list[Path]:
-    """Write the plan, all or nothing; return the paths written (empty when nothing changed)."""
+    """Write the plan, all or nothing; return the paths written (empty when nothing changed).
+
+    Holds :func:`ownership.state_lock`, so a plan made outside it that another switch made
+    stale is refused ("changed while the switch was being planned") instead of half-applied.
+    """
+    with ownership.state_lock():
+        return _apply_switch(plan, reason)
+
+
+def _apply_switch(plan: SwitchPlan, reason: str) -> list[Path]:
     if plan.conflicts and plan.on_conflict == "refuse":
         raise UserError(
             "; ".join(plan.conflicts),
@@ -398,6 +407,11 @@ def restore(path: Path | str | None, backup_id: str) -> list[Path]:
 
     The current content is backed up first, so a restore can itself be undone.
     """
+    with ownership.state_lock():
+        return _restore(path, backup_id)
+
+
+def _restore(path: Path | str | None, backup_id: str) -> list[Path]:
     backup = backups.get_backup(backup_id)
     entries = backup.files
     if path is not None:
