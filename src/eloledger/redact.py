@@ -19,6 +19,15 @@ _KEY_SHAPES = re.compile(
 )
 
 
+# The password part of ``scheme://user:password@host`` (a secret that is not the key).
+_URL_PASSWORD = re.compile(r"(?<=://)([^/@\s:]*):[^/@\s]*@")
+
+
+def mask_url(url: str) -> str:
+    """The URL with the password of any ``user:password@`` replaced by ``***``."""
+    return _URL_PASSWORD.sub(r"\1:***@", url)
+
+
 def mask(secret: str | None) -> str:
     """First 6 characters and the length: enough to tell two keys apart, never enough to use."""
     if not secret:
@@ -45,7 +54,7 @@ def scrub(text: str) -> str:
     for secret in known:
         if secret in text:
             text = text.replace(secret, mask(secret))
-    return _KEY_SHAPES.sub(lambda m: mask(m.group(0)), text)
+    return mask_url(_KEY_SHAPES.sub(lambda m: mask(m.group(0)), text))
 
 
 def forget_all() -> None:

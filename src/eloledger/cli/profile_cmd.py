@@ -169,6 +169,7 @@ def _list(args: argparse.Namespace) -> int:
     from eloledger.profiles import ownership
     from eloledger.profiles.presets import PRESETS
     from eloledger.profiles.store import load_profiles
+    from eloledger.redact import mask_url
     from eloledger.tables import Column, render_table, to_json
 
     profiles = load_profiles()
@@ -187,7 +188,7 @@ def _list(args: argparse.Namespace) -> int:
             {
                 "name": profile.name,
                 "source": source,
-                "base_url": profile.base_url,
+                "base_url": mask_url(profile.base_url),
                 "key": _key_source(profile),
                 "active": ",".join(where),
                 "description": profile.description,
@@ -208,7 +209,7 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from eloledger.profiles.model import CLIENTS
     from eloledger.profiles.store import get_profile, resolve_key
-    from eloledger.redact import mask
+    from eloledger.redact import mask, mask_url
     from eloledger.tables import to_json
 
     profile = get_profile(args.name)
@@ -216,14 +217,14 @@ def _show(args: argparse.Namespace) -> int:
     info = {
         "name": profile.name,
         "description": profile.description,
-        "base_url": profile.base_url,
+        "base_url": mask_url(profile.base_url),
         "auth": profile.auth,
         "wire_api": profile.wire_api,
         "key": {"source": _key_source(profile), "value": mask(key)},
         "model": profile.model,
         "models": profile.models,
         "clients": {
-            c: {"base_url": profile.client_base_url(c), "model": profile.client_model(c)}
+            c: {"base_url": mask_url(profile.client_base_url(c)), "model": profile.client_model(c)}
             for c in CLIENTS
             if profile.serves(c)
         },
@@ -232,7 +233,7 @@ def _show(args: argparse.Namespace) -> int:
         print(to_json(info))
         return 0
     print(f"{profile.name}: {profile.description}".rstrip(": "))
-    print(f"  gateway root  {profile.base_url}")
+    print(f"  gateway root  {info['base_url']}")
     print(f"  key           {info['key']['source']} -> {info['key']['value']}")
     print(f"  claude auth   {profile.auth}")
     for client, c in info["clients"].items():

@@ -445,8 +445,19 @@ def _read_toml(path: Path, eff: Effective) -> tuple[str, dict[str, Any]] | None:
 def _read_config(path: Path, eff: Effective) -> str | None:
     """The file's text; None when it is absent, or unreadable (then a finding says why)."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnicodeDecodeError as exc:
+        eff.problems.append(
+            make(
+                "config.unreadable",
+                str(path),
+                f"{path} is not UTF-8 text ({exc.reason}); the client cannot read it",
+                str(path),
+                "save it as UTF-8",
+            )
+        )
         return None
     except OSError as exc:
         eff.problems.append(
@@ -459,6 +470,18 @@ def _read_config(path: Path, eff: Effective) -> str | None:
             )
         )
         return None
+    if text.startswith("\ufeff"):
+        eff.problems.append(
+            make(
+                "config.unreadable",
+                _tilde(path),
+                f"{_tilde(path)} starts with a UTF-8 BOM; the client fails to parse it",
+                f"{_tilde(path)}:1:1",
+                "save it without BOM (UTF-8 without signature)",
+            )
+        )
+        return None
+    return text
 
 
 def _unparsable(
@@ -485,8 +508,8 @@ def _read_dotenv(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+        text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    except (OSError, UnicodeDecodeError):
         return values, lines
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
