@@ -152,6 +152,26 @@ def stored_secret(name: str) -> str | None:
     return None
 
 
+def hold_secret(ref: str, value: str) -> None:
+    """Keep a user's own secret that a switch took over (eloledger's records hold only ``ref``)."""
+    register_secret(value)
+    path = secrets_path()
+    doc = _load_doc(path)
+    held = doc.setdefault("held", tomlkit.table())
+    if held.get(ref) != value:
+        held[ref] = value
+        atomic_write(path, tomlkit.dumps(doc), secret=True)
+
+
+def held_secret(ref: str) -> str | None:
+    """The secret kept under ``ref`` by :func:`hold_secret` (None when it is gone)."""
+    value = _load_doc(secrets_path()).get("held", {}).get(ref)
+    if value is None:
+        return None
+    register_secret(str(value))
+    return str(value)
+
+
 def resolve_key(profile: Profile) -> str | None:
     """The profile's key: from the secrets file or its environment variable (None if unset)."""
     key: str | None = None
