@@ -62,3 +62,9 @@ def test_scrub_handles_overlapping_and_repeated_slices_of_two_secrets() -> None:
 def test_scrub_masks_a_url_password() -> None:
     cleaned = redact.scrub("GET https://alice:s3cr3t-pw@gw.example/v1 failed")
     assert "s3cr3t-pw" not in cleaned and "https://alice:***@gw.example/v1" in cleaned
+
+
+def test_short_secrets_and_placeholders_are_not_scrubbed_by_slices() -> None:
+    redact.register_secret("YOUR_API_KEY")
+    assert redact.scrub("env.ANTHROPIC_API_KEY") == "env.ANTHROPIC_API_KEY"
+    assert "YOUR_API_KEY" not in redact.scrub("key YOUR_API_KEY")

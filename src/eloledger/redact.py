@@ -7,8 +7,10 @@ every writer of user-visible text (ledger, CLI errors, TUI, logs) passes it thro
 
 What counts as a leak: the whole secret, or any run of at least :data:`MIN_FRAGMENT` (8)
 consecutive characters of it. Eight is long enough that ordinary words rarely collide with a
-random key, and short enough that a gateway's "first 8 characters" echo is caught. Secrets
-shorter than that are only scrubbed whole.
+random key, and short enough that a gateway's "first 8 characters" echo is caught. Only
+secrets of 16 characters or more are scrubbed by slices (real keys are longer): a short
+value such as the placeholder ``YOUR_API_KEY`` would otherwise mask ``_API_KEY`` inside every
+variable name. Shorter secrets are scrubbed whole.
 
 How it stays fast (the ledger writer calls it per row): from each registered secret we keep
 the 5-character grams that start at offsets 0, 4, 8, ...; any run of 8 characters of the
@@ -23,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 
 MIN_FRAGMENT = 8
+MIN_SLICED_SECRET = 16  # shorter secrets are only scrubbed whole
 _GRAM = 5
 _STRIDE = MIN_FRAGMENT - _GRAM + 1  # every run of MIN_FRAGMENT holds a gram at one of these
 
@@ -78,7 +81,7 @@ def register_secret(secret: str | None) -> None:
 def _build(secrets: set[str]) -> _Registry:
     grams: dict[str, list[tuple[str, int]]] = {}
     for secret in secrets:
-        if len(secret) >= MIN_FRAGMENT:
+        if len(secret) >= MIN_SLICED_SECRET:
             for offset in range(0, len(secret) - _GRAM + 1, _STRIDE):
                 grams.setdefault(secret[offset : offset + _GRAM], []).append((secret, offset))
     return _Registry(

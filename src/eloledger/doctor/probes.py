@@ -83,10 +83,38 @@ class ProbeResult:
     usage: dict[str, int] | None = None  # from the streamed (or else non-streamed) answer
     requests: int = 0
     models: list[str] | None = None
+    model: str | None = None  # the model the generation requests used
+    exchanges: list[str] = field(default_factory=list)  # "POST /v1/messages 200 (41 ms)"
+    elapsed_ms: float = 0.0  # the slowest single request: what a client would wait
 
     @property
     def ok(self) -> bool:
         return not any(f.severity == "error" for f in self.findings)
+
+    def passed_finding(self) -> Finding | None:
+        """A ``probe.ok`` finding saying what was checked, or None when the probe failed.
+
+        Why a finding and not only a line: the JSON output and the TUI show findings, and a
+        passing probe is the answer to "is this gateway fine?"
+        """
+        if not self.ok or not self.exchanges:
+            return None
+        t = self.target
+        usage = ""
+        if self.usage:
+            u = self.usage
+            usage = f", usage {u['prompt_tokens']}+{u['completion_tokens']}={u['total_tokens']}"
+        warned = sum(f.severity == "warning" for f in self.findings)
+        caveat = f" with {warned} warning(s) below" if warned else ""
+        return make(
+            "probe.ok",
+            f"{t.name} ({t.wire})",
+            f"{t.wire} probe passed{caveat}: key accepted, path found, model "
+            f"{self.model or '(listing only)'} answered (slowest request "
+            f"{self.elapsed_ms:.0f} ms){usage}",
+            f"{t.base_url}: " + "; ".join(self.exchanges),
+            "nothing to fix",
+        )
 
 
 def probe(target: ProbeTarget, *, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
@@ -135,6 +163,7 @@ class _Prober:
             return self.result
         self.result.models = _model_ids(listing)
         model = t.model or (self.result.models[0] if self.result.models else None)
+        self.result.model = model
         if not model:
             if self._http_ok(listing, listing, None):
                 self._add(
@@ -463,6 +492,11 @@ class _Prober:
             ex.error = exc
         ex.elapsed_ms = (time.monotonic() - started) * 1000
         ex.url = scrub(ex.url)
+        self.result.elapsed_ms = max(self.result.elapsed_ms, ex.elapsed_ms)
+        outcome = ex.status if ex.error is None else type(ex.error).__name__
+        self.result.exchanges.append(
+            f"{method} {urlsplit(ex.url).path or '/'} {outcome} ({ex.elapsed_ms:.0f} ms)"
+        )
         if "event-stream" in ex.headers.get("content-type", ""):
             ex.events = _parse_sse(ex.text)
         return ex
