@@ -166,14 +166,14 @@ def _key_source(profile: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from eloledger.profiles import ownership
+    from eloledger.profiles.active import active_targets
     from eloledger.profiles.presets import PRESETS
     from eloledger.profiles.store import load_profiles
     from eloledger.redact import mask_url
     from eloledger.tables import Column, render_table, to_json
 
     profiles = load_profiles()
-    active = ownership.load_state().active
+    active = active_targets()  # from what the client files hold now
     rows = []
     entries = [(p, "store") for p in profiles.values()]
     in_use = set(active.values())
@@ -186,6 +186,7 @@ def _list(args: argparse.Namespace) -> int:
         where = sorted(k for k, v in active.items() if v == profile.name)
         rows.append(
             {
+                "mark": "*" if where else "",
                 "name": profile.name,
                 "source": source,
                 "base_url": mask_url(profile.base_url),
@@ -195,14 +196,17 @@ def _list(args: argparse.Namespace) -> int:
             }
         )
     if args.format == "json":
-        print(to_json({"profiles": rows}))
+        print(to_json({"profiles": [{k: v for k, v in r.items() if k != "mark"} for r in rows]}))
         return 0
     if not rows:
         print("no profiles yet; add one with 'eloledger profile add NAME --preset openrouter'")
         print("(see 'eloledger profile list --presets')")
         return 0
-    cols = [Column(k, k.replace("_", " ")) for k in ("name", "source", "base_url", "key", "active")]
+    names = ("mark", "name", "source", "base_url", "key", "active")
+    cols = [Column(k, "" if k == "mark" else k.replace("_", " ")) for k in names]
     print(render_table(rows, cols))
+    if any(row["active"] for row in rows):
+        print("* active: the client files hold what this profile wrote")
     return 0
 
 

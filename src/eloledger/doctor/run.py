@@ -173,10 +173,10 @@ def scoped_to_profile(
 def clients_using(profile, eff: Effective) -> set[str]:  # noqa: ANN001
     """Clients whose live config is on ``profile`` (by eloledger's record or by URL)."""
     from eloledger.errors import UserError
-    from eloledger.profiles.ownership import load_state
+    from eloledger.profiles.active import active_targets
 
     try:
-        active = load_state().active
+        active = active_targets()
     except UserError:
         active = {}
     using: set[str] = set()

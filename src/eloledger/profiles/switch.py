@@ -440,5 +440,8 @@ def _restore(path: Path | str | None, backup_id: str) -> list[Path]:
         else:
             state.files.pop(str(real), None)
         done.append(p)
+    from eloledger.profiles.active import active_targets
+
+    state.active = active_targets(state)  # the remembered "active" follows the restored files
     ownership.save_state(state)
     return done
