@@ -359,7 +359,7 @@ def _remove(args: argparse.Namespace) -> int:
 # --- use / diff -----------------------------------------------------------------------------
 
 
-def _plan(args: argparse.Namespace, *, adopt: bool) -> Any:
+def _plan(args: argparse.Namespace, *, adopt: bool, preview: bool = False) -> Any:
     """Plan the switch; on first use, adopt the live configs (for real only when ``adopt``)."""
     from eloledger.profiles import importer, ownership
     from eloledger.profiles.store import get_profile, load_profiles
@@ -389,6 +389,7 @@ def _plan(args: argparse.Namespace, *, adopt: bool) -> Any:
         on_conflict=policy,
         state=state,
         codex_profile_file=args.codex_profile_file,
+        preview=preview,
     )
 
 
@@ -400,8 +401,16 @@ def _print_plan(plan: Any) -> None:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    plan = _plan(args, adopt=False)
+    from eloledger.profiles.switch import missing_key_placeholder
+
+    plan = _plan(args, adopt=False, preview=True)
     _print_plan(plan)
+    if plan.key_missing:
+        print(
+            f"# the key is not available here: {missing_key_placeholder(plan.profile)} marks "
+            "where it would go ('profile use' needs it)",
+            file=sys.stderr,
+        )
     if plan.changed:
         sys.stdout.write(plan.diff)
     else:
