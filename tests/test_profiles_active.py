@@ -76,3 +76,24 @@ def test_restore_keeps_the_remembered_active_in_step(
     assert run(capsys, "profile", "use", "B", "--to", "claude", "--yes", "-q")[0] == 0
     assert run(capsys, "profile", "restore", list_backups()[-1].id, "--yes")[0] == 0
     assert load_state().active == {"claude:user": "A"}
+
+
+def test_restore_list_is_newest_first_and_fits_80_columns(
+    capsys: pytest.CaptureFixture[str], two: None, temp_home: Path
+) -> None:
+    for name in ("A", "B", "A"):
+        assert run(capsys, "profile", "use", name, "--to", "claude,codex", "--yes", "-q")[0] == 0
+    status, out, _err = run(capsys, "profile", "restore", "--list")
+    assert status == 0
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80, out
+    ids = [b.id for b in list_backups()]
+    assert lines[0].split()[:3] == ["when", "id", "files"]
+    rows = lines[2:5]
+    assert [line.split()[2] for line in rows] == ids[::-1]
+    assert "switch to A" in rows[0] and "switch to B" in rows[1]
+    status, wide, _err = run(capsys, "profile", "restore", "--list", "--wide")
+    assert "settings.json" in wide and "config.toml" in wide
+    status, js, _err = run(capsys, "profile", "restore", "--list", "--format", "json")
+    backups = json.loads(js)["backups"]
+    assert [b["id"] for b in backups] == ids[::-1] and backups[0]["files"] == 2

@@ -123,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = actions.add_parser("restore", help="list backups or put files back from one")
     p.add_argument("backup", nargs="?", help="backup id (or a unique prefix)")
     p.add_argument("--file", help="restore only this file from the backup")
-    p.add_argument("--list", action="store_true", help="list backups (newest last)")
+    p.add_argument("--list", action="store_true", help="list backups (newest first)")
+    p.add_argument("--wide", action="store_true", help="with --list: every column, in full")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask")
     p.add_argument("--format", **fmt)
 
@@ -480,32 +481,53 @@ def _use_planned(args: argparse.Namespace) -> int:
 # --- restore / import -----------------------------------------------------------------------
 
 
-def _restore(args: argparse.Namespace) -> int:
+LIST_WIDTH = 80  # restore --list fits this by default; --wide shows every file in full
+
+
+def _restore_list(args: argparse.Namespace) -> int:
+    """Backups newest first: time, id, files changed and a short note in 80 columns."""
     from datetime import datetime, timezone
 
     from eloledger.profiles.backups import list_backups
-    from eloledger.profiles.switch import restore
     from eloledger.tables import Column, render_table, to_json
 
-    if args.list or not args.backup:
-        rows = [
+    rows = []
+    for b in reversed(list_backups()):
+        when = datetime.fromtimestamp(b.created, timezone.utc)
+        rows.append(
             {
+                "when": when.strftime("%Y-%m-%d %H:%M:%S" if args.wide else "%m-%d %H:%M:%S"),
                 "id": b.id,
-                "when": datetime.fromtimestamp(b.created, timezone.utc).strftime(
-                    "%Y-%m-%d %H:%M:%S"
-                ),
-                "reason": b.reason + (f" to {b.profile}" if b.profile else ""),
-                "files": ", ".join(f.path for f in b.files),
+                "files": len(b.files),
+                "note": b.reason + (f" to {b.profile}" if b.profile else ""),
+                "paths": ", ".join(f.path for f in b.files),
             }
-            for b in list_backups()
-        ]
-        if args.format == "json":
-            print(to_json({"backups": rows}))
-        elif rows:
-            print(render_table(rows, [Column(k, k) for k in ("id", "when", "reason", "files")]))
-        else:
-            print("no backups yet")
+        )
+    if args.format == "json":
+        print(to_json({"backups": rows}))
         return 0
+    if not rows:
+        print("no backups yet")
+        return 0
+    keys = (
+        ("when", "id", "files", "note", "paths") if args.wide else ("when", "id", "files", "note")
+    )
+    if not args.wide:  # the note takes what the other columns leave of 80
+        room = LIST_WIDTH - max(len(r["id"]) for r in rows) - 14 - 5 - 6
+        for row in rows:
+            if len(row["note"]) > room:
+                row["note"] = row["note"][: max(room - 1, 1)] + "…"
+    print(render_table(rows, [Column(k, k) for k in keys]))
+    if not args.wide:
+        print("newest first; --wide adds the file paths, --format json has everything")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from eloledger.profiles.switch import restore
+
+    if args.list or not args.backup:
+        return _restore_list(args)
     if not args.yes and not sys.stdin.isatty():
         raise UserError(
             "refusing to restore without confirmation: stdin is not a terminal", fix="add --yes"
