@@ -1,5 +1,6 @@
 """`doctor --profile NAME`: only that profile's probe and the client configs it affects, and
-the passing probe shown (text and JSON); a gateway echoing a slice of the key is scrubbed."""
+the passing probe shown (text and JSON); a gateway echoing a slice of the key is scrubbed from
+the doctor's output and from a run's ledger."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ class _SliceEcho(BaseHTTPRequestHandler):
     """A gateway that quotes the first 12 characters of the key it got, as some do."""
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
         received = self.headers.get("Authorization", "").removeprefix("Bearer ")
         body = json.dumps(
             {"error": {"message": f"Incorrect API key provided: {received[:12]}****"}}
@@ -116,3 +118,38 @@ def test_a_gateway_echoing_a_slice_of_the_key_never_reaches_the_output(
     assert status == 2 and "auth.unauthorized" in out
     assert "canary-1" not in out + err
     assert "Incorrect API key provided" in out
+
+
+SPEC = """\
+[experiment]
+name = "slice"
+profile = "echo"
+model = "m"
+wire_api = "openai-chat"
+
+[tasks]
+source = "builtin:arith"
+limit = 2
+
+[[arms]]
+name = "one"
+kind = "single"
+"""
+
+
+def test_a_slice_of_the_key_echoed_to_a_run_never_reaches_the_ledger(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "canary-12345-" + "r" * 30
+    monkeypatch.setenv("GW_KEY", key)
+    spec, ledger = tmp_path / "spec.toml", tmp_path / "runs" / "slice.jsonl"
+    spec.write_text(SPEC)
+    with _slice_echo() as root:
+        save_profile(Profile("echo", root, key_env="GW_KEY", model="m"))
+        main(["run", str(spec), "--headless", "--format", "json", "--ledger", str(ledger)])
+    out, err = capsys.readouterr()
+    rows = ledger.read_text()
+    assert "Incorrect API key provided" in rows  # the gateway's message is kept...
+    assert "part of canary" in rows  # ...with the slice replaced
+    for text in (rows, out, err):
+        assert "canary-1" not in text
