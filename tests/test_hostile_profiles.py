@@ -214,3 +214,93 @@ def test_doctor_names_a_bom_or_non_utf8_config(
     path.write_bytes(b"\xff\xfe{}")
     status, out, err = run(capsys, "doctor", "--offline", "--format", "json")
     assert "Traceback" not in err and "not UTF-8" in out
+
+
+def _claude_settings(home: Path) -> Path:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "folder", "latin-1"])
+def test_a_settings_file_that_is_not_a_readable_text_file(
+    capsys: pytest.CaptureFixture[str], temp_home: Path, stored: None, kind: str
+) -> None:
+    import os
+
+    path = _claude_settings(temp_home)
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would block forever
+    elif kind == "loop":
+        os.symlink(path, path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(b'{"env": {"X": "caf\xe9"}}')
+    others = {k: v for k, v in watched(temp_home).items() if k != "claude"}
+    before, kind_before = snapshot(others), path.lstat()
+    for argv in (
+        ("profile", "use", "gw", "--to", "claude", "--yes"),
+        ("profile", "diff", "gw", "--to", "claude"),
+    ):
+        status, out, err = run(capsys, *argv)
+        assert_refused(status, out, err, "settings.json")
+    assert snapshot(others) == before
+    after = path.lstat()
+    assert (after.st_mode, after.st_mtime_ns) == (kind_before.st_mode, kind_before.st_mtime_ns)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [("{not json", "does not parse"), ("<dir>", "folder"), ("<bom>", "UTF-8 BOM")],
+)
+def test_a_broken_ownership_record_is_named(
+    capsys: pytest.CaptureFixture[str], temp_home: Path, stored: None, content: str, says: str
+) -> None:
+    from eloledger.profiles.ownership import state_path
+
+    path = state_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if content == "<dir>":
+        path.mkdir()
+    else:
+        path.write_text('\ufeff{"files": {}}' if content == "<bom>" else content)
+    status, out, err = run(capsys, "profile", "use", "gw", "--to", "claude", "--yes")
+    assert_refused(status, out, err, "ownership.json", says)
+    assert not (temp_home / ".claude").exists()
+
+
+def test_secrets_file_with_a_bom_is_named(
+    capsys: pytest.CaptureFixture[str], temp_home: Path
+) -> None:
+    assert main(["profile", "add", "s", "--base-url", "https://gw.example", "--key-env", "K"]) == 0
+    store.secrets_path().write_text('\ufeff[keys]\ns = "gw-secret-0123456789"\n')
+    path = store.profiles_path()
+    path.write_text(path.read_text().replace('key_env = "K"', "key_in_secrets = true"))
+    capsys.readouterr()
+    status, out, err = run(capsys, "env", "s")
+    assert_refused(status, out, err, "secrets.toml", "UTF-8 BOM")
+    assert "gw-secret" not in out + err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("profile", "add", "../evil", "--base-url", "https://gw.example", "--key-env", "K"),
+        ("profile", "add", "x", "--base-url", "https://gw.example", "--key-env", "1BAD"),
+        ("profile", "add", "x", "--base-url", "https://gw.example", "--key-env", "K", "--clients",
+         "vscode"),
+        ("profile", "edit", "nope", "--model", "m"),
+        ("profile", "restore", "20990101", "--yes"),
+        ("profile", "restore", "--file", "/etc/passwd", "x", "--yes"),
+        ("profile", "use", "gw", "--to", "claude", "--scope", "project", "--codex-profile-file"),
+        ("env", "nope"),
+    ],
+)  # fmt: skip
+def test_more_user_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], temp_home: Path, stored: None, argv: tuple[str, ...]
+) -> None:
+    before = snapshot(watched(temp_home))
+    status, out, err = run(capsys, *argv)
+    assert_refused(status, out, err)
+    assert snapshot(watched(temp_home)) == before

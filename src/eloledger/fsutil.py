@@ -13,6 +13,7 @@ import fcntl
 import glob
 import hashlib
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -31,7 +32,22 @@ def real_path(path: Path) -> Path:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or None when it does not exist (a folder in the way is an error)."""
+    """The file's text, or None when it does not exist (a folder in the way is an error).
+
+    A FIFO, socket or device is refused before it is opened: reading one would block forever
+    or never end.
+    """
+    from eloledger.errors import UserError
+
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise UserError(
+            f"{path}: not a regular file (a pipe, socket or device); nothing was read",
+            fix="replace it with a regular file",
+        )
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
@@ -50,6 +66,11 @@ def read_config_text(path: Path) -> str | None:
         raise UserError(f"{path}: is a folder, not a file; nothing was written") from None
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason}); nothing was written") from None
+    except OSError as exc:  # a symlink loop, no permission, an I/O error
+        raise UserError(
+            f"{path}: cannot be read ({exc.strerror or exc}); nothing was written",
+            fix="check the file (a symlink loop? its permissions?)",
+        ) from None
 
 
 def refuse_bom(text: str | None, path: Path) -> str | None:

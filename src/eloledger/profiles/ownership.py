@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
-from eloledger.fsutil import atomic_write, exclusive_lock, read_text
+from eloledger.fsutil import atomic_write, exclusive_lock, read_config_text
 from eloledger.profiles.edit import MISSING, KeyPath
 from eloledger.profiles.store import held_secret, hold_secret, state_dir
 
@@ -160,7 +160,7 @@ class State:
 
 def load_state() -> State:
     path = state_path()
-    text = read_text(path)
+    text = read_config_text(path)
     if not text:
         return State()
     try:
