@@ -126,6 +126,10 @@ def test_a_stored_profile_with_a_password_is_masked_everywhere(
     assert snapshot(watched(temp_home)) == before
     status, out, err = run(capsys, "doctor", "--profile", "old", "--offline")
     assert PASSWORD not in out + err
+    from eloledger.tui.profiles_tab import profile_summary
+
+    shown = profile_summary(store.get_profile("old"), preset=False)
+    assert PASSWORD not in shown and "alice:***@gw.example" in shown
 
 
 def test_bom_in_profiles_toml_is_named(capsys: pytest.CaptureFixture[str], temp_home: Path) -> None:
