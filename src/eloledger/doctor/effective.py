@@ -256,7 +256,7 @@ def _gemini(eff: Effective) -> None:
     trust = clientfacts.gemini_folder_trust(eff.env, eff.cwd)
     eff.gemini_trust = trust
     if trust.error:
-        where = _tilde(clientfacts.gemini_trusted_folders_path(eff.env))
+        where = tilde(clientfacts.gemini_trusted_folders_path(eff.env))
         eff.problems.append(
             make(
                 "config.unreadable",
@@ -381,11 +381,11 @@ def _env_source(name: str, raw: str | None) -> Source:
 
 
 def _file_source(path: Path, line: int | None, key: str, name: str, raw: str | None) -> Source:
-    where = f"{_tilde(path)}:{line}" if line else _tilde(path)
+    where = f"{tilde(path)}:{line}" if line else tilde(path)
     return Source(f"{where} {key}", _shown(raw, name in SECRET_NAMES), path, line)
 
 
-def _tilde(path: Path) -> str:
+def tilde(path: Path) -> str:
     home = str(Path.home())
     text = str(path)
     return "~" + text[len(home) :] if home and text.startswith(home + os.sep) else text
@@ -474,9 +474,9 @@ def _read_config(path: Path, eff: Effective) -> str | None:
         eff.problems.append(
             make(
                 "config.unreadable",
-                _tilde(path),
-                f"{_tilde(path)} starts with a UTF-8 BOM; the client fails to parse it",
-                f"{_tilde(path)}:1:1",
+                tilde(path),
+                f"{tilde(path)} starts with a UTF-8 BOM; the client fails to parse it",
+                f"{tilde(path)}:1:1",
                 "save it without BOM (UTF-8 without signature)",
             )
         )
@@ -488,7 +488,7 @@ def _unparsable(
     path: Path, eff: Effective, fmt: str, detail: str, where: tuple[int, int], effect: str
 ) -> None:
     """A config.unreadable finding pointing at the line and column the parser stopped at."""
-    shown = _tilde(path)
+    shown = tilde(path)
     eff.problems.append(
         make(
             "config.unreadable",
