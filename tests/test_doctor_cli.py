@@ -92,7 +92,7 @@ def test_guide_sets_both_anthropic_variables(
     finding = _find(findings, "auth.both_anthropic_vars", "claude")
     assert "both headers" in finding["message"]
     assert "settings.json:4 env.ANTHROPIC_AUTH_TOKEN" in finding["evidence"]
-    assert {f["code"] for f in findings} == {"auth.both_anthropic_vars"}
+    assert {f["code"] for f in findings} == {"auth.both_anthropic_vars", "probe.ok"}
 
 
 def test_tracking_query_string_pasted_into_the_url(

@@ -141,6 +141,7 @@ SCENARIOS: dict[str, Scenario] = {
     "rate.quota": lambda h, m: _probe(GatewayConfig(mode="quota")),
     "server.error": lambda h, m: _probe(GatewayConfig(mode="server_error")),
     "request.rejected": lambda h, m: _probe(GatewayConfig(mode="reject")),
+    "probe.ok": lambda h, m: _adhoc_ok(),
     "net.unreachable": lambda h, m: (
         probe(
             ProbeTarget("t", f"http://127.0.0.1:{_free_port()}/v1", "openai-chat", GOOD_KEY, "m"),
@@ -245,6 +246,14 @@ SCENARIOS: dict[str, Scenario] = {
         _static(m),
     )[1],
 }
+
+
+def _adhoc_ok() -> list[Finding]:
+    from eloledger.doctor.run import run_adhoc
+
+    with serve(GatewayConfig()) as gw:
+        env = {"GW_KEY": GOOD_KEY}
+        return run_adhoc(gw.v1, "openai-chat", "GW_KEY", model="gpt-strict", env=env).findings
 
 
 def test_every_documented_code_has_a_scenario() -> None:

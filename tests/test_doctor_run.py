@@ -55,7 +55,12 @@ def test_live_configs_are_probed_on_their_own_wires(
         _configure_all_clients(temp_home, gw.root)
         report = run_doctor(timeout=2)
         paths = {r.path for r in gw.requests}
-    assert report.findings == [] and report.exit_status == 0
+    assert report.exit_status == 0
+    assert sorted((f.code, f.target) for f in report.findings) == [
+        ("probe.ok", "claude (anthropic)"),
+        ("probe.ok", "codex (openai-responses)"),
+        ("probe.ok", "gemini (gemini)"),
+    ]
     assert sorted((p.target.name, p.target.wire) for p in report.probes) == [
         ("claude", "anthropic"),
         ("codex", "openai-responses"),
@@ -88,6 +93,8 @@ def test_a_broken_client_does_not_hide_the_healthy_ones(
     failed = {p.target.name for p in report.probes if not p.ok}
     assert failed == {"codex"}
     assert [(f.code, f.target) for f in report.findings] == [
-        ("auth.unauthorized", "codex (openai-responses)")
+        ("auth.unauthorized", "codex (openai-responses)"),
+        ("probe.ok", "claude (anthropic)"),
+        ("probe.ok", "gemini (gemini)"),
     ]
     assert "$GW_KEY" in report.findings[0].fix

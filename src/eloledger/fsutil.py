@@ -9,15 +9,21 @@ symlinked config (dotfiles repos do this) is resolved first, so the link stays a
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import os
+import stat
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 SECRET_MODE = 0o600
 STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no live writer
+_UTF8_BOM = "\ufeff"
+_held = threading.local()  # lock path -> depth, so a holder may re-enter its own lock
 
 
 def real_path(path: Path) -> Path:
@@ -26,7 +32,22 @@ def real_path(path: Path) -> Path:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or None when it does not exist (a folder in the way is an error)."""
+    """The file's text, or None when it does not exist (a folder in the way is an error).
+
+    A FIFO, socket or device is refused before it is opened: reading one would block forever
+    or never end.
+    """
+    from eloledger.errors import UserError
+
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise UserError(
+            f"{path}: not a regular file (a pipe, socket or device); nothing was read",
+            fix="replace it with a regular file",
+        )
     try:
         with open(path, encoding="utf-8", newline="") as handle:
             return handle.read()
@@ -35,15 +56,82 @@ def read_text(path: Path) -> str | None:
 
 
 def read_config_text(path: Path) -> str | None:
-    """:func:`read_text` for a config about to be edited: a folder or non-UTF-8 bytes refuse."""
+    """:func:`read_text` for a config about to be edited: a folder, non-UTF-8 bytes or a BOM
+    refuse."""
     from eloledger.errors import UserError
 
     try:
-        return read_text(path)
+        return refuse_bom(read_text(path), path)
     except IsADirectoryError:
         raise UserError(f"{path}: is a folder, not a file; nothing was written") from None
     except UnicodeDecodeError as exc:
         raise UserError(f"{path}: not UTF-8 text ({exc.reason}); nothing was written") from None
+    except OSError as exc:  # a symlink loop, no permission, an I/O error
+        raise UserError(
+            f"{path}: cannot be read ({exc.strerror or exc}); nothing was written",
+            fix="check the file (a symlink loop? its permissions?)",
+        ) from None
+
+
+def refuse_bom(text: str | None, path: Path) -> str | None:
+    """A config that starts with a UTF-8 BOM is named instead of failing to parse at line 1."""
+    from eloledger.errors import UserError
+
+    if text is not None and text.startswith(_UTF8_BOM):
+        raise UserError(
+            f"{path}: starts with a UTF-8 BOM; nothing was read or written",
+            fix="save it without BOM (UTF-8 without signature)",
+        )
+    return text
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, *, what: str, timeout: float = 30.0) -> Iterator[None]:
+    """Hold an advisory ``flock`` on ``path`` (created 0600) for the block; re-entrant per thread.
+
+    Why flock: the kernel drops it when the holder dies, so a killed process never leaves a
+    stale lock behind. The holder's pid is written into the file so that a waiter that gives
+    up after ``timeout`` seconds can name it.
+    """
+    from eloledger.errors import UserError
+
+    depths: dict[str, int] = _held.__dict__.setdefault("depths", {})
+    key = str(path)
+    if depths.get(key):
+        depths[key] += 1
+        try:
+            yield
+        finally:
+            depths[key] -= 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, SECRET_MODE)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+                    raise UserError(
+                        f"another eloledger process (pid {holder}) is {what}; waited "
+                        f"{timeout:g} s for it (lock {path})",
+                        fix="let it finish and run the command again",
+                    ) from None
+                time.sleep(0.02)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        depths[key] = 1
+        try:
+            yield
+        finally:
+            depths.pop(key, None)
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def sha256_text(text: str | None) -> str:

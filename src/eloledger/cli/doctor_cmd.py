@@ -131,19 +131,17 @@ def render_text(report) -> str:  # noqa: ANN001
         if f.fix:
             lines.append(f"        fix: {f.fix}")
     for result in report.probes:
-        t = result.target
-        state = "ok" if result.ok else "FAILED"
-        usage = ""
-        if result.usage:
-            u = result.usage
-            usage = f", usage {u['prompt_tokens']}+{u['completion_tokens']}={u['total_tokens']}"
-        lines.append(
-            f"probe {state}: {t.name} {t.wire} {t.base_url} ({result.requests} requests{usage})"
-        )
+        if not result.ok:  # a passing probe is a probe.ok finding above
+            t = result.target
+            lines.append(
+                f"probe FAILED: {t.name} {t.wire} {t.base_url} ({result.requests} requests)"
+            )
+    for note in report.notes:
+        lines.append(f"note: {note}")
     counts = {
         s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")
     }
-    if not report.findings:
+    if not any(f.severity in ("error", "warning") for f in report.findings):
         lines.append("no problems found")
     lines.append(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
     return "\n".join(lines)

@@ -46,6 +46,7 @@ def handle(args: argparse.Namespace) -> int:
             fix="run 'eloledger env NAME' or 'eloledger profile use NAME --to shell --yes'",
         )
     profile = get_profile(name)
+    profile.validate(f"profile {name!r}")  # e.g. a password in a stored URL is not exported
     secret = stored_secret(profile.name) if profile.key_in_secrets else None
     if profile.key_in_secrets and not secret:
         raise UserError(

@@ -123,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = actions.add_parser("restore", help="list backups or put files back from one")
     p.add_argument("backup", nargs="?", help="backup id (or a unique prefix)")
     p.add_argument("--file", help="restore only this file from the backup")
-    p.add_argument("--list", action="store_true", help="list backups (newest last)")
+    p.add_argument("--list", action="store_true", help="list backups (newest first)")
+    p.add_argument("--wide", action="store_true", help="with --list: every column, in full")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask")
     p.add_argument("--format", **fmt)
 
@@ -166,13 +167,14 @@ def _key_source(profile: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from eloledger.profiles import ownership
+    from eloledger.profiles.active import active_targets
     from eloledger.profiles.presets import PRESETS
     from eloledger.profiles.store import load_profiles
+    from eloledger.redact import mask_url
     from eloledger.tables import Column, render_table, to_json
 
     profiles = load_profiles()
-    active = ownership.load_state().active
+    active = active_targets()  # from what the client files hold now
     rows = []
     entries = [(p, "store") for p in profiles.values()]
     in_use = set(active.values())
@@ -185,30 +187,34 @@ def _list(args: argparse.Namespace) -> int:
         where = sorted(k for k, v in active.items() if v == profile.name)
         rows.append(
             {
+                "mark": "*" if where else "",
                 "name": profile.name,
                 "source": source,
-                "base_url": profile.base_url,
+                "base_url": mask_url(profile.base_url),
                 "key": _key_source(profile),
                 "active": ",".join(where),
                 "description": profile.description,
             }
         )
     if args.format == "json":
-        print(to_json({"profiles": rows}))
+        print(to_json({"profiles": [{k: v for k, v in r.items() if k != "mark"} for r in rows]}))
         return 0
     if not rows:
         print("no profiles yet; add one with 'eloledger profile add NAME --preset openrouter'")
         print("(see 'eloledger profile list --presets')")
         return 0
-    cols = [Column(k, k.replace("_", " ")) for k in ("name", "source", "base_url", "key", "active")]
+    names = ("mark", "name", "source", "base_url", "key", "active")
+    cols = [Column(k, "" if k == "mark" else k.replace("_", " ")) for k in names]
     print(render_table(rows, cols))
+    if any(row["active"] for row in rows):
+        print("* active: the client files hold what this profile wrote")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     from eloledger.profiles.model import CLIENTS
     from eloledger.profiles.store import get_profile, resolve_key
-    from eloledger.redact import mask
+    from eloledger.redact import mask, mask_url
     from eloledger.tables import to_json
 
     profile = get_profile(args.name)
@@ -216,14 +222,14 @@ def _show(args: argparse.Namespace) -> int:
     info = {
         "name": profile.name,
         "description": profile.description,
-        "base_url": profile.base_url,
+        "base_url": mask_url(profile.base_url),
         "auth": profile.auth,
         "wire_api": profile.wire_api,
         "key": {"source": _key_source(profile), "value": mask(key)},
         "model": profile.model,
         "models": profile.models,
         "clients": {
-            c: {"base_url": profile.client_base_url(c), "model": profile.client_model(c)}
+            c: {"base_url": mask_url(profile.client_base_url(c)), "model": profile.client_model(c)}
             for c in CLIENTS
             if profile.serves(c)
         },
@@ -232,7 +238,7 @@ def _show(args: argparse.Namespace) -> int:
         print(to_json(info))
         return 0
     print(f"{profile.name}: {profile.description}".rstrip(": "))
-    print(f"  gateway root  {profile.base_url}")
+    print(f"  gateway root  {info['base_url']}")
     print(f"  key           {info['key']['source']} -> {info['key']['value']}")
     print(f"  claude auth   {profile.auth}")
     for client, c in info["clients"].items():
@@ -354,7 +360,7 @@ def _remove(args: argparse.Namespace) -> int:
 # --- use / diff -----------------------------------------------------------------------------
 
 
-def _plan(args: argparse.Namespace, *, adopt: bool) -> Any:
+def _plan(args: argparse.Namespace, *, adopt: bool, preview: bool = False) -> Any:
     """Plan the switch; on first use, adopt the live configs (for real only when ``adopt``)."""
     from eloledger.profiles import importer, ownership
     from eloledger.profiles.store import get_profile, load_profiles
@@ -384,6 +390,7 @@ def _plan(args: argparse.Namespace, *, adopt: bool) -> Any:
         on_conflict=policy,
         state=state,
         codex_profile_file=args.codex_profile_file,
+        preview=preview,
     )
 
 
@@ -395,8 +402,16 @@ def _print_plan(plan: Any) -> None:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    plan = _plan(args, adopt=False)
+    from eloledger.profiles.switch import missing_key_placeholder
+
+    plan = _plan(args, adopt=False, preview=True)
     _print_plan(plan)
+    if plan.key_missing:
+        print(
+            f"# the key is not available here: {missing_key_placeholder(plan.profile)} marks "
+            "where it would go ('profile use' needs it)",
+            file=sys.stderr,
+        )
     if plan.changed:
         sys.stdout.write(plan.diff)
     else:
@@ -410,13 +425,24 @@ def _ask(question: str) -> str:
 
 
 def _use(args: argparse.Namespace) -> int:
-    from eloledger.profiles.switch import apply_switch
+    import contextlib
+
+    from eloledger.profiles import ownership
 
     if not args.yes and not sys.stdin.isatty():
         raise UserError(
             "refusing to switch without confirmation: stdin is not a terminal",
             fix="review with 'eloledger profile diff', then add --yes",
         )
+    # With --yes nothing waits for a person: hold the lock from the first read to the last
+    # write. Asking first, the lock is taken by apply_switch, which refuses a plan made stale.
+    with ownership.state_lock() if args.yes else contextlib.nullcontext():
+        return _use_planned(args)
+
+
+def _use_planned(args: argparse.Namespace) -> int:
+    from eloledger.profiles.switch import apply_switch
+
     plan = _plan(args, adopt=True)
     _print_plan(plan)
     if plan.changed and not args.quiet:
@@ -455,32 +481,53 @@ def _use(args: argparse.Namespace) -> int:
 # --- restore / import -----------------------------------------------------------------------
 
 
-def _restore(args: argparse.Namespace) -> int:
+LIST_WIDTH = 80  # restore --list fits this by default; --wide shows every file in full
+
+
+def _restore_list(args: argparse.Namespace) -> int:
+    """Backups newest first: time, id, files changed and a short note in 80 columns."""
     from datetime import datetime, timezone
 
     from eloledger.profiles.backups import list_backups
-    from eloledger.profiles.switch import restore
     from eloledger.tables import Column, render_table, to_json
 
-    if args.list or not args.backup:
-        rows = [
+    rows = []
+    for b in reversed(list_backups()):
+        when = datetime.fromtimestamp(b.created, timezone.utc)
+        rows.append(
             {
+                "when": when.strftime("%Y-%m-%d %H:%M:%S" if args.wide else "%m-%d %H:%M:%S"),
                 "id": b.id,
-                "when": datetime.fromtimestamp(b.created, timezone.utc).strftime(
-                    "%Y-%m-%d %H:%M:%S"
-                ),
-                "reason": b.reason + (f" to {b.profile}" if b.profile else ""),
-                "files": ", ".join(f.path for f in b.files),
+                "files": len(b.files),
+                "note": b.reason + (f" to {b.profile}" if b.profile else ""),
+                "paths": ", ".join(f.path for f in b.files),
             }
-            for b in list_backups()
-        ]
-        if args.format == "json":
-            print(to_json({"backups": rows}))
-        elif rows:
-            print(render_table(rows, [Column(k, k) for k in ("id", "when", "reason", "files")]))
-        else:
-            print("no backups yet")
+        )
+    if args.format == "json":
+        print(to_json({"backups": rows}))
         return 0
+    if not rows:
+        print("no backups yet")
+        return 0
+    keys = (
+        ("when", "id", "files", "note", "paths") if args.wide else ("when", "id", "files", "note")
+    )
+    if not args.wide:  # the note takes what the other columns leave of 80
+        room = LIST_WIDTH - max(len(r["id"]) for r in rows) - 14 - 5 - 6
+        for row in rows:
+            if len(row["note"]) > room:
+                row["note"] = row["note"][: max(room - 1, 1)] + "…"
+    print(render_table(rows, [Column(k, k) for k in keys]))
+    if not args.wide:
+        print("newest first; --wide adds the file paths, --format json has everything")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from eloledger.profiles.switch import restore
+
+    if args.list or not args.backup:
+        return _restore_list(args)
     if not args.yes and not sys.stdin.isatty():
         raise UserError(
             "refusing to restore without confirmation: stdin is not a terminal", fix="add --yes"

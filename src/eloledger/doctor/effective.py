@@ -256,7 +256,7 @@ def _gemini(eff: Effective) -> None:
     trust = clientfacts.gemini_folder_trust(eff.env, eff.cwd)
     eff.gemini_trust = trust
     if trust.error:
-        where = _tilde(clientfacts.gemini_trusted_folders_path(eff.env))
+        where = tilde(clientfacts.gemini_trusted_folders_path(eff.env))
         eff.problems.append(
             make(
                 "config.unreadable",
@@ -381,11 +381,11 @@ def _env_source(name: str, raw: str | None) -> Source:
 
 
 def _file_source(path: Path, line: int | None, key: str, name: str, raw: str | None) -> Source:
-    where = f"{_tilde(path)}:{line}" if line else _tilde(path)
+    where = f"{tilde(path)}:{line}" if line else tilde(path)
     return Source(f"{where} {key}", _shown(raw, name in SECRET_NAMES), path, line)
 
 
-def _tilde(path: Path) -> str:
+def tilde(path: Path) -> str:
     home = str(Path.home())
     text = str(path)
     return "~" + text[len(home) :] if home and text.startswith(home + os.sep) else text
@@ -445,8 +445,19 @@ def _read_toml(path: Path, eff: Effective) -> tuple[str, dict[str, Any]] | None:
 def _read_config(path: Path, eff: Effective) -> str | None:
     """The file's text; None when it is absent, or unreadable (then a finding says why)."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnicodeDecodeError as exc:
+        eff.problems.append(
+            make(
+                "config.unreadable",
+                str(path),
+                f"{path} is not UTF-8 text ({exc.reason}); the client cannot read it",
+                str(path),
+                "save it as UTF-8",
+            )
+        )
         return None
     except OSError as exc:
         eff.problems.append(
@@ -459,13 +470,25 @@ def _read_config(path: Path, eff: Effective) -> str | None:
             )
         )
         return None
+    if text.startswith("\ufeff"):
+        eff.problems.append(
+            make(
+                "config.unreadable",
+                tilde(path),
+                f"{tilde(path)} starts with a UTF-8 BOM; the client fails to parse it",
+                f"{tilde(path)}:1:1",
+                "save it without BOM (UTF-8 without signature)",
+            )
+        )
+        return None
+    return text
 
 
 def _unparsable(
     path: Path, eff: Effective, fmt: str, detail: str, where: tuple[int, int], effect: str
 ) -> None:
     """A config.unreadable finding pointing at the line and column the parser stopped at."""
-    shown = _tilde(path)
+    shown = tilde(path)
     eff.problems.append(
         make(
             "config.unreadable",
@@ -485,8 +508,8 @@ def _read_dotenv(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     values: dict[str, str] = {}
     lines: dict[str, int] = {}
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+        text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
+    except (OSError, UnicodeDecodeError):
         return values, lines
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):

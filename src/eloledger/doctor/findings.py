@@ -61,6 +61,7 @@ CODES: dict[str, tuple[str, str]] = {
     "ledger.duplicate": ("warning", "the same call recorded more than once"),
     "ledger.errors": ("warning", "error rows in the ledger"),
     "ledger.base_urls": ("warning", "more than one base URL in one run"),
+    "probe.ok": ("info", "the live probe passed: key, path, model and usage checked"),
     "request.rejected": ("warning", "the gateway rejected the minimal probe request (4xx)"),
     "config.unreadable": ("error", "a client config file does not parse"),
 }

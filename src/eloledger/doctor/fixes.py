@@ -48,7 +48,13 @@ def apply_fix(action: FixAction, planned_old: Any = _UNSET) -> str:
 
     ``planned_old`` is the old text :func:`plan_fix` showed (None: the file was absent); if the
     file no longer holds it, nothing is written (the user confirmed a diff that is out of date).
+    Holds the switch lock: a fix and a profile switch never write the same file at once.
     """
+    with ownership.state_lock():
+        return _apply_fix(action, planned_old)
+
+
+def _apply_fix(action: FixAction, planned_old: Any) -> str:
     old, new, _diff_text = plan_fix(action)
     if planned_old is not _UNSET and old != planned_old:
         raise UserError(

@@ -10,8 +10,6 @@ status, headers and body; the tests show the SDKs experience the same thing.
 
 from __future__ import annotations
 
-import socket
-import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,10 +19,25 @@ from urllib.parse import urlsplit
 import httpx2
 import orjson
 
+from eloledger.doctor.answers import (
+    error_message,
+    has_tokens,
+    is_key_rejection,
+    is_quota,
+    mentions_model,
+    parse_sse,
+    stream_error,
+    usage_from_body,
+    usage_from_stream,
+    usage_where,
+)
 from eloledger.doctor.findings import Finding, make
+from eloledger.doctor.neterrors import is_dns, is_tls
 from eloledger.doctor.urls import family, neighbour_urls
 from eloledger.redact import register_secret, scrub
-from eloledger.wire import Usage, anthropic_usage, gemini_usage, is_quota_error, openai_usage
+
+# the names tests/test_wire_usage.py imports from here
+_usage_from_body, _usage_from_stream = usage_from_body, usage_from_stream
 
 MAX_REQUESTS = 8
 DEFAULT_TIMEOUT = 8.0
@@ -83,10 +96,38 @@ class ProbeResult:
     usage: dict[str, int] | None = None  # from the streamed (or else non-streamed) answer
     requests: int = 0
     models: list[str] | None = None
+    model: str | None = None  # the model the generation requests used
+    exchanges: list[str] = field(default_factory=list)  # "POST /v1/messages 200 (41 ms)"
+    elapsed_ms: float = 0.0  # the slowest single request: what a client would wait
 
     @property
     def ok(self) -> bool:
         return not any(f.severity == "error" for f in self.findings)
+
+    def passed_finding(self) -> Finding | None:
+        """A ``probe.ok`` finding saying what was checked, or None when the probe failed.
+
+        Why a finding and not only a line: the JSON output and the TUI show findings, and a
+        passing probe is the answer to "is this gateway fine?"
+        """
+        if not self.ok or not self.exchanges:
+            return None
+        t = self.target
+        usage = ""
+        if self.usage:
+            u = self.usage
+            usage = f", usage {u['prompt_tokens']}+{u['completion_tokens']}={u['total_tokens']}"
+        warned = sum(f.severity == "warning" for f in self.findings)
+        caveat = f" with {warned} warning(s) below" if warned else ""
+        return make(
+            "probe.ok",
+            f"{t.name} ({t.wire})",
+            f"{t.wire} probe passed{caveat}: key accepted, path found, model "
+            f"{self.model or '(listing only)'} answered (slowest request "
+            f"{self.elapsed_ms:.0f} ms){usage}",
+            f"{t.base_url}: " + "; ".join(self.exchanges),
+            "nothing to fix",
+        )
 
 
 def probe(target: ProbeTarget, *, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult:
@@ -135,6 +176,7 @@ class _Prober:
             return self.result
         self.result.models = _model_ids(listing)
         model = t.model or (self.result.models[0] if self.result.models else None)
+        self.result.model = model
         if not model:
             if self._http_ok(listing, listing, None):
                 self._add(
@@ -148,16 +190,16 @@ class _Prober:
         if self._transport_failed(stream) or not self._http_ok(stream, listing, model):
             return self.result
         if stream.events:
-            usage = _usage_from_stream(t.wire, stream.events)
+            usage = usage_from_stream(t.wire, stream.events)
         else:  # the gateway ignored stream=true and answered one JSON body
-            usage = _usage_from_body(t.wire, stream.json())
-        if _has_tokens(usage):
+            usage = usage_from_body(t.wire, stream.json())
+        if has_tokens(usage):
             self.result.usage = usage
             return self.result
         plain = self._send("POST", *self._generate(t.base_url, model, stream=False))
         if self._transport_failed(plain) or not self._http_ok(plain, listing, model):
             return self.result
-        plain_usage = _usage_from_body(t.wire, plain.json())
+        plain_usage = usage_from_body(t.wire, plain.json())
         self.result.usage = plain_usage or usage
         self._judge_usage(stream, usage, plain, plain_usage)
         return self.result
@@ -192,10 +234,10 @@ class _Prober:
                 f"{stream.summary()}; {plain.summary()}",
                 f"use a gateway or route that reports usage; otherwise {consequence}",
             )
-        elif _has_tokens(plain_usage):
+        elif has_tokens(plain_usage):
             self._add(
                 "usage.stream_missing",
-                f"streamed {wire} answers carry no usage ({_usage_where(wire)}); "
+                f"streamed {wire} answers carry no usage ({usage_where(wire)}); "
                 "non-streamed answers do",
                 f"stream: {stream.summary()}; non-stream usage {plain_usage}",
                 "use non-streamed requests with this gateway (they carry usage), or ask "
@@ -232,7 +274,7 @@ class _Prober:
                 evidence,
                 "use a full http:// or https:// base URL",
             )
-        elif _is_tls(err):
+        elif is_tls(err):
             self._add(
                 "net.tls",
                 f"TLS failed talking to {self.host}",
@@ -240,7 +282,7 @@ class _Prober:
                 "check https vs http for this port, the certificate, or SSL_CERT_FILE "
                 "for a corporate CA",
             )
-        elif _is_dns(err):
+        elif is_dns(err):
             self._add(
                 "net.unreachable",
                 f"DNS lookup of {self.host} failed",
@@ -295,7 +337,7 @@ class _Prober:
                     "not the API: use the gateway's API base URL",
                 )
                 return False
-            mid = _stream_error(ex.events)
+            mid = stream_error(ex.events)
             if mid is not None:
                 self._add(
                     "server.error",
@@ -305,7 +347,7 @@ class _Prober:
                 )
                 return False
             return True
-        if status == 401 or _is_key_rejection(status, body):
+        if status == 401 or is_key_rejection(status, body):
             self._unauthorised(ex, model)
             return False
         if status == 403:
@@ -321,7 +363,7 @@ class _Prober:
             self._not_found(ex, listing, model, body)
             return False
         if status == 429:
-            if _is_quota(body, ex.text):
+            if is_quota(body, ex.text):
                 self._add(
                     "rate.quota",
                     "quota or credit exhausted: retrying will not help",
@@ -362,7 +404,7 @@ class _Prober:
             if (
                 retry.error is None
                 and retry.status not in (401, 403)
-                and not _is_key_rejection(retry.status or 0, retry.json())
+                and not is_key_rejection(retry.status or 0, retry.json())
             ):
                 self._add(
                     "auth.header_form",
@@ -383,10 +425,10 @@ class _Prober:
     def _not_found(self, ex: Exchange, listing: Exchange, model: str | None, body: Any) -> None:
         t = self.t
         listed = self.result.models
-        message = _error_message(body) or ex.text[:200]
+        message = error_message(body) or ex.text[:200]
         says_model = (
             model is not None
-            and _mentions_model(body, model)
+            and mentions_model(body, model)
             and ("invalid url" not in message.lower())
         )
         if says_model or (
@@ -463,8 +505,13 @@ class _Prober:
             ex.error = exc
         ex.elapsed_ms = (time.monotonic() - started) * 1000
         ex.url = scrub(ex.url)
+        self.result.elapsed_ms = max(self.result.elapsed_ms, ex.elapsed_ms)
+        outcome = ex.status if ex.error is None else type(ex.error).__name__
+        self.result.exchanges.append(
+            f"{method} {urlsplit(ex.url).path or '/'} {outcome} ({ex.elapsed_ms:.0f} ms)"
+        )
         if "event-stream" in ex.headers.get("content-type", ""):
-            ex.events = _parse_sse(ex.text)
+            ex.events = parse_sse(ex.text)
         return ex
 
     def _headers(self, auth: str) -> dict[str, str]:
@@ -567,93 +614,6 @@ def _join(base: str, suffix: str) -> str:
     return (base[:-1] if base.endswith("/") else base) + suffix
 
 
-def _parse_sse(text: str) -> list[Any]:
-    events: list[Any] = []
-    data: list[str] = []
-    for line in text.splitlines() + [""]:
-        if not line:
-            if data:
-                payload = "\n".join(data)
-                if payload.strip() != "[DONE]":
-                    try:
-                        events.append(orjson.loads(payload))
-                    except orjson.JSONDecodeError:
-                        events.append({"_unparsed": payload[:200]})
-                data = []
-            continue
-        if line.startswith(":"):
-            continue  # comment lines such as ": PROCESSING"
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip())
-    return events
-
-
-def _stream_error(events: list[Any]) -> str | None:
-    for event in events:
-        if isinstance(event, dict) and (event.get("type") == "error" or "error" in event):
-            err = event.get("error")
-            return _error_message({"error": err}) or str(err)[:200]
-    return None
-
-
-def _usage_from_stream(wire: str, events: list[Any]) -> dict[str, int] | None:
-    """The final usage a client would compute from this stream, or None when none came."""
-    found: Usage | None = None
-    start: Any = None
-    deltas: list[Any] = []
-    for event in events:
-        if not isinstance(event, dict):
-            continue
-        kind = event.get("type")
-        if wire == "openai-chat":
-            found = openai_usage(event.get("usage")) or found
-        elif wire == "openai-responses" and kind in ("response.completed", "response.incomplete"):
-            found = openai_usage((event.get("response") or {}).get("usage")) or found
-        elif wire == "anthropic" and kind == "message_start":
-            start = (event.get("message") or {}).get("usage")
-        elif wire == "anthropic" and kind == "message_delta" and event.get("usage"):
-            deltas.append(event["usage"])
-        elif wire == "gemini":
-            found = gemini_usage(event.get("usageMetadata")) or found
-    if wire == "anthropic":
-        found = anthropic_usage(start, *deltas)
-    return _usage(found)
-
-
-def _usage_from_body(wire: str, body: Any) -> dict[str, int] | None:
-    if not isinstance(body, dict):
-        return None
-    if wire == "gemini":
-        return _usage(gemini_usage(body.get("usageMetadata")))
-    u = body.get("usage")
-    if wire == "anthropic" and isinstance(u, dict) and "input_tokens" in u:
-        return _usage(anthropic_usage(u, u))  # a whole answer: its usage is already final
-    return _usage(openai_usage(u))
-
-
-def _usage(usage: Usage | None) -> dict[str, int] | None:
-    """The doctor's report form: the three counts, 0 where the server left one out."""
-    if usage is None:
-        return None
-    p = usage.prompt or 0
-    c = usage.completion or 0
-    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": usage.total or p + c}
-
-
-def _has_tokens(usage: dict[str, int] | None) -> bool:
-    return bool(usage) and usage["prompt_tokens"] > 0 and usage["total_tokens"] > 0
-
-
-def _usage_where(wire: str) -> str:
-    return {
-        "openai-chat": "no chunk with usage although stream_options.include_usage was sent",
-        "openai-responses": "response.completed has no usage",
-        "anthropic": "message_delta has no usage: anthropic-python's messages.stream() raises "
-        "AttributeError on it",
-        "gemini": "no chunk has usageMetadata",
-    }[wire]
-
-
 def _model_ids(ex: Exchange) -> list[str] | None:
     if ex.status != 200:
         return None
@@ -669,75 +629,3 @@ def _model_ids(ex: Exchange) -> list[str] | None:
             name = item.get("id") or item.get("name") or ""
             ids.append(str(name).removeprefix("models/"))
     return [i for i in ids if i]
-
-
-def _error_message(body: Any) -> str:
-    if not isinstance(body, dict):
-        return ""
-    err = body.get("error")
-    if isinstance(err, dict):
-        return str(err.get("message") or err.get("type") or "")
-    if isinstance(err, str):
-        return err
-    return str(body.get("message") or "")
-
-
-def _error_code(body: Any) -> str:
-    if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
-        return ""
-    err = body["error"]
-    parts = [str(err.get(k) or "") for k in ("code", "type", "status")]
-    for detail in err.get("details") or []:
-        if isinstance(detail, dict):
-            parts.append(str(detail.get("reason") or ""))
-    return " ".join(parts).lower()
-
-
-def _mentions_model(body: Any, model: str) -> bool:
-    code = _error_code(body)
-    if "model_not_found" in code:
-        return True
-    message = _error_message(body).lower()
-    return "model" in message and (
-        model.lower() in message or "not found" in message or "does not exist" in message
-    )
-
-
-def _is_key_rejection(status: int, body: Any) -> bool:
-    """Gemini answers a bad key with 400 API_KEY_INVALID, not 401."""
-    return status == 400 and "api_key_invalid" in _error_code(body)
-
-
-def _is_quota(body: Any, text: str) -> bool:
-    blob = f"{_error_code(body)} {_error_message(body)}".strip() or text
-    return is_quota_error(429, blob)
-
-
-def _causes(err: BaseException) -> list[BaseException]:
-    chain = []
-    while err is not None and len(chain) < 10:
-        chain.append(err)
-        err = err.__cause__ or err.__context__
-    return chain
-
-
-def _is_tls(err: BaseException) -> bool:
-    return _caused_by(err, ssl.SSLError, ("ssl", "certificate", "tls"))
-
-
-def _is_dns(err: BaseException) -> bool:
-    phrases = (
-        "name or service not known",
-        "nodename nor servname",
-        "temporary failure in name resolution",
-    )
-    return _caused_by(err, socket.gaierror, phrases)
-
-
-def _caused_by(err: BaseException, kind: type[BaseException], phrases: tuple[str, ...]) -> bool:
-    """Whether ``err`` or an exception in its chain is a ``kind`` or says one of ``phrases``."""
-    for e in _causes(err):
-        text = str(e).lower()
-        if isinstance(e, kind) or any(p in text for p in phrases):
-            return True
-    return False

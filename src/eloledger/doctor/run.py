@@ -47,13 +47,23 @@ class DoctorReport:
     findings: list[Finding] = field(default_factory=list)
     probes: list[ProbeResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # e.g. a torn ledger line skipped
+    notes: list[str] = field(default_factory=list)  # e.g. what a scoped run left out
 
     @property
     def exit_status(self) -> int:
         return exit_status(self.findings)
 
+    def add_probes(self, results: Iterable[ProbeResult]) -> None:
+        """Each probe's findings, and a ``probe.ok`` finding for each one that passed."""
+        for result in results:
+            self.probes.append(result)
+            self.findings += result.findings
+            passed = result.passed_finding()
+            if passed is not None:
+                self.findings.append(passed)
+
     def to_json(self) -> dict:
-        return {"findings": [f.to_dict() for f in self.findings]}
+        return {"findings": [f.to_dict() for f in self.findings], "notes": list(self.notes)}
 
 
 def run_doctor(
@@ -70,21 +80,20 @@ def run_doctor(
     """Static checks always; probes unless ``offline``; the ledger audit when ``ledger``."""
     report = DoctorReport()
     eff = collect(env, cwd)
-    report.findings += eff.problems
-    report.findings += live_config_findings(eff)
+    live = eff.problems + live_config_findings(eff)
     chosen = None
     if profile is not None:
         from eloledger.profiles.store import get_profile
 
         chosen = get_profile(profile)
+        report.findings += scoped_to_profile(live, chosen, eff, report.notes)
         report.findings += profile_findings(chosen, eff.env)
     else:
+        report.findings += live
         report.findings += _all_profile_findings(report)
     if not offline:
         targets = profile_targets(chosen, wires) if chosen else live_targets(eff)
-        for result in probe_all(targets, timeout=timeout):
-            report.probes.append(result)
-            report.findings += result.findings
+        report.add_probes(probe_all(targets, timeout=timeout))
     if ledger is not None:
         expected = list(expect_models)
         if chosen is not None and not expected:
@@ -130,11 +139,73 @@ def run_adhoc(
             ProbeTarget(target, url, wire, key, model, auth or _default_auth(wire), label),
             timeout=timeout,
         )
-        report.probes.append(result)
-        report.findings += result.findings
+        report.add_probes([result])
     report.findings = _dedupe(report.findings)
     report.findings.sort(key=sort_key)
     return report
+
+
+def scoped_to_profile(
+    live: list[Finding], profile, eff: Effective, notes: list[str]
+) -> list[Finding]:  # noqa: ANN001
+    """The live-config findings that concern ``profile``; a note counts the others.
+
+    A client config concerns the profile when the profile is active for that client in
+    eloledger's record, or when the config points at the URL the profile gives that client.
+    A config file that does not parse concerns it when the profile serves that client (a
+    switch would have to edit it).
+    """
+    ours = clients_using(profile, eff)
+    kept: list[Finding] = []
+    for finding in live:
+        client = _client_of(finding)
+        if client in ours or (finding.code == "config.unreadable" and profile.serves(client)):
+            kept.append(finding)
+    left_out = len(live) - len(kept)
+    if left_out:
+        notes.append(
+            f"{left_out} finding(s) about client configs that do not use profile "
+            f"{profile.name!r} left out; 'eloledger doctor' shows everything"
+        )
+    return kept
+
+
+def clients_using(profile, eff: Effective) -> set[str]:  # noqa: ANN001
+    """Clients whose live config is on ``profile`` (by eloledger's record or by URL)."""
+    from eloledger.errors import UserError
+    from eloledger.profiles.active import active_targets
+
+    try:
+        active = active_targets()
+    except UserError:
+        active = {}
+    using: set[str] = set()
+    for where, name in active.items():
+        if name == profile.name:
+            client = where.split(":")[0]
+            using |= {"openai", "anthropic"} if client == "shell" else {client}
+    for target in live_targets(eff):
+        client = "codex" if target.name.startswith("codex") else target.name
+        if client in CLIENT_WIRE and _same_url(target.base_url, profile.client_base_url(client)):
+            using.add(client)
+    return using
+
+
+def _client_of(finding: Finding) -> str:
+    """The client a live-config finding is about (its target, or the file's folder)."""
+    head = finding.target.split(":")[0].split(" ")[0]
+    if head.startswith("codex"):
+        return "codex"
+    if head in CLIENT_WIRE:
+        return head
+    for client in ("claude", "codex", "gemini"):
+        if f".{client}" in finding.target or f".{client}" in finding.evidence:
+            return client
+    return head
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.strip().rstrip("/") == b.strip().rstrip("/")
 
 
 def profile_targets(profile, wires: Iterable[str] = ()) -> list[ProbeTarget]:  # noqa: ANN001

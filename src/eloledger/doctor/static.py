@@ -1,20 +1,31 @@
 """Static checks (no network) over the live client configs, the environment and the profiles.
 
 Every finding is about the value the client will actually use (see :mod:`effective`), and its
-evidence names the file and line or the variable it came from.
+evidence names the file and line or the variable it came from. Here: base URLs, shadowed
+values and the Claude/SDK key variables, and the entry points that run every check; Gemini
+and Codex checks are in :mod:`client_checks`, key values in :mod:`keys`, stored profiles in
+:mod:`profile_checks`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from eloledger import clientfacts
-from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, Setting, collect
+from eloledger.doctor.client_checks import codex_checks, gemini_checks, gemini_trust
+from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, Setting, collect, tilde
 from eloledger.doctor.findings import Finding, FixAction, make
-from eloledger.doctor.urls import check_root, check_url, suggested_url
+from eloledger.doctor.keys import is_placeholder, key_findings
+from eloledger.doctor.profile_checks import profile_findings
+from eloledger.doctor.urls import check_url, suggested_url
+
+__all__ = [  # the checks live in their own modules; callers may keep importing them here
+    "is_placeholder",
+    "key_findings",
+    "live_config_findings",
+    "profile_findings",
+    "static_findings",
+]
 
 BASE_URL_SETTINGS = {
     "claude": "ANTHROPIC_BASE_URL",
@@ -39,46 +50,6 @@ URL_FIX_CODES = frozenset(
         "gemini.extra_v1beta",
     }
 )
-_PLACEHOLDER = re.compile(
-    r"^(<.*>|\$\{?\w+\}?|x{3,}|\.{3,}|\*{3,}|(sk-)?(your|my|insert|replace|enter|paste|put)"
-    r"[-_ ]?.*(key|token|here)|.*(api[-_]?key|token)[-_ ]?here|changeme|change[-_]me|todo|"
-    r"placeholder|dummy|example|test|none|null|sk-\.\.\.|sk-x+|sk-\*+)$",
-    re.IGNORECASE,
-)
-
-
-def is_placeholder(key: str) -> bool:
-    """True for the values setup guides tell people to replace (YOUR_API_KEY, <key>, sk-xxx)."""
-    return bool(_PLACEHOLDER.match(key.strip()))
-
-
-def key_findings(key: str | None, target: str, evidence: str, name: str) -> list[Finding]:
-    """auth.placeholder_key / auth.key_whitespace for one key value (never shown)."""
-    if not key:
-        return []
-    found = []
-    if is_placeholder(key):
-        found.append(
-            make(
-                "auth.placeholder_key",
-                target,
-                f"{name} holds a placeholder, not a key",
-                evidence,
-                f"set {name} to your real key",
-            )
-        )
-    if key != key.strip() or re.search(r"\s", key):
-        found.append(
-            make(
-                "auth.key_whitespace",
-                target,
-                f"{name} has whitespace or a newline in it (clients send it as is)",
-                evidence,
-                f"set {name} again without spaces or newlines, e.g. "
-                f'export {name}="$(printf %s "${name}" | tr -d \'[:space:]\')"',
-            )
-        )
-    return found
 
 
 def static_findings(
@@ -113,9 +84,9 @@ def live_config_findings(eff: Effective) -> list[Finding]:
             findings += found
     findings += _claude_auth(eff)
     findings += _sdk_auth(eff)
-    findings += _gemini_checks(eff)
-    findings += _gemini_trust(eff)
-    findings += _codex_checks(eff)
+    findings += gemini_checks(eff)
+    findings += gemini_trust(eff)
+    findings += codex_checks(eff)
     return findings
 
 
@@ -133,7 +104,7 @@ def _base_url_findings(client: str, setting: Setting, eff: Effective) -> list[Fi
         if where is not None:
             path, fmt, keypath = where
             action = FixAction(
-                path, fmt, keypath, None, f"remove the empty {setting.name} from {_short(path)}"
+                path, fmt, keypath, None, f"remove the empty {setting.name} from {tilde(path)}"
             )
         return [
             make(
@@ -179,7 +150,7 @@ def _attach_url_fix(
                 fmt,
                 keypath,
                 new_url,
-                f"set {'.'.join(keypath)} = {new_url} in {_short(path)}",
+                f"set {'.'.join(keypath)} = {new_url} in {tilde(path)}",
             )
 
 
@@ -221,7 +192,7 @@ def _shadow_findings(client: str, setting: Setting) -> list[Finding]:
 def _place(source) -> str:  # noqa: ANN001
     """Where to edit a value: file:line, or the shell for an environment variable."""
     if source.path is not None:
-        where = _short(source.path)
+        where = tilde(source.path)
         return f"{where}:{source.line}" if source.line else where
     return source.label.split(" (")[0] + " in your shell"
 
@@ -326,277 +297,3 @@ def _sdk_auth(eff: Effective) -> list[Finding]:
             openai_key.raw, "openai", openai_key.source.label, "OPENAI_API_KEY"
         )
     return findings
-
-
-# --- Gemini -----------------------------------------------------------------------------------
-
-
-def _gemini_checks(eff: Effective) -> list[Finding]:
-    findings: list[Finding] = []
-    key = eff.get("gemini", "GEMINI_API_KEY")
-    base = eff.get("gemini", "GOOGLE_GEMINI_BASE_URL")
-    selected = eff.get("gemini", "security.auth.selectedType")
-    settings_path = clientfacts.gemini_dir(eff.env) / "settings.json"
-    if key and key.raw:
-        findings += key_findings(key.raw, "gemini", key.source.label, "GEMINI_API_KEY")
-        if not selected or selected.raw != clientfacts.GEMINI_AUTH_SELECTED_TYPE:
-            found = (
-                f"selectedType = {selected.raw!r} at {selected.source.label}"
-                if selected
-                else f"{_short(settings_path)} has no security.auth.selectedType"
-            )
-            findings.append(
-                make(
-                    "gemini.auth_type_missing",
-                    "gemini",
-                    "GEMINI_API_KEY is set but Gemini CLI is not told to use it: non-interactive "
-                    "runs fail with 'Invalid auth method selected.' (exit 41)",
-                    found,
-                    f'add {{"security": {{"auth": {{"selectedType": "gemini-api-key"}}}}}} to '
-                    f"{_short(settings_path)}",
-                    action=FixAction(
-                        settings_path,
-                        "jsonc",
-                        ("security", "auth", "selectedType"),
-                        clientfacts.GEMINI_AUTH_SELECTED_TYPE,
-                        f"set security.auth.selectedType = "
-                        f'"{clientfacts.GEMINI_AUTH_SELECTED_TYPE}" in {_short(settings_path)}',
-                    ),
-                )
-            )
-    elif base and base.raw:
-        findings.append(
-            make(
-                "auth.missing_key",
-                "gemini",
-                f"Gemini CLI points at {base.raw} but GEMINI_API_KEY is not set",
-                base.source.label,
-                "set GEMINI_API_KEY in ~/.gemini/.env",
-            )
-        )
-    return findings
-
-
-def _gemini_trust(eff: Effective) -> list[Finding]:
-    """gemini.untrusted_folder: settings Gemini CLI would read here if it trusted the folder."""
-    trust = eff.gemini_trust
-    if trust is None or trust.trusted is not False or trust.error:
-        return []
-    would_read = next(
-        (p for p in clientfacts.gemini_env_candidates(eff.env, eff.cwd) if p.is_file()), None
-    )
-    ignored = [
-        (setting.name, source)
-        for setting in eff.settings.get("gemini", [])
-        if setting.name not in eff.env
-        for source in (setting.source, *setting.shadowed)
-        if source.path == would_read and UNTRUSTED_NOTE in source.label
-    ]
-    if not ignored or would_read is None:
-        return []
-    ignored.sort(key=lambda item: item[1].line or 0)
-    names = [name for name, _source in ignored]
-    where = _short(would_read)
-    folders = _short(clientfacts.gemini_trusted_folders_path(eff.env))
-    lines = ", ".join(f"{where}:{source.line} {name}" for name, source in ignored)
-    if "GEMINI_API_KEY" in names:
-        effect = "'gemini -p' stops with exit 41 ('must specify the GEMINI_API_KEY')"
-    else:
-        effect = "'gemini -p' stops with exit 55 (untrusted folder)"
-    return [
-        make(
-            "gemini.untrusted_folder",
-            "gemini",
-            f"Gemini CLI does not trust {eff.cwd}, so it ignores {', '.join(names)} in "
-            f"{where}: {effect}, and interactive runs go without these settings",
-            f"{lines}; {folders}: {trust.reason}"
-            if trust.source == "file"
-            else f"{lines}; {trust.reason}",
-            "in scripts run 'gemini --skip-trust -p ...' (or export "
-            "GEMINI_CLI_TRUST_WORKSPACE=true); to work here interactively trust the folder when "
-            f'Gemini CLI asks (or add "{eff.cwd}": "TRUST_FOLDER" to {folders}); or set the '
-            'values in the shell instead: eval "$(eloledger env PROFILE)"',
-        )
-    ]
-
-
-# --- Codex ------------------------------------------------------------------------------------
-
-
-def _codex_checks(eff: Effective) -> list[Finding]:
-    findings: list[Finding] = []
-    for path, (text, doc) in eff.codex_docs.items():
-        where = _short(path)
-        providers = (
-            doc.get("model_providers") if isinstance(doc.get("model_providers"), dict) else {}
-        )
-        for pid, table in providers.items():
-            if not isinstance(table, dict):
-                continue
-            if table.get("wire_api") == "chat":
-                line = _find_line(text, f"model_providers.{pid}", "wire_api")
-                findings.append(
-                    make(
-                        "codex.wire_api_chat",
-                        "codex",
-                        f'[model_providers.{pid}] sets wire_api = "chat": Codex refuses to load '
-                        "the config ('wire_api = \"chat\" is no longer supported')",
-                        f"{where}:{line}" if line else where,
-                        f'set wire_api = "responses" in [model_providers.{pid}] (the gateway must '
-                        "serve /responses)",
-                        action=FixAction(
-                            path,
-                            "toml",
-                            ("model_providers", pid, "wire_api"),
-                            "responses",
-                            f'set model_providers.{pid}.wire_api = "responses" in {where}',
-                        ),
-                    )
-                )
-            if pid in clientfacts.CODEX_BUILTIN_PROVIDERS:
-                line = _find_line(text, f"model_providers.{pid}", None)
-                findings.append(
-                    make(
-                        "codex.builtin_redefined",
-                        "codex",
-                        f"[model_providers.{pid}] redefines a built-in provider id: Codex silently "
-                        "ignores this table and uses its own settings",
-                        f"{where}:{line}" if line else where,
-                        f"rename the table to [model_providers.{pid}-gateway] and set "
-                        f'model_provider = "{pid}-gateway"',
-                    )
-                )
-        legacy = [k for k in ("profiles", "profile") if k in doc]
-        if legacy:
-            line = _find_line(text, "profiles", None) or _find_line(text, "", "profile")
-            names = list(doc["profiles"]) if isinstance(doc.get("profiles"), dict) else []
-            example = names[0] if names else "NAME"
-            findings.append(
-                make(
-                    "codex.legacy_profiles",
-                    "codex",
-                    "a [profiles.x] table or top-level profile = is rejected since Codex 0.134 "
-                    "('legacy ... no longer supported')",
-                    f"{where}:{line}" if line else where,
-                    f"move each [profiles.{example}] table into {path.parent}/{example}.config.toml "
-                    f"and run 'codex --profile {example}'; delete the old table and profile =",
-                )
-            )
-    for client, settings in eff.settings.items():
-        if not client.startswith("codex"):
-            continue
-        key = next((s for s in settings if s.name == "key"), None)
-        env_key = next((s for s in settings if s.name == "env_key"), None)
-        if env_key and (key is None or not key.raw):
-            findings.append(
-                make(
-                    "codex.env_key_unset",
-                    client,
-                    f"the provider's env_key names ${env_key.raw}, which is unset or empty: Codex "
-                    f"stops with 'Missing environment variable: `{env_key.raw}`' (OPENAI_API_KEY is "
-                    "not a fallback)",
-                    env_key.source.label,
-                    f"export {env_key.raw}=<your key> in the shell that runs codex",
-                )
-            )
-        elif key and env_key:
-            findings += key_findings(key.raw, client, key.source.label, env_key.raw or "key")
-    return findings
-
-
-def _find_line(text: str, table: str, key: str | None) -> int | None:
-    lines = text.splitlines()
-    in_table = not table
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if stripped.startswith("["):
-            name = stripped.strip("[]").strip().replace('"', "")
-            in_table = name == table or (table and name.startswith(table + "."))
-            if in_table and key is None:
-                return number
-            continue
-        if in_table and key and re.match(rf"^\s*{re.escape(key)}\s*=", line):
-            return number
-    return None
-
-
-def _short(path: Path) -> str:
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home) :] if text.startswith(home + "/") else text
-
-
-# --- profiles ---------------------------------------------------------------------------------
-
-
-def profile_findings(profile, env: Mapping[str, str] | None = None) -> list[Finding]:  # noqa: ANN001
-    """URL, key and host checks for one eloledger profile."""
-    from eloledger.profiles.model import CLIENTS
-
-    target = f"profile:{profile.name}"
-    findings = check_root(
-        profile.base_url, target=target, evidence=f"profile {profile.name!r} base_url"
-    )
-    for client, override in profile.overrides.items():
-        if override.base_url:
-            findings += check_url(
-                override.base_url,
-                client,
-                target=f"{target}/{client}",
-                evidence=f"profile {profile.name!r} [{client}] base_url",
-            )
-    findings += _profile_key(profile, target)
-    hosts: dict[str, list[str]] = {}
-    for client in CLIENTS:
-        if not profile.serves(client):
-            continue
-        try:
-            host = urlsplit(profile.client_base_url(client).strip()).netloc.lower()
-        except ValueError:
-            continue
-        hosts.setdefault(host, []).append(client)
-    if len(hosts) > 1:
-        detail = "; ".join(f"{h}: {', '.join(c)}" for h, c in hosts.items())
-        findings.append(
-            make(
-                "hosts.inconsistent",
-                target,
-                f"profile {profile.name!r} sends its clients to different hosts",
-                detail,
-                "point every client override at the same gateway, or split the profile in two",
-            )
-        )
-    return findings
-
-
-def _profile_key(profile, target: str) -> list[Finding]:  # noqa: ANN001
-    from eloledger.profiles.store import resolve_key
-
-    key = resolve_key(profile)
-    label = f"${profile.key_env}" if profile.key_env else "the secrets file"
-    if not key:
-        if profile.key_in_secrets or profile.key_env:
-            fix = (
-                f"export {profile.key_env}=<your key>"
-                if profile.key_env and not profile.key_in_secrets
-                else f"eloledger profile edit {profile.name} (set the key)"
-            )
-            return [
-                make(
-                    "auth.missing_key",
-                    target,
-                    f"profile {profile.name!r} has no key: {label} is unset or empty",
-                    label,
-                    fix,
-                )
-            ]
-        return [
-            make(
-                "auth.missing_key",
-                target,
-                f"profile {profile.name!r} names no key",
-                f"profile {profile.name!r}",
-                f"eloledger profile edit {profile.name} --key-env VAR",
-            )
-        ]
-    return key_findings(key, target, label, label.lstrip("$"))

@@ -20,7 +20,7 @@ from eloledger.clientfacts import (
     codex_home,
     gemini_dir,
 )
-from eloledger.fsutil import read_text, real_path, sha256_text
+from eloledger.fsutil import read_config_text, real_path, sha256_text
 from eloledger.profiles import ownership
 from eloledger.profiles.edit import envedit, jsonedit, tomledit
 from eloledger.profiles.model import MODEL_ROLES, ClientOverride, Profile, derive_base_url
@@ -54,7 +54,7 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
     env = os.environ if env is None else env
     found = Found()
     path = claude_settings_paths(env)["user"]
-    text = read_text(path)
+    text = read_config_text(path)
     if text:
         block = jsonedit.parse(text, path).get("env", {})
         if isinstance(block, dict) and block.get("ANTHROPIC_BASE_URL"):
@@ -75,7 +75,7 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
             found.owned[path] = keys
             found.sources.append(str(path))
     path = codex_home(env) / "config.toml"
-    text = read_text(path)
+    text = read_config_text(path)
     if text:
         data = tomledit.parse(text, path)
         pid = data.get("model_provider")
@@ -90,7 +90,7 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
             found.owned[path] = keys
             found.sources.append(str(path))
     path = gemini_dir(env) / ".env"
-    text = read_text(path)
+    text = read_config_text(path)
     if text:
         values = envedit.parse(text, path)
         if values.get("GOOGLE_GEMINI_BASE_URL"):
@@ -141,10 +141,11 @@ def adopt(found: Found, profile: Profile) -> None:
     """Store the profile and its key (0600) and record that eloledger owns the found keys."""
     from eloledger.profiles.store import save_profile
 
-    if found.key:
-        set_secret(profile.name, found.key)
-    save_profile(profile)
-    ownership.save_state(adopted_state(found, profile, ownership.load_state()))
+    with ownership.state_lock():
+        if found.key:
+            set_secret(profile.name, found.key)
+        save_profile(profile)
+        ownership.save_state(adopted_state(found, profile, ownership.load_state()))
 
 
 def adopted_state(found: Found, profile: Profile, state: ownership.State) -> ownership.State:
@@ -152,7 +153,7 @@ def adopted_state(found: Found, profile: Profile, state: ownership.State) -> own
     for path, keys in found.owned.items():
         real = real_path(path)
         record = FileRecord(
-            sha256=sha256_text(read_text(path)),
+            sha256=sha256_text(read_config_text(path)),
             keys={k: value_hash(v) for k, v in keys.items()},
             profile=profile.name,
             target=_target_of(path),

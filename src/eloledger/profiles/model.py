@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from eloledger.clientfacts import URL_FAMILY
 from eloledger.errors import UserError
+from eloledger.redact import mask_url, register_secret
 
 CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
@@ -68,14 +69,22 @@ class Profile:
         """Whether the gateway speaks this client's protocol (unknown = assume yes)."""
         return not self.clients or client in self.clients
 
-    def validate(self, where: str = "profile") -> None:
-        """Refuse a profile that would write a broken config (see facts/clients.md)."""
+    def urls(self) -> list[str]:
+        """The gateway root and every per-client base URL override."""
+        return [self.base_url, *(o.base_url for o in self.overrides.values() if o.base_url)]
+
+    def validate(self, where: str = "profile", *, stored: bool = False) -> None:
+        """Refuse a profile that would write a broken config (see facts/clients.md).
+
+        ``stored``: a profile read back from the file; a password in its URL is registered
+        for scrubbing instead of refused, so the store still lists it (masked).
+        """
         if not _NAME_RE.match(self.name):
             raise UserError(
                 f"{where}: bad profile name {self.name!r}",
                 fix="use letters, digits, '.', '_' or '-' (up to 64 characters)",
             )
-        check_url(self.base_url, f"{where}: base_url")
+        check_url(self.base_url, f"{where}: base_url", allow_credentials=stored)
         for client, override in self.overrides.items():
             if client not in CLIENTS:
                 raise UserError(
@@ -83,7 +92,9 @@ class Profile:
                     fix=f"use one of {', '.join(CLIENTS)}",
                 )
             if override.base_url:
-                check_url(override.base_url, f"{where}: {client}.base_url")
+                check_url(
+                    override.base_url, f"{where}: {client}.base_url", allow_credentials=stored
+                )
         if self.auth not in AUTH_FORMS:
             raise UserError(f"{where}: auth {self.auth!r}", fix=f"use {' or '.join(AUTH_FORMS)}")
         if self.wire_api not in WIRE_APIS:
@@ -175,22 +186,60 @@ class Profile:
             description=str(table.get("description", "")),
             clients=[str(c) for c in table.get("clients", [])],
         )
-        profile.validate(f"{where}: [profiles.{name}]")
+        profile.validate(f"{where}: [profiles.{name}]", stored=True)
         return profile
 
 
-def check_url(url: str, where: str) -> None:
-    """A base URL every client can join: http(s), a host, no query string or fragment."""
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+def check_url(url: str, where: str, *, allow_credentials: bool = False) -> None:
+    """A base URL every client can join: http(s), a host, a valid port, nothing to strip, no
+    query string or fragment, and no ``user:password@`` (a secret outside the key store).
+
+    ``allow_credentials`` is for profiles already stored that way: they still load (masked
+    on display, their password registered for scrubbing) but cannot be switched to.
+    """
+    shown = repr(mask_url(url))
+    if url != url.strip():
+        raise UserError(f"{where}: {shown} has spaces around it", fix="remove them")
+    odd = next((ch for ch in url if ch.isspace() or ord(ch) < 32 or ord(ch) == 127), None)
+    if odd is not None:
+        kind = "whitespace" if odd.isspace() else "a control character"
         raise UserError(
-            f"{where}: {url!r} is not an http(s) URL", fix="give e.g. https://gw.example/api"
+            f"{where}: {shown} contains {kind} ({odd!r})", fix="give the URL on one line, e.g. "
+            "https://gw.example/api"
+        )  # fmt: skip
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise UserError(
+            f"{where}: {shown} is not a valid URL ({exc})", fix="give e.g. https://gw.example/api"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"{where}: {shown} is not an http(s) URL with a host",
+            fix="give e.g. https://gw.example/api",
         )
-    if parts.query or parts.fragment:
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port <= 65535:
         raise UserError(
-            f"{where}: {url!r} has a query string or fragment; every client would build a broken "
+            f"{where}: {shown} has a bad port (a port is 1-65535)", fix="fix the number after ':'"
+        )
+    if "?" in url or "#" in url:
+        raise UserError(
+            f"{where}: {shown} has a query string or fragment; every client would build a broken "
             "path from it",
             fix="remove everything from '?' or '#'",
+        )
+    if allow_credentials:
+        register_secret(parts.password)  # scrubbed from every output from now on
+    elif parts.username is not None or parts.password is not None:
+        raise UserError(
+            f"{where}: {shown} carries a user name or password before '@'; eloledger would "
+            "store it in profiles.toml and write it into every client config in clear",
+            fix="remove 'user:password@' and give the secret as the key: --key-env VAR (a "
+            "variable holding it) or --key-stdin (the 0600 secrets file)",
         )
 
 

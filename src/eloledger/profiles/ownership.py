@@ -11,9 +11,12 @@ a later profile no longer sets that key, so a round trip leaves the file as it w
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,13 +24,32 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
-from eloledger.fsutil import atomic_write, read_text
-from eloledger.profiles.edit import KeyPath
-from eloledger.profiles.store import state_dir
+from eloledger.fsutil import atomic_write, exclusive_lock, read_config_text
+from eloledger.profiles.edit import MISSING, KeyPath
+from eloledger.profiles.store import held_secret, hold_secret, state_dir
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
+_HELD = "$held"  # {"$held": ref}: a secret kept in the 0600 secrets file, not in the record
+LOCK_TIMEOUT = 60.0  # seconds a switch waits for another one before it gives up
 
 
 def state_path() -> Path:
     return state_dir() / "ownership.json"
+
+
+@contextlib.contextmanager
+def state_lock(timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+    """One writer at a time for the ownership record AND the client files it describes.
+
+    Every switch, restore, import and doctor fix holds it from its last read to its last
+    write, so two of them racing can never leave the record out of step with the files.
+    """
+    with exclusive_lock(
+        state_dir() / "switch.lock",
+        what="switching profiles, restoring a backup or applying a doctor fix",
+        timeout=timeout,
+    ):
+        yield
 
 
 def value_hash(value: Any) -> str:
@@ -66,7 +88,7 @@ class FileRecord:
         return {
             "sha256": self.sha256,
             "keys": {encode_keypath(k): v for k, v in self.keys.items()},
-            "prior": {encode_keypath(k): v for k, v in self.prior.items()},
+            "prior": {encode_keypath(k): seal(v, k[-1]) for k, v in self.prior.items()},
             "profile": self.profile,
             "target": self.target,
             "ts": self.ts,
@@ -81,9 +103,43 @@ class FileRecord:
             profile=data.get("profile", ""),
             target=data.get("target", ""),
             ts=data.get("ts", 0.0),
-            prior={decode_keypath(k): v for k, v in data.get("prior", {}).items()},
+            prior=_unsealed(data.get("prior", {})),
             pending=cls.from_json(pending) if pending else None,
         )
+
+
+def seal(value: Any, name: str) -> Any:
+    """``value`` with every string under a secret-looking name replaced by a reference.
+
+    Why: a value the user had in a key we took over is often their own key; the ownership
+    record and backup manifests must hold hashes only, so the value goes to the secrets file.
+    """
+    if isinstance(value, dict):
+        return {k: seal(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [seal(v, name) for v in value]
+    if isinstance(value, str) and _SECRET_NAME.search(name):
+        ref = value_hash(value)
+        hold_secret(ref, value)
+        return {_HELD: ref}
+    return value
+
+
+def unseal(value: Any) -> Any:
+    """The inverse of :func:`seal`; a secret no longer in the secrets file becomes MISSING."""
+    if isinstance(value, dict):
+        if set(value) == {_HELD}:
+            found = held_secret(str(value[_HELD]))
+            return MISSING if found is None else found
+        return {k: unseal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unseal(v) for v in value]
+    return value
+
+
+def _unsealed(prior: dict[str, Any]) -> dict[KeyPath, Any]:
+    values = {decode_keypath(k): unseal(v) for k, v in prior.items()}
+    return {k: v for k, v in values.items() if v is not MISSING}
 
 
 @dataclass
@@ -104,7 +160,7 @@ class State:
 
 def load_state() -> State:
     path = state_path()
-    text = read_text(path)
+    text = read_config_text(path)
     if not text:
         return State()
     try:

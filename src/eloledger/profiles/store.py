@@ -16,7 +16,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 
 from eloledger.errors import UserError
-from eloledger.fsutil import atomic_write, read_text
+from eloledger.fsutil import atomic_write, read_config_text
 from eloledger.profiles.model import Profile
 from eloledger.redact import register_secret
 
@@ -44,7 +44,7 @@ def secrets_path() -> Path:
 
 
 def _load_doc(path: Path) -> tomlkit.TOMLDocument:
-    text = read_text(path)
+    text = read_config_text(path)
     if text is None:
         return tomlkit.document()
     try:
@@ -85,6 +85,14 @@ def get_profile(name: str) -> Profile:
         f"unknown profile {name!r} (profiles: {known}; presets: {', '.join(sorted(PRESETS))})",
         fix="add it with 'eloledger profile add NAME --base-url URL' or pick a preset",
     )
+
+
+def active_profile() -> str | None:
+    """The profile the client files are on now (None: none, or they disagree); see
+    :mod:`eloledger.profiles.active`."""
+    from eloledger.profiles.active import active_profile as from_files
+
+    return from_files()
 
 
 def save_profile(profile: Profile) -> Path:
@@ -150,6 +158,26 @@ def stored_secret(name: str) -> str | None:
         register_secret(str(value))
         return str(value)
     return None
+
+
+def hold_secret(ref: str, value: str) -> None:
+    """Keep a user's own secret that a switch took over (eloledger's records hold only ``ref``)."""
+    register_secret(value)
+    path = secrets_path()
+    doc = _load_doc(path)
+    held = doc.setdefault("held", tomlkit.table())
+    if held.get(ref) != value:
+        held[ref] = value
+        atomic_write(path, tomlkit.dumps(doc), secret=True)
+
+
+def held_secret(ref: str) -> str | None:
+    """The secret kept under ``ref`` by :func:`hold_secret` (None when it is gone)."""
+    value = _load_doc(secrets_path()).get("held", {}).get(ref)
+    if value is None:
+        return None
+    register_secret(str(value))
+    return str(value)
 
 
 def resolve_key(profile: Profile) -> str | None:

@@ -30,7 +30,15 @@ from eloledger.profiles.edit import DELETE, MISSING, KeyPath, envedit, get, json
 from eloledger.profiles.model import Profile
 from eloledger.profiles.ownership import FileRecord, State, value_hash
 from eloledger.profiles.store import resolve_key
-from eloledger.profiles.writers import SCOPES, TARGETS, FileTarget, claude, codex, gemini
+from eloledger.profiles.writers import (
+    SCOPES,
+    TARGETS,
+    FileTarget,
+    claude,
+    codex,
+    gemini,
+    missing_key,
+)
 from eloledger.redact import mask, register_secret, scrub
 
 CONFLICT_POLICIES = ("refuse", "overwrite", "keep")
@@ -38,6 +46,7 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 # The user's own secrets beside the keys we edit (a GITHUB_TOKEN in the same env block) show up
 # in the diff's context lines: names ending like these have their values masked there too.
 _USER_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_PLACEHOLDER_START = "<key"  # a preview's stand-in for a key that is not available
 _KEY_POINTERS = frozenset({"env_key"})  # Codex: the NAME of the variable holding the key
 
 
@@ -69,6 +78,7 @@ class SwitchPlan:
     on_conflict: str = "refuse"
     notes: list[str] = field(default_factory=list)
     codex_profile_file: bool = False  # codex keys went to <name>.config.toml
+    key_missing: bool = False  # a preview: the diff shows where the key would come from
 
     @property
     def changed(self) -> bool:
@@ -86,6 +96,13 @@ class SwitchPlan:
         if self.codex_profile_file:  # config.toml still says what it said: codex is not "on" it
             return [_active_key(t, self.scope) for t in self.targets if t != "codex"]
         return [_active_key(t, self.scope) for t in self.targets]
+
+
+def missing_key_placeholder(profile: Profile) -> str:
+    """What a preview shows in place of a key that is not available (never a secret)."""
+    if profile.key_env:
+        return f"{_PLACEHOLDER_START} from ${profile.key_env}: not set>"
+    return f"{_PLACEHOLDER_START}: none stored>"
 
 
 def _active_key(target: str, scope: str) -> str:
@@ -139,8 +156,14 @@ def plan_switch(
     cwd: Path | None = None,
     state: State | None = None,
     codex_profile_file: bool = False,
+    preview: bool = False,
 ) -> SwitchPlan:
-    """What ``use`` would write, file by file; reads only, writes nothing."""
+    """What ``use`` would write, file by file; reads only, writes nothing.
+
+    ``preview``: a diff is wanted even when the key is not available (URLs and settings need
+    no key); the key's lines then say where it would come from, and the plan cannot be
+    applied (:func:`apply_switch` refuses it with the missing-key error).
+    """
     names = targets.split(",") if isinstance(targets, str) else list(targets)
     everything = "all" in [n.strip() for n in names]
     targets = parse_targets(names)
@@ -161,12 +184,16 @@ def plan_switch(
     state = ownership.load_state() if state is None else state
     key = key if key is not None else resolve_key(profile)
     env = os.environ if env is None else env
+    key_missing = preview and not key
+    if key_missing:
+        key = missing_key_placeholder(profile)
 
     wanted: list[FileTarget] = []
     texts: dict[Path, str | None] = {}
     parsed: dict[Path, dict[str, Any]] = {}
     plan = SwitchPlan(profile, targets, scope, [], on_conflict)
     plan.codex_profile_file = codex_profile_file
+    plan.key_missing = key_missing
     for target in targets:
         if target == "claude":
             wanted += claude.targets(profile, key, scope, env, cwd)
@@ -241,7 +268,11 @@ def _plan_file(
         if keypath not in skip:
             changes[keypath] = value
     for keypath, value in [*changes.items(), *((k, _get(ft.fmt, data, k)) for k in changes)]:
-        if isinstance(value, str) and _SECRET_NAME.search(keypath[-1]):
+        if (
+            isinstance(value, str)
+            and _SECRET_NAME.search(keypath[-1])
+            and not value.startswith(_PLACEHOLDER_START)
+        ):
             register_secret(value)  # so the diff masks keys we add, restore or remove
     new = _edit(ft.fmt, old or "", changes, ft.path)
     if old is None and not new.strip():
@@ -311,7 +342,18 @@ def masked_diff(path: Path, old_text: str | None, new_text: str, hidden: set[str
 
 
 def apply_switch(plan: SwitchPlan, *, reason: str = "switch") -> list[Path]:
-    """Write the plan, all or nothing; return the paths written (empty when nothing changed)."""
+    """Write the plan, all or nothing; return the paths written (empty when nothing changed).
+
+    Holds :func:`ownership.state_lock`, so a plan made outside it that another switch made
+    stale is refused ("changed while the switch was being planned") instead of half-applied.
+    """
+    with ownership.state_lock():
+        return _apply_switch(plan, reason)
+
+
+def _apply_switch(plan: SwitchPlan, reason: str) -> list[Path]:
+    if plan.key_missing:
+        raise missing_key(plan.profile, "the switch writes it into the client configs")
     if plan.conflicts and plan.on_conflict == "refuse":
         raise UserError(
             "; ".join(plan.conflicts),
@@ -398,6 +440,11 @@ def restore(path: Path | str | None, backup_id: str) -> list[Path]:
 
     The current content is backed up first, so a restore can itself be undone.
     """
+    with ownership.state_lock():
+        return _restore(path, backup_id)
+
+
+def _restore(path: Path | str | None, backup_id: str) -> list[Path]:
     backup = backups.get_backup(backup_id)
     entries = backup.files
     if path is not None:
@@ -426,5 +473,8 @@ def restore(path: Path | str | None, backup_id: str) -> list[Path]:
         else:
             state.files.pop(str(real), None)
         done.append(p)
+    from eloledger.profiles.active import active_targets
+
+    state.active = active_targets(state)  # the remembered "active" follows the restored files
     ownership.save_state(state)
     return done

@@ -28,6 +28,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from eloledger.redact import mask_url
+
 CLIENT_LABELS = {
     "claude": "Claude Code",
     "codex": "Codex CLI",
@@ -53,7 +55,7 @@ def profile_summary(profile: Any, *, preset: bool) -> str:
         f"[b]{escape(profile.name)}[/b]"
         + ("  [$text-muted](built-in preset)[/]" if preset else ""),
         escape(profile.description) if profile.description else "",
-        f"root      {escape(profile.base_url)}",
+        f"root      {escape(mask_url(profile.base_url))}",
         f"key       {escape(key) or '[$warning]none set[/]'} · auth {profile.auth}",
         f"model     {escape(profile.model or '-')} · runner speaks {profile.wire_api}",
         "",
@@ -61,7 +63,8 @@ def profile_summary(profile: Any, *, preset: bool) -> str:
     ]
     for client in ("claude", "codex", "gemini", "openai", "anthropic"):
         if profile.serves(client):
-            lines.append(f"  {CLIENT_LABELS[client]:<14} {escape(profile.client_base_url(client))}")
+            url = mask_url(profile.client_base_url(client))
+            lines.append(f"  {CLIENT_LABELS[client]:<14} {escape(url)}")
         else:
             lines.append(f"  {CLIENT_LABELS[client]:<14} [$text-muted]not served[/]")
     return "\n".join(line for line in lines if line is not None)

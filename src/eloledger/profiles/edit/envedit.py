@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from eloledger.errors import UserError
+from eloledger.fsutil import refuse_bom
 from eloledger.profiles.edit import DELETE
 
 _LINE = re.compile(
@@ -60,6 +61,7 @@ def quote(value: str) -> str:
 
 def parse(text: str, path: Path | str) -> dict[str, str]:
     """Variables defined in the file (last definition wins)."""
+    refuse_bom(text, Path(path))
     result: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()

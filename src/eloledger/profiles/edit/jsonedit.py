@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
+from eloledger.fsutil import refuse_bom
 from eloledger.profiles.edit import DELETE, MISSING, KeyPath, get
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -41,6 +42,7 @@ class Member:
 
 def parse(text: str, path: Path | str, *, allow_comments: bool = False) -> Any:
     """The document as Python data; a UserError naming file, line and column if it is bad."""
+    refuse_bom(text, Path(path))
     clean = blank_comments(text) if allow_comments else text
     if not clean.strip():
         return {}

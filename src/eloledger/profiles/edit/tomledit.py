@@ -14,10 +14,12 @@ from tomlkit.exceptions import ParseError
 from tomlkit.items import Table
 
 from eloledger.errors import UserError
+from eloledger.fsutil import refuse_bom
 from eloledger.profiles.edit import DELETE, MISSING, KeyPath, get
 
 
 def parse_doc(text: str, path: Path | str) -> tomlkit.TOMLDocument:
+    refuse_bom(text, Path(path))
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
