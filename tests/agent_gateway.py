@@ -123,6 +123,7 @@ class Billed:
     canonical: CallUsage  # what the gateway billed, on the ledger's mapping
     tool_results: list[str]  # the tool outputs this request carried back
     reply: str  # "tool" or "text"
+    tools: list[str] = field(default_factory=list)  # names of the tools the request offered
 
 
 @dataclass
@@ -403,14 +404,24 @@ class _Handler(BaseHTTPRequestHandler):
         results = tool_results(wire, body)
         script = self.gateway.config.script
         reply = script[min(len(results), len(script) - 1)]
-        call = shell_call(offered_tools(wire, body), reply.shell) if reply.shell else None
+        tools = offered_tools(wire, body)
+        call = shell_call(tools, reply.shell) if reply.shell else None
         if wire == "gemini" and _wants_json(body):  # Gemini CLI's routing/next-speaker checks
             call, reply = None, Reply(text=json.dumps(_json_answer(body)))
         with self.gateway.lock:
             index, tokens = self.gateway.next_tokens()
             sent, canonical = wire_usage(wire, tokens)
             self.gateway.billed.append(
-                Billed(wire, model, stream, sent, canonical, results, "tool" if call else "text")
+                Billed(
+                    wire,
+                    model,
+                    stream,
+                    sent,
+                    canonical,
+                    results,
+                    "tool" if call else "text",
+                    sorted(tools),
+                )
             )
         call_id = f"call_{index}"
         if wire == "anthropic":
