@@ -740,11 +740,14 @@ def run_agent(
     cwd: str | Path,
     config: AgentGatewayConfig | None = None,
     timeout: float = 120,
+    sim: dict[str, Any] | None = None,
 ) -> AgentRun:
     """Run ``argv`` with the gateway inside one fresh network namespace; ``{root}`` is filled in.
 
     ``env`` is the CLI's whole environment (PATH is added when missing). The CLI's stdin is
-    closed; on timeout its process group is killed and ``timed_out`` is set.
+    closed; on timeout its process group is killed and ``timed_out`` is set. With ``sim``
+    (keyword arguments of ``eloledger.sim.running_sim``) the embedded simulator serves
+    instead of the gateway: nothing is billed then, and ``seen`` counts its requests.
     """
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
     with tempfile.TemporaryDirectory(prefix="agentgw-") as tmp:
@@ -757,6 +760,7 @@ def run_agent(
                     "env": full_env,
                     "cwd": str(cwd),
                     "config": (config or AgentGatewayConfig()).to_json(),
+                    "sim": sim,
                     "timeout": timeout,
                     "result": str(result),
                 }
@@ -774,46 +778,57 @@ def run_agent(
 def _drive(job_path: str) -> None:
     """Inside the namespace: serve, run the CLI, write everything to the result file."""
     job = json.loads(Path(job_path).read_text())
-    with serve(AgentGatewayConfig.from_json(job["config"])) as gateway:
-        fill = lambda s: s.replace("{root}", gateway.root)  # noqa: E731
-        argv = [fill(a) for a in job["argv"]]
-        env = {k: fill(v) for k, v in job["env"].items()}
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=job["cwd"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=job["timeout"])
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-        wall = time.monotonic() - started
-        with gateway.lock:
-            billed = [{**asdict(b), "canonical": asdict(b.canonical)} for b in gateway.billed]
-            seen = [asdict(s) for s in gateway.seen]
-    Path(job["result"]).write_text(
-        json.dumps(
-            {
-                "returncode": proc.returncode,
-                "stdout": stdout,
-                "stderr": stderr,
-                "wall_s": wall,
-                "root": gateway.root,
-                "billed": billed,
-                "seen": seen,
-                "timed_out": timed_out,
-            }
-        )
+    if job["sim"] is not None:
+        from eloledger.sim import running_sim
+
+        with running_sim(**job["sim"]) as server:
+            out = _run_cli(job, server.base_url)
+            out["seen"] = [
+                asdict(Seen(*route.split(" ", 1), {}, status))
+                for (route, status), count in server.stats.requests.items()
+                for _ in range(count)
+            ]
+    else:
+        with serve(AgentGatewayConfig.from_json(job["config"])) as gateway:
+            out = _run_cli(job, gateway.root)
+            with gateway.lock:
+                out["billed"] = [
+                    {**asdict(b), "canonical": asdict(b.canonical)} for b in gateway.billed
+                ]
+                out["seen"] = [asdict(s) for s in gateway.seen]
+    Path(job["result"]).write_text(json.dumps(out))
+
+
+def _run_cli(job: dict[str, Any], root: str) -> dict[str, Any]:
+    fill = lambda s: s.replace("{root}", root)  # noqa: E731
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [fill(a) for a in job["argv"]],
+        cwd=job["cwd"],
+        env={k: fill(v) for k, v in job["env"].items()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    timed_out = False
+    try:
+        stdout, stderr = proc.communicate(timeout=job["timeout"])
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+    return {
+        "returncode": proc.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "wall_s": time.monotonic() - started,
+        "root": root,
+        "billed": [],
+        "seen": [],
+        "timed_out": timed_out,
+    }
 
 
 if __name__ == "__main__":

@@ -17,10 +17,13 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
 from eloledger.sim import http
+from eloledger.sim.agent import respond
+from eloledger.sim.agentwire import has_tools, read_turn, render
 from eloledger.sim.faults import (
     FAULT_MODES,
     HTML_PAGE,
@@ -28,7 +31,7 @@ from eloledger.sim.faults import (
     bad_request_body,
     error_body,
 )
-from eloledger.sim.model import generate, make_rng
+from eloledger.sim.model import DEFAULT_TIMING, MODEL_TIMING, generate, make_rng
 from eloledger.sim.protocols import (
     USAGE_NONE,
     USAGE_NORMAL,
@@ -46,6 +49,8 @@ ROUTES = {
     "/v1/responses": "responses",
     "/v1/messages": "messages",
 }
+GEMINI_PREFIX = "/v1beta/models/"  # + "<model>:generateContent" | ":streamGenerateContent" | ...
+GEMINI_VERBS = ("generateContent", "streamGenerateContent", "countTokens")
 MIN_TICK = 0.02  # seconds between writes of one stream: tokens due meanwhile go in one write
 SLOW_TTFT, SLOW_TOKEN = 6.0, 15.0  # latency multipliers of the 'slow' fault
 RETRY_AFTER = 1.0  # seconds at speed 1 (scaled by speed like every latency)
@@ -107,6 +112,7 @@ class SimServer:
         self.min_tick = MIN_TICK
         self._fault_rng = random.Random(f"fault|{seed}")
         self._sample_counters: Counter = Counter()
+        self._agent_sessions: Counter = Counter()  # (model, task) -> sessions begun
         self._request_counter = 0
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -191,10 +197,15 @@ class SimServer:
         return None
 
     def _authorized(self, request: http.Request) -> bool:
-        """Bearer or x-api-key (Claude Code may send both: either valid one is enough)."""
+        """Bearer or x-api-key (Claude Code may send both: either valid one is enough).
+
+        Gemini clients send ``x-goog-api-key`` (or ``?key=``).
+        """
         auth = request.headers.get("authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
-        keys = [k for k in (bearer, request.headers.get("x-api-key", "").strip()) if k]
+        named = [request.headers.get(h, "").strip() for h in ("x-api-key", "x-goog-api-key")]
+        query = parse_qs(urlsplit(request.target).query).get("key", [])
+        keys = [k for k in (bearer, *named, *query) if k]
         if self.api_keys is None:
             return bool(keys)
         return any(k in self.api_keys for k in keys)
@@ -207,6 +218,9 @@ class SimServer:
         route = request.method + " " + request.path
         is_anthropic = request.path == "/v1/messages" or "anthropic-version" in request.headers
         protocol = "anthropic" if is_anthropic else "openai"
+        gemini_verb = _gemini_verb(request)
+        if request.path.startswith("/v1beta"):
+            protocol = "gemini"
 
         def reply(status: int, body: bytes, **kwargs: object) -> bool:
             self.stats.requests[(route, status)] += 1
@@ -228,6 +242,8 @@ class SimServer:
             self.stats.faults[fault] += 1
 
         api = ROUTES.get(request.path) if request.method == "POST" else None
+        if gemini_verb is not None:
+            api = "gemini"
         is_models = request.method == "GET" and (
             request.path == "/v1/models" or request.path.startswith("/v1/models/")
         )
@@ -255,6 +271,9 @@ class SimServer:
             return self._models(request, protocol, reply_json, fault)
 
         assert api is not None
+        agent_body = self._agent_body(api, request.body)
+        if agent_body is not None:
+            return await self._agent(api, gemini_verb, agent_body, request, writer, reply_json)
         try:
             ask = parse_ask(api, request.body)
         except BadBody as exc:
@@ -298,6 +317,71 @@ class SimServer:
         if wanted:
             return reply_json(200, items[0])
         return reply_json(200, {"object": "list", "data": items})
+
+    # -- the simulated agent (requests that offer tools; every Gemini request) ---------------
+
+    @staticmethod
+    def _agent_body(api: str, raw: bytes) -> dict | None:
+        """The parsed body when this request is for the agent (else None: the chat path)."""
+        if api not in ("messages", "responses", "gemini"):
+            return None
+        try:
+            body = orjson.loads(raw or b"{}")
+        except orjson.JSONDecodeError:
+            return None if api != "gemini" else {}
+        if not isinstance(body, dict):
+            return None if api != "gemini" else {}
+        wire = {"messages": "anthropic"}.get(api, api)
+        return body if has_tools(wire, body) else None
+
+    async def _agent(
+        self,
+        api: str,
+        gemini_verb: tuple[str, str] | None,
+        body: dict,
+        request: http.Request,
+        writer: asyncio.StreamWriter,
+        reply_json,
+    ) -> bool:
+        wire = {"messages": "anthropic"}.get(api, api)
+        protocol = {"anthropic": "anthropic", "gemini": "gemini"}.get(wire, "openai")
+        model = gemini_verb[0] if gemini_verb else body.get("model")
+        if not isinstance(model, str) or not model:
+            return reply_json(400, bad_request_body(protocol, "'model' is required"))
+        if model not in self.models:
+            body404 = error_body("404_model", protocol, method="", path="", model=model)
+            return reply_json(404, body404)
+        if gemini_verb and gemini_verb[1] == "countTokens":
+            return reply_json(200, {"totalTokens": max(1, len(request.body) // 4)})
+        stream = bool(body.get("stream")) or (gemini_verb or ("", ""))[1] == "streamGenerateContent"
+        turn = read_turn(wire, model, body, stream)
+        header = request.headers.get("x-sim-sample", "").strip()
+
+        def new_key(model: str, task_id: str) -> str:
+            if header:
+                return f"s{header}"
+            self._agent_sessions[(model, task_id)] += 1
+            return f"n{self._agent_sessions[(model, task_id)]}"
+
+        answer = respond(turn, seed=self.seed, new_key=new_key)
+        usage = answer.usage
+        ttft0, per_token = MODEL_TIMING.get(model, DEFAULT_TIMING)
+        prompt = usage.fresh + usage.cache_read + usage.cache_write
+        await asyncio.sleep(
+            (ttft0 + 0.00002 * prompt + per_token * (usage.output + usage.reasoning)) / self.speed
+        )
+        self.stats.prompt_tokens += prompt
+        self.stats.completion_tokens += usage.output + usage.reasoning
+        data, is_stream = render(turn, answer.text, answer.call, usage)
+        route = request.method + " " + request.path
+        self.stats.requests[(route, 200)] += 1
+        ids = {"x-request-id": f"req_sim{self._request_counter:08d}"}
+        if is_stream:
+            writer.write(http.stream_head(ids) + http.chunk(data) + http.LAST_CHUNK)
+        else:
+            writer.write(http.response_bytes(200, data, headers=ids))
+        await writer.drain()
+        return True
 
     def _sample_key(self, ask: Ask, request: http.Request) -> str:
         if ask.seed is not None:
@@ -449,3 +533,11 @@ def running_sim(**kwargs: object) -> Iterator[SimServer]:
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+
+
+def _gemini_verb(request: http.Request) -> tuple[str, str] | None:
+    """(model, verb) of a Gemini ``POST /v1beta/models/<model>:<verb>``, else None."""
+    if request.method != "POST" or not request.path.startswith(GEMINI_PREFIX):
+        return None
+    model, sep, verb = request.path[len(GEMINI_PREFIX) :].partition(":")
+    return (model, verb) if sep and model and verb in GEMINI_VERBS else None
