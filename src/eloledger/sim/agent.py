@@ -80,7 +80,7 @@ def plan_session(task: Task, model: str, rng: random.Random) -> tuple[Step, ...]
 def act(task: Task, steps: tuple[Step, ...], turn: int, outputs: list[str]) -> Action:
     """The action for ``turn`` (0-based: the number of tool results so far)."""
     step = steps[min(turn, len(steps) - 1)]
-    tests = test_command(task)
+    tests = run_tests_command(task)
     if step.kind == "look":
         return Action("Let me read the code and the tests first.", "cat " + " ".join(_quoted(task)))
     if step.kind == "test":
@@ -105,7 +105,7 @@ def final_message(task: Task, outputs: list[str]) -> str:
     return "The tests still fail and I could not find a fix; giving up."
 
 
-def test_command(task: Task) -> str:
+def run_tests_command(task: Task) -> str:
     """Run the task's test scripts; the pass line is printed only if all of them pass."""
     scripts = [p for p in sorted(task.files or {}) if p.rsplit("/", 1)[-1].startswith("test")]
     runs = " && ".join(f"python3 {_quote(p)}" for p in scripts) or "true"
