@@ -656,6 +656,7 @@ class AgentRun:
     billed: list[Billed]
     seen: list[Seen]
     timed_out: bool = False
+    sim_tokens: dict[str, int] | None = None  # with ``sim``: the prompt/completion it served
 
     def events(self) -> list[dict[str, Any]]:
         """The JSON lines of stdout (stream-json / --json output)."""
@@ -788,6 +789,10 @@ def _drive(job_path: str) -> None:
                 for (route, status), count in server.stats.requests.items()
                 for _ in range(count)
             ]
+            out["sim_tokens"] = {
+                "prompt_tokens": server.stats.prompt_tokens,
+                "completion_tokens": server.stats.completion_tokens,
+            }
     else:
         with serve(AgentGatewayConfig.from_json(job["config"])) as gateway:
             out = _run_cli(job, gateway.root)
