@@ -93,6 +93,9 @@ class AgentGatewayConfig:
     script: tuple[Reply, ...] = DEFAULT_SCRIPT
     plan: tuple[Tokens, ...] = ()  # explicit per-request usage (cycled); empty: planned_tokens
     models: tuple[str, ...] = ()  # empty: any model
+    # Answer to Codex's WebSocket upgrade. 404 (what plain gateways say) costs Codex ~6 s of
+    # retries before it falls back to HTTPS; 426 Upgrade Required makes it fall back at once.
+    ws_status: int = 404
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +103,7 @@ class AgentGatewayConfig:
             "script": [asdict(r) for r in self.script],
             "plan": [asdict(t) for t in self.plan],
             "models": list(self.models),
+            "ws_status": self.ws_status,
         }
 
     @classmethod
@@ -109,6 +113,7 @@ class AgentGatewayConfig:
             script=tuple(Reply(**r) for r in data["script"]),
             plan=tuple(Tokens(**t) for t in data["plan"]),
             models=tuple(data["models"]),
+            ws_status=data["ws_status"],
         )
 
 
@@ -313,7 +318,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._record()
         path = urlsplit(self.path).path
         if path == "/v1/responses":  # Codex's WebSocket upgrade: refuse fast
-            self._send_json(404, {"error": {"message": "no websocket here", "type": "not_found"}})
+            # HTTP/1.1 status line: Codex's WebSocket client rejects a 1.0 answer as a protocol
+            # error instead of reading the 404.
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            status = self.gateway.config.ws_status
+            body = {"error": {"message": "no websocket here", "type": "not_found"}}
+            self._send_json(status, body, {"Connection": "close"})
         elif path in ("/v1/models", "/v1beta/models") and self._auth_ok(self._wire_of(path)):
             self._send_json(200, {"object": "list", "data": [], "models": []})
         elif path in ("/v1/models", "/v1beta/models"):
@@ -605,11 +616,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._seen.status = code
         super().send_response(code, message)
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)

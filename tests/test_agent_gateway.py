@@ -201,7 +201,7 @@ def test_codex_websocket_upgrade_gets_a_plain_404_at_once() -> None:
         while chunk := sock.recv(4096):
             reply += chunk
         elapsed = time.monotonic() - started
-    assert reply.startswith(b"HTTP/1.0 404") and elapsed < 1.0
+    assert reply.startswith(b"HTTP/1.1 404") and b"Connection: close" in reply and elapsed < 1.0
     assert gw.billed == []
 
 
@@ -333,28 +333,31 @@ def test_real_cli_finishes_a_tool_session_and_reports_what_was_billed(
     print(f"{agent}: {len(run.billed)} requests, {run.wall_s:.1f}s wall, billed {billed}")
 
 
-def test_codex_websocket_attempt_is_answered_by_a_404_and_the_session_stays_fast(
+def test_codex_websocket_attempt_404_costs_retries_and_426_falls_back_at_once(
     tmp_path: Path,
 ) -> None:
+    """Codex only tries WebSockets when the provider says ``supports_websockets=true``."""
     _skip_unless_runnable("codex")
-    work = tmp_path / "work"
-    work.mkdir()
-    argv, env = canonical_invocation(
-        "codex",
-        PROMPT,
-        home=tmp_path / "home",
-        workdir=work,
-        extra_provider=",supports_websockets=true",
-    )
-    run = run_agent(argv, env=env, cwd=work, timeout=180)
-    upgrades = [s for s in run.seen if s.method == "GET" and s.path.startswith("/v1/responses")]
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert upgrades and all(s.status == 404 for s in upgrades)
-    assert _tool_seen("codex", run.events())
-    print(
-        f"codex with websocket fallback: {len(upgrades)} upgrades refused, {run.wall_s:.1f}s wall"
-    )
-    assert run.wall_s < 60
+    runs = {}
+    for status in (404, 426):
+        work = tmp_path / f"work{status}"
+        work.mkdir()
+        argv, env = canonical_invocation(
+            "codex",
+            PROMPT,
+            home=tmp_path / f"home{status}",
+            workdir=work,
+            extra_provider=",supports_websockets=true",
+        )
+        run = run_agent(argv, env=env, cwd=work, config=AgentGatewayConfig(ws_status=status))
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert _tool_seen("codex", run.events()) and len(run.billed) == 2
+        upgrades = [s for s in run.seen if s.method == "GET" and s.path == "/v1/responses"]
+        assert {s.status for s in upgrades} == {status}
+        runs[status] = (len(upgrades), run.wall_s)
+    print(f"codex websocket answer -> (upgrade attempts, wall s): {runs}")
+    assert runs[404][0] > 3 and runs[426][0] == 1
+    assert runs[404][1] > runs[426][1] + 3  # the 404 retries cost seconds of backoff
 
 
 WRONG = "sk-wrong-0000000000000000"

@@ -356,7 +356,7 @@ def test_sessions_without_a_header_count_up_and_a_request_without_a_task_gets_a_
     assert other.stop_reason == "end_turn" and "simulator" in other.content[0].text
 
 
-def test_codex_websocket_upgrade_gets_a_quick_404(sim: SimServer) -> None:
+def test_codex_websocket_upgrade_gets_a_quick_426_and_the_connection_closes(sim: SimServer) -> None:
     with socket.create_connection(("127.0.0.1", sim.port), timeout=5) as sock:
         started = time.monotonic()
         sock.sendall(
@@ -364,5 +364,8 @@ def test_codex_websocket_upgrade_gets_a_quick_404(sim: SimServer) -> None:
             b"Authorization: Bearer sk-sim\r\nSec-WebSocket-Version: 13\r\n"
             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
         )
-        head = sock.recv(4096)
-    assert head.startswith(b"HTTP/1.1 404") and time.monotonic() - started < 1.0
+        reply = b""
+        while chunk := sock.recv(4096):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 426") and time.monotonic() - started < 1.0
+    assert b"connection: close" in reply.lower() and b"use HTTPS" in reply

@@ -149,7 +149,7 @@ def test_codex_reports_the_simulators_tokens_and_survives_its_websocket_attempt(
     run = run_agent(argv, env=env, cwd=work, timeout=240, sim=SIM)
     assert run.returncode == 0, run.stderr[-2000:]
     upgrades = [s for s in run.seen if s.method == "GET" and s.path == "/v1/responses"]
-    assert upgrades and {s.status for s in upgrades} == {404}
+    assert [s.status for s in upgrades] == [426]  # one attempt, then HTTPS at once
     done = [e for e in run.events() if e.get("type") == "turn.completed"][-1]
     usage = CallUsage.from_codex(done["usage"])
     assert run.sim_tokens == {
@@ -158,4 +158,4 @@ def test_codex_reports_the_simulators_tokens_and_survives_its_websocket_attempt(
     }
     assert usage.reasoning_tokens > 0 and usage.cached_tokens > 0
     assert _judge(task, work) == _solved_within(_plan(task, "sim-large", "4"), 99)
-    print(f"codex via websocket 404 fallback: {len(upgrades)} upgrades, {run.wall_s:.1f}s")
+    print(f"codex via websocket 426 fallback: {len(upgrades)} upgrades, {run.wall_s:.1f}s")

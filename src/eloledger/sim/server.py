@@ -241,6 +241,13 @@ class SimServer:
                 return reply_json(400, bad_request_body(protocol, message))
             self.stats.faults[fault] += 1
 
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            # Codex (supports_websockets=true) tries a WebSocket first: 426 makes it fall back
+            # to HTTPS at once, where a 404 costs it five retries with backoff (~6 s).
+            message = "WebSockets are not supported by the eloledger simulator; use HTTPS"
+            body = bad_request_body(protocol, message)
+            reply(426, orjson.dumps(body), keep_alive=False)
+            return False
         api = ROUTES.get(request.path) if request.method == "POST" else None
         if gemini_verb is not None:
             api = "gemini"
