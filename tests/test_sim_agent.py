@@ -252,7 +252,6 @@ def test_responses_agent_loop_with_function_calls(sim: SimServer, tmp_path: Path
 def _gemini(
     sim: SimServer, path: str, body: dict, key: str = "sk-gem", sample: str = ""
 ) -> tuple[int, bytes]:
-    import urllib.error
     import urllib.request
 
     request = urllib.request.Request(
@@ -369,3 +368,49 @@ def test_codex_websocket_upgrade_gets_a_quick_426_and_the_connection_closes(sim:
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 426") and time.monotonic() - started < 1.0
     assert b"connection: close" in reply.lower() and b"use HTTPS" in reply
+
+
+def _agent_ask(client: anthropic.Anthropic, fault: str, **kwargs: object):
+    return client.messages.create(
+        model="sim-small",
+        max_tokens=500,
+        tools=[BASH],
+        messages=[{"role": "user", "content": TASKS["agent-mean"].prompt}],
+        extra_headers={"x-sim-fault": fault},
+        **kwargs,
+    )
+
+
+def test_faults_apply_to_agent_replies_on_every_wire(sim: SimServer) -> None:
+    ant = anthropic.Anthropic(base_url=sim.base_url, api_key="sk-ant-sim", max_retries=0)
+    assert _agent_ask(ant, "zero_usage").usage.output_tokens == 0
+    events = list(_agent_ask(ant, "no_usage", stream=True))
+    assert getattr(next(e for e in events if e.type == "message_delta"), "usage", None) is None
+    assert any(
+        e.type == "content_block_start" and e.content_block.type == "tool_use" for e in events
+    )
+    with pytest.raises(anthropic.APIStatusError) as info:
+        list(_agent_ask(ant, "sse_error", stream=True))
+    assert info.value.body["error"]["type"] == "overloaded_error"
+    with pytest.raises(anthropic.RateLimitError):
+        _agent_ask(ant, "429")
+    oai = openai.OpenAI(base_url=sim.openai_base_url, api_key="sk-sim", max_retries=0)
+    ask = {"model": "sim-small", "input": TASKS["agent-mean"].prompt, "tools": [EXEC]}
+    plain = oai.responses.create(**ask, extra_headers={"x-sim-fault": "no_usage"})
+    assert plain.usage is None and plain.output[-1].type == "function_call"
+    with pytest.raises(openai.APIConnectionError):
+        list(oai.responses.create(**ask, stream=True, extra_headers={"x-sim-fault": "reset"}))
+    body = {"contents": [{"role": "user", "parts": [{"text": TASKS["agent-mean"].prompt}]}]}
+    status, raw = _gemini(sim, "/v1beta/models/sim-small:generateContent", body, sample="1")
+    assert status == 200 and "usageMetadata" in json.loads(raw)
+    import urllib.request
+
+    request = urllib.request.Request(
+        sim.base_url + "/v1beta/models/sim-small:generateContent",
+        json.dumps(body).encode(),
+        {"x-goog-api-key": "k", "x-sim-fault": "429", "content-type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as http_error:
+        urllib.request.urlopen(request, timeout=10)
+    error = json.loads(http_error.value.read())["error"]
+    assert (http_error.value.code, error["status"]) == (429, "RESOURCE_EXHAUSTED")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from eloledger.sim.protocols import sse
+from eloledger.sim.protocols import sse, stream_error_openai
 
 # Shell tools by name, as each CLI offers them (Claude Code, Codex, Gemini CLI).
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "shell_command", "run_shell_command")
@@ -239,13 +239,31 @@ def wire_usage(wire: str, u: Usage) -> dict:
     }
 
 
-def render(turn: Turn, text: str, call: dict | None, usage: Usage) -> tuple[bytes, bool]:
-    """(bytes, is_stream) of the reply: ``call`` is the shell tool's arguments, if any."""
+def render(turn: Turn, text: str, call: dict | None, usage: Usage | None) -> tuple[bytes, bool]:
+    """(bytes, is_stream) of the reply: ``call`` is the shell tool's arguments, if any.
+
+    ``usage`` None drops it as the gateways that lose usage do (the ``no_usage`` fault).
+    """
     renderer = {"anthropic": _render_anthropic, "responses": _render_responses}
-    return renderer.get(turn.wire, _render_gemini)(turn, text, call, wire_usage(turn.wire, usage))
+    sent = None if usage is None else wire_usage(turn.wire, usage)
+    return renderer.get(turn.wire, _render_gemini)(turn, text, call, sent)
 
 
-def _render_anthropic(turn: Turn, text: str, call: dict | None, usage: dict) -> tuple[bytes, bool]:
+def stream_error(wire: str) -> bytes:
+    """The mid-stream error event of each wire (the ``sse_error`` fault)."""
+    message = "Overloaded (eloledger simulator: injected mid-stream error)"
+    if wire == "anthropic":
+        error = {"type": "overloaded_error", "message": message}
+        return sse({"type": "error", "error": error}, "error")
+    if wire == "responses":
+        error = stream_error_openai()
+        return sse({"type": "error", "code": error["code"], "message": error["message"]}, "error")
+    return sse({"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}})
+
+
+def _render_anthropic(
+    turn: Turn, text: str, call: dict | None, usage: dict | None
+) -> tuple[bytes, bool]:
     ident = uuid.uuid4().hex[:24]
     blocks: list[dict] = [{"type": "text", "text": text}]
     if call is not None and turn.shell is not None:
@@ -260,11 +278,14 @@ def _render_anthropic(turn: Turn, text: str, call: dict | None, usage: dict) -> 
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": usage,
     }
+    if usage is not None:
+        message["usage"] = usage
     if not turn.stream:
         return orjson.dumps(message), False
-    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    zeros = {"input_tokens": 0, "output_tokens": 0}
+    start_usage = {**usage, "output_tokens": 1} if usage is not None else zeros
+    start = {**message, "content": [], "stop_reason": None, "usage": start_usage}
     out = [sse({"type": "message_start", "message": start}, "message_start")]
     for index, block in enumerate(blocks):
         if block["type"] == "text":
@@ -284,14 +305,18 @@ def _render_anthropic(turn: Turn, text: str, call: dict | None, usage: dict) -> 
             sse({"type": "content_block_stop", "index": index}, "content_block_stop"),
         ]
     final = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
+    if usage is not None:
+        final["usage"] = usage
     out += [
-        sse({**final, "usage": usage}, "message_delta"),
+        sse(final, "message_delta"),
         sse({"type": "message_stop"}, "message_stop"),
     ]
     return b"".join(out), True
 
 
-def _render_responses(turn: Turn, text: str, call: dict | None, usage: dict) -> tuple[bytes, bool]:
+def _render_responses(
+    turn: Turn, text: str, call: dict | None, usage: dict | None
+) -> tuple[bytes, bool]:
     ident = uuid.uuid4().hex[:24]
     message = {
         "type": "message",
@@ -370,7 +395,9 @@ def _responses_item_events(index: int, item: dict) -> list[dict]:
     ]
 
 
-def _render_gemini(turn: Turn, text: str, call: dict | None, usage: dict) -> tuple[bytes, bool]:
+def _render_gemini(
+    turn: Turn, text: str, call: dict | None, usage: dict | None
+) -> tuple[bytes, bool]:
     parts: list[dict] = [{"text": text}]
     if call is not None and turn.shell is not None:
         parts.append({"functionCall": {"name": turn.shell[0], "args": call}})
@@ -378,10 +405,11 @@ def _render_gemini(turn: Turn, text: str, call: dict | None, usage: dict) -> tup
         "candidates": [
             {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
         ],
-        "usageMetadata": usage,
         "modelVersion": turn.model,
         "responseId": uuid.uuid4().hex[:20],
     }
+    if usage is not None:
+        chunk["usageMetadata"] = usage
     if not turn.stream:
         return orjson.dumps(chunk), False
     return sse(chunk), True

@@ -23,7 +23,7 @@ import orjson
 
 from eloledger.sim import http
 from eloledger.sim.agent import respond
-from eloledger.sim.agentwire import has_tools, read_turn, render
+from eloledger.sim.agentwire import Usage, has_tools, read_turn, render, stream_error
 from eloledger.sim.faults import (
     FAULT_MODES,
     HTML_PAGE,
@@ -280,7 +280,9 @@ class SimServer:
         assert api is not None
         agent_body = self._agent_body(api, request.body)
         if agent_body is not None:
-            return await self._agent(api, gemini_verb, agent_body, request, writer, reply_json)
+            return await self._agent(
+                api, gemini_verb, agent_body, request, writer, reply_json, fault
+            )
         try:
             ask = parse_ask(api, request.body)
         except BadBody as exc:
@@ -349,6 +351,7 @@ class SimServer:
         request: http.Request,
         writer: asyncio.StreamWriter,
         reply_json,
+        fault: str | None,
     ) -> bool:
         wire = {"messages": "anthropic"}.get(api, api)
         protocol = {"anthropic": "anthropic", "gemini": "gemini"}.get(wire, "openai")
@@ -371,18 +374,30 @@ class SimServer:
             return f"n{self._agent_sessions[(model, task_id)]}"
 
         answer = respond(turn, seed=self.seed, new_key=new_key)
-        usage = answer.usage
+        usage = Usage(0, 0, 0, 0, 0) if fault == "zero_usage" else answer.usage
         ttft0, per_token = MODEL_TIMING.get(model, DEFAULT_TIMING)
         prompt = usage.fresh + usage.cache_read + usage.cache_write
-        await asyncio.sleep(
-            (ttft0 + 0.00002 * prompt + per_token * (usage.output + usage.reasoning)) / self.speed
-        )
+        delay = ttft0 + 0.00002 * prompt + per_token * (usage.output + usage.reasoning)
+        await asyncio.sleep(delay * (SLOW_TTFT if fault == "slow" else 1.0) / self.speed)
+        route = request.method + " " + request.path
+        ids = {"x-request-id": f"req_sim{self._request_counter:08d}"}
+        if fault in ("reset", "sse_error") and not stream:
+            self.stats.requests[(route, 0)] += 1
+            http.reset_connection(writer)
+            return False
+        self.stats.requests[(route, 200)] += 1
+        if fault in ("reset", "sse_error"):
+            writer.write(http.stream_head(ids) + http.chunk(http.STREAM_COMMENT))
+            if fault == "reset":
+                await writer.drain()
+                http.reset_connection(writer)
+                return False
+            writer.write(http.chunk(stream_error(wire)) + http.LAST_CHUNK)
+            return True
         self.stats.prompt_tokens += prompt
         self.stats.completion_tokens += usage.output + usage.reasoning
-        data, is_stream = render(turn, answer.text, answer.call, usage)
-        route = request.method + " " + request.path
-        self.stats.requests[(route, 200)] += 1
-        ids = {"x-request-id": f"req_sim{self._request_counter:08d}"}
+        sent = None if fault == "no_usage" else usage
+        data, is_stream = render(turn, answer.text, answer.call, sent)
         if is_stream:
             writer.write(http.stream_head(ids) + http.chunk(data) + http.LAST_CHUNK)
         else:
