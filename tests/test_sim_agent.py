@@ -414,3 +414,29 @@ def test_faults_apply_to_agent_replies_on_every_wire(sim: SimServer) -> None:
         urllib.request.urlopen(request, timeout=10)
     error = json.loads(http_error.value.read())["error"]
     assert (http_error.value.code, error["status"]) == (429, "RESOURCE_EXHAUSTED")
+
+
+def test_gemini_model_list_and_one_model() -> None:
+    import urllib.request
+
+    with running_sim(speed=200) as sim:
+        headers = {"x-goog-api-key": "k"}
+        with urllib.request.urlopen(
+            urllib.request.Request(sim.base_url + "/v1beta/models", headers=headers), timeout=10
+        ) as response:
+            names = [m["name"] for m in json.loads(response.read())["models"]]
+        with urllib.request.urlopen(
+            urllib.request.Request(sim.base_url + "/v1beta/models/sim-large", headers=headers),
+            timeout=10,
+        ) as response:
+            one = json.loads(response.read())
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(
+                urllib.request.Request(sim.base_url + "/v1beta/models/nope", headers=headers),
+                timeout=10,
+            )
+    assert names == ["models/sim-small", "models/sim-large"]
+    assert (
+        one["name"] == "models/sim-large" and "generateContent" in one["supportedGenerationMethods"]
+    )
+    assert json.loads(missing.value.read())["error"]["status"] == "NOT_FOUND"

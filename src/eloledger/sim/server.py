@@ -251,8 +251,9 @@ class SimServer:
         api = ROUTES.get(request.path) if request.method == "POST" else None
         if gemini_verb is not None:
             api = "gemini"
-        is_models = request.method == "GET" and (
-            request.path == "/v1/models" or request.path.startswith("/v1/models/")
+        is_models = request.method == "GET" and any(
+            request.path == p or request.path.startswith(p + "/")
+            for p in ("/v1/models", "/v1beta/models")
         )
         if (api is None and not is_models) or fault == "404_path":
             body = error_body("404_path", protocol, method=request.method, path=request.path)
@@ -293,11 +294,23 @@ class SimServer:
         return await self._complete(ask, request, writer, fault, route, ids)
 
     def _models(self, request: http.Request, protocol: str, reply_json, fault: str | None) -> bool:
-        wanted = request.path.removeprefix("/v1/models").strip("/")
+        wanted = request.path.removeprefix("/v1beta").removeprefix("/v1").removeprefix("/models")
+        wanted = wanted.strip("/")
         if fault == "404_model" or (wanted and wanted not in self.models):
             body = error_body("404_model", protocol, method="", path="", model=wanted)
             return reply_json(404, body)
         names = [wanted] if wanted else list(self.models)
+        if protocol == "gemini":
+            methods = ["generateContent", "streamGenerateContent", "countTokens"]
+            models = [
+                {
+                    "name": f"models/{name}",
+                    "displayName": f"{name} (eloledger simulator)",
+                    "supportedGenerationMethods": methods,
+                }
+                for name in names
+            ]
+            return reply_json(200, models[0] if wanted else {"models": models})
         if protocol == "anthropic":
             items = [
                 {
