@@ -35,7 +35,7 @@ class Turn:
     shell: tuple[str, dict] | None  # (tool name, parameter schema) of the offered shell tool
     prompt_chars: int  # the whole request
     prefix_chars: int  # the part that was already sent up to the agent's last reply
-    cache_marked: bool  # Anthropic: the client asked for prompt caching (cache_control)
+    cache_marked: bool = True  # Anthropic: the client asked for prompt caching (cache_control)
     wants_json: bool = False  # Gemini: a JSON side question (next speaker, routing)
     json_schema: dict = field(default_factory=dict)
 
@@ -83,107 +83,102 @@ def _pick_shell(tools: dict[str, dict]) -> tuple[str, dict] | None:
     return None
 
 
+@dataclass
+class _History:
+    """A conversation read oldest first; ``last_reply`` indexes the agent's latest entry."""
+
+    key: str  # the body field holding the conversation
+    entries: list
+    user: list[str] = field(default_factory=list)
+    mine: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    last_reply: int = -1
+
+    def turn(self, wire: str, model: str, body: dict, stream: bool, tools: dict, **extra) -> Turn:
+        head = {k: v for k, v in body.items() if k != self.key}
+        sent = self.entries[: self.last_reply + 1]
+        return Turn(
+            wire,
+            model,
+            stream,
+            "\n".join(self.user),
+            "\n".join(self.mine),
+            self.outputs,
+            _pick_shell(tools),
+            _chars(body),
+            _chars(head) + _chars(sent) if self.last_reply >= 0 else 0,
+            **extra,
+        )
+
+
 def _anthropic(model: str, body: dict, stream: bool) -> Turn:
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    seen = _History("messages", [m for m in body.get("messages") or [] if isinstance(m, dict)])
     tools = {t.get("name", ""): t.get("input_schema") or {} for t in body.get("tools") or []}
-    user, mine, outputs = [], [], []
-    last_reply = -1
-    for i, message in enumerate(messages):
+    for i, message in enumerate(seen.entries):
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         for block in blocks:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_result":
-                outputs.append(_text(block.get("content")))
+                seen.outputs.append(_text(block.get("content")))
             elif block.get("type") == "text":
-                (mine if message.get("role") == "assistant" else user).append(_text(block))
+                mine = message.get("role") == "assistant"
+                (seen.mine if mine else seen.user).append(_text(block))
         if message.get("role") == "assistant":
-            last_reply = i
-    head = {k: v for k, v in body.items() if k != "messages"}
-    return Turn(
-        "anthropic",
-        model,
-        stream,
-        "\n".join(user),
-        "\n".join(mine),
-        outputs,
-        _pick_shell(tools),
-        _chars(body),
-        _chars(head) + _chars(messages[: last_reply + 1]) if last_reply >= 0 else 0,
-        b"cache_control" in orjson.dumps(body),
-    )
+            seen.last_reply = i
+    marked = b"cache_control" in orjson.dumps(body)
+    return seen.turn("anthropic", model, body, stream, tools, cache_marked=marked)
 
 
 def _responses(model: str, body: dict, stream: bool) -> Turn:
     items = body.get("input")
     items = [{"role": "user", "content": items}] if isinstance(items, str) else items or []
+    seen = _History("input", items)
     tools = {
         t.get("name", ""): t.get("parameters") or {}
         for t in body.get("tools") or []
         if isinstance(t, dict) and t.get("type") == "function"
     }
-    user, mine, outputs = [], [], []
-    last_reply = -1
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
         if kind in ("function_call_output", "custom_tool_call_output"):
-            outputs.append(_text(item.get("output")))
+            seen.outputs.append(_text(item.get("output")))
         elif kind == "message" and item.get("role") == "assistant":
-            mine.append(_text(item.get("content")))
-            last_reply = i
+            seen.mine.append(_text(item.get("content")))
+            seen.last_reply = i
         elif kind == "message" and item.get("role") == "user":
-            user.append(_text(item.get("content")))
+            seen.user.append(_text(item.get("content")))
         elif kind in ("function_call", "reasoning", "custom_tool_call"):
-            last_reply = i
-    head = {k: v for k, v in body.items() if k != "input"}
-    return Turn(
-        "responses",
-        model,
-        stream,
-        "\n".join(user),
-        "\n".join(mine),
-        outputs,
-        _pick_shell(tools),
-        _chars(body),
-        _chars(head) + _chars(items[: last_reply + 1]) if last_reply >= 0 else 0,
-        True,
-    )
+            seen.last_reply = i
+    return seen.turn("responses", model, body, stream, tools)
 
 
 def _gemini(model: str, body: dict, stream: bool) -> Turn:
-    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    seen = _History("contents", [c for c in body.get("contents") or [] if isinstance(c, dict)])
     tools: dict[str, dict] = {}
     for tool in body.get("tools") or []:
         for decl in tool.get("functionDeclarations") or []:
-            tools[decl.get("name", "")] = (
-                decl.get("parametersJsonSchema") or decl.get("parameters") or {}
-            )
-    user, mine, outputs = [], [], []
-    last_reply = -1
-    for i, content in enumerate(contents):
+            schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+            tools[decl.get("name", "")] = schema
+    for i, content in enumerate(seen.entries):
         for part in content.get("parts") or []:
             if "functionResponse" in part:
-                outputs.append(_text(part["functionResponse"].get("response")))
+                seen.outputs.append(_text(part["functionResponse"].get("response")))
             elif "text" in part and not part.get("thought"):
-                (mine if content.get("role") == "model" else user).append(str(part["text"]))
+                mine = content.get("role") == "model"
+                (seen.mine if mine else seen.user).append(str(part["text"]))
         if content.get("role") == "model":
-            last_reply = i
+            seen.last_reply = i
     config = body.get("generationConfig") or {}
-    head = {k: v for k, v in body.items() if k != "contents"}
-    return Turn(
+    return seen.turn(
         "gemini",
         model,
+        body,
         stream,
-        "\n".join(user),
-        "\n".join(mine),
-        outputs,
-        _pick_shell(tools),
-        _chars(body),
-        _chars(head) + _chars(contents[: last_reply + 1]) if last_reply >= 0 else 0,
-        True,
+        tools,
         wants_json=config.get("responseMimeType") == "application/json",
         json_schema=config.get("responseJsonSchema") or config.get("responseSchema") or {},
     )
