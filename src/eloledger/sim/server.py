@@ -347,6 +347,8 @@ class SimServer:
         """The parsed body when this request is for the agent (else None: the chat path)."""
         if api not in ("messages", "responses", "gemini"):
             return None
+        if api != "gemini" and b'"tools"' not in raw:  # the chat path: skip a second parse
+            return None
         try:
             body = orjson.loads(raw or b"{}")
         except orjson.JSONDecodeError:
