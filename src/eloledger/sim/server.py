@@ -204,7 +204,9 @@ class SimServer:
         auth = request.headers.get("authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
         named = [request.headers.get(h, "").strip() for h in ("x-api-key", "x-goog-api-key")]
-        query = parse_qs(urlsplit(request.target).query).get("key", [])
+        query = (
+            parse_qs(urlsplit(request.target).query).get("key", []) if "?" in request.target else []
+        )
         keys = [k for k in (bearer, *named, *query) if k]
         if self.api_keys is None:
             return bool(keys)
