@@ -440,3 +440,20 @@ def test_gemini_model_list_and_one_model() -> None:
         one["name"] == "models/sim-large" and "generateContent" in one["supportedGenerationMethods"]
     )
     assert json.loads(missing.value.read())["error"]["status"] == "NOT_FOUND"
+
+
+def test_gemini_json_side_questions_get_json_that_fits_the_schema(sim: SimServer) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "next_speaker": {"type": "string", "enum": ["user", "model"]},
+        },
+    }
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "Who speaks next?"}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": schema},
+    }
+    status, raw = _gemini(sim, "/v1beta/models/sim-small:generateContent", body)
+    text = json.loads(raw)["candidates"][0]["content"]["parts"][0]["text"]
+    assert status == 200 and json.loads(text) == {"reasoning": "ok", "next_speaker": "user"}
