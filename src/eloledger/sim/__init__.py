@@ -10,6 +10,13 @@ accuracy, used by the demo, the tests and the benchmarks. It never talks to a re
 Per request: header ``x-sim-fault: MODE`` (or ``none``) overrides the server's fault mode;
 header ``x-sim-sample: KEY`` (or the chat ``seed`` field) names the sample, so the same
 (seed, model, temperature, prompt, sample) always gets the same reply.
+
+Agents (Claude Code, Codex, Gemini CLI): a request that offers tools (Anthropic ``tools``,
+Responses function tools, any Gemini ``/v1beta/models/<model>:generateContent`` call) is
+answered by the simulated agent of ``sim.agent``, which works on ``builtin:agent-code`` tasks
+through the client's shell tool. ``x-sim-sample`` (sent by the CLIs' custom-header settings)
+names the session; without it sessions of one (model, task) are numbered in arrival order.
+Codex's WebSocket upgrade gets a 426 so it falls back to HTTPS at once.
 """
 
 from __future__ import annotations

@@ -89,6 +89,8 @@ HTML_PAGE = (
 
 def error_body(mode: str, protocol: str, *, method: str, path: str, model: str = "") -> dict:
     """The JSON error body for a status fault, in the protocol's own shape."""
+    if mode == "404_path" and protocol == "gemini":
+        return gemini_error(404, f"Invalid URL ({method} {path})")
     if mode == "404_path":
         if protocol == "anthropic":
             return {"type": "error", "error": {"type": "not_found_error", "message": "Not Found"}}
@@ -102,12 +104,16 @@ def error_body(mode: str, protocol: str, *, method: str, path: str, model: str =
         }
     oa_type, oa_code, an_type, message = _ERRORS[mode]
     message = message.format(model=model) + _TAG
+    if protocol == "gemini":
+        return gemini_error(STATUS_FAULTS[mode], message)
     if protocol == "anthropic":
         return {"type": "error", "error": {"type": an_type, "message": message}}
     return {"error": {"message": message, "type": oa_type, "param": None, "code": oa_code}}
 
 
 def bad_request_body(protocol: str, message: str) -> dict:
+    if protocol == "gemini":
+        return gemini_error(400, message)
     if protocol == "anthropic":
         return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
     return {
@@ -118,3 +124,10 @@ def bad_request_body(protocol: str, message: str) -> dict:
             "code": None,
         }
     }
+
+
+def gemini_error(status: int, message: str) -> dict:
+    """Google's error shape (Gemini CLI prints ``error.message``)."""
+    names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
+    names |= {404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}
+    return {"error": {"code": status, "message": message, "status": names.get(status, "INTERNAL")}}

@@ -120,7 +120,7 @@ def generate(prompt: str, *, model: str, temperature: float, rng: random.Random)
         text = _judge(prompt, judged.group(1), judged.group(2), rng)
     else:
         task = lookup_task(prompt)
-        if task is None:
+        if task is None or task.kind == "agent":  # agent tasks: see sim.agent
             text = _generic(rng)
         elif task.kind == "code" and task.solution:
             text = _code_reply(task, temperature, model, rng)

@@ -17,10 +17,13 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
 from eloledger.sim import http
+from eloledger.sim.agent import respond
+from eloledger.sim.agentwire import Usage, has_tools, read_turn, render, stream_error
 from eloledger.sim.faults import (
     FAULT_MODES,
     HTML_PAGE,
@@ -28,7 +31,7 @@ from eloledger.sim.faults import (
     bad_request_body,
     error_body,
 )
-from eloledger.sim.model import generate, make_rng
+from eloledger.sim.model import DEFAULT_TIMING, MODEL_TIMING, generate, make_rng
 from eloledger.sim.protocols import (
     USAGE_NONE,
     USAGE_NORMAL,
@@ -46,6 +49,8 @@ ROUTES = {
     "/v1/responses": "responses",
     "/v1/messages": "messages",
 }
+GEMINI_PREFIX = "/v1beta/models/"  # + "<model>:generateContent" | ":streamGenerateContent" | ...
+GEMINI_VERBS = ("generateContent", "streamGenerateContent", "countTokens")
 MIN_TICK = 0.02  # seconds between writes of one stream: tokens due meanwhile go in one write
 SLOW_TTFT, SLOW_TOKEN = 6.0, 15.0  # latency multipliers of the 'slow' fault
 RETRY_AFTER = 1.0  # seconds at speed 1 (scaled by speed like every latency)
@@ -107,6 +112,7 @@ class SimServer:
         self.min_tick = MIN_TICK
         self._fault_rng = random.Random(f"fault|{seed}")
         self._sample_counters: Counter = Counter()
+        self._agent_sessions: Counter = Counter()  # (model, task) -> sessions begun
         self._request_counter = 0
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -191,10 +197,17 @@ class SimServer:
         return None
 
     def _authorized(self, request: http.Request) -> bool:
-        """Bearer or x-api-key (Claude Code may send both: either valid one is enough)."""
+        """Bearer or x-api-key (Claude Code may send both: either valid one is enough).
+
+        Gemini clients send ``x-goog-api-key`` (or ``?key=``).
+        """
         auth = request.headers.get("authorization", "")
         bearer = auth[7:].strip() if auth.lower().startswith("bearer ") else ""
-        keys = [k for k in (bearer, request.headers.get("x-api-key", "").strip()) if k]
+        named = [request.headers.get(h, "").strip() for h in ("x-api-key", "x-goog-api-key")]
+        query = (
+            parse_qs(urlsplit(request.target).query).get("key", []) if "?" in request.target else []
+        )
+        keys = [k for k in (bearer, *named, *query) if k]
         if self.api_keys is None:
             return bool(keys)
         return any(k in self.api_keys for k in keys)
@@ -207,6 +220,9 @@ class SimServer:
         route = request.method + " " + request.path
         is_anthropic = request.path == "/v1/messages" or "anthropic-version" in request.headers
         protocol = "anthropic" if is_anthropic else "openai"
+        gemini_verb = _gemini_verb(request)
+        if request.path.startswith("/v1beta"):
+            protocol = "gemini"
 
         def reply(status: int, body: bytes, **kwargs: object) -> bool:
             self.stats.requests[(route, status)] += 1
@@ -227,9 +243,19 @@ class SimServer:
                 return reply_json(400, bad_request_body(protocol, message))
             self.stats.faults[fault] += 1
 
+        if request.headers.get("upgrade", "").lower() == "websocket":
+            # Codex (supports_websockets=true) tries a WebSocket first: 426 makes it fall back
+            # to HTTPS at once, where a 404 costs it five retries with backoff (~6 s).
+            message = "WebSockets are not supported by the eloledger simulator; use HTTPS"
+            body = bad_request_body(protocol, message)
+            reply(426, orjson.dumps(body), keep_alive=False)
+            return False
         api = ROUTES.get(request.path) if request.method == "POST" else None
-        is_models = request.method == "GET" and (
-            request.path == "/v1/models" or request.path.startswith("/v1/models/")
+        if gemini_verb is not None:
+            api = "gemini"
+        is_models = request.method == "GET" and any(
+            request.path == p or request.path.startswith(p + "/")
+            for p in ("/v1/models", "/v1beta/models")
         )
         if (api is None and not is_models) or fault == "404_path":
             body = error_body("404_path", protocol, method=request.method, path=request.path)
@@ -255,6 +281,11 @@ class SimServer:
             return self._models(request, protocol, reply_json, fault)
 
         assert api is not None
+        agent_body = self._agent_body(api, request.body)
+        if agent_body is not None:
+            return await self._agent(
+                api, gemini_verb, agent_body, request, writer, reply_json, fault
+            )
         try:
             ask = parse_ask(api, request.body)
         except BadBody as exc:
@@ -265,11 +296,23 @@ class SimServer:
         return await self._complete(ask, request, writer, fault, route, ids)
 
     def _models(self, request: http.Request, protocol: str, reply_json, fault: str | None) -> bool:
-        wanted = request.path.removeprefix("/v1/models").strip("/")
+        wanted = request.path.removeprefix("/v1beta").removeprefix("/v1").removeprefix("/models")
+        wanted = wanted.strip("/")
         if fault == "404_model" or (wanted and wanted not in self.models):
             body = error_body("404_model", protocol, method="", path="", model=wanted)
             return reply_json(404, body)
         names = [wanted] if wanted else list(self.models)
+        if protocol == "gemini":
+            methods = ["generateContent", "streamGenerateContent", "countTokens"]
+            models = [
+                {
+                    "name": f"models/{name}",
+                    "displayName": f"{name} (eloledger simulator)",
+                    "supportedGenerationMethods": methods,
+                }
+                for name in names
+            ]
+            return reply_json(200, models[0] if wanted else {"models": models})
         if protocol == "anthropic":
             items = [
                 {
@@ -298,6 +341,86 @@ class SimServer:
         if wanted:
             return reply_json(200, items[0])
         return reply_json(200, {"object": "list", "data": items})
+
+    # -- the simulated agent (requests that offer tools; every Gemini request) ---------------
+
+    @staticmethod
+    def _agent_body(api: str, raw: bytes) -> dict | None:
+        """The parsed body when this request is for the agent (else None: the chat path)."""
+        if api not in ("messages", "responses", "gemini"):
+            return None
+        if api != "gemini" and b'"tools"' not in raw:  # the chat path: skip a second parse
+            return None
+        try:
+            body = orjson.loads(raw or b"{}")
+        except orjson.JSONDecodeError:
+            return None if api != "gemini" else {}
+        if not isinstance(body, dict):
+            return None if api != "gemini" else {}
+        wire = {"messages": "anthropic"}.get(api, api)
+        return body if has_tools(wire, body) else None
+
+    async def _agent(
+        self,
+        api: str,
+        gemini_verb: tuple[str, str] | None,
+        body: dict,
+        request: http.Request,
+        writer: asyncio.StreamWriter,
+        reply_json,
+        fault: str | None,
+    ) -> bool:
+        wire = {"messages": "anthropic"}.get(api, api)
+        protocol = {"anthropic": "anthropic", "gemini": "gemini"}.get(wire, "openai")
+        model = gemini_verb[0] if gemini_verb else body.get("model")
+        if not isinstance(model, str) or not model:
+            return reply_json(400, bad_request_body(protocol, "'model' is required"))
+        if model not in self.models:
+            body404 = error_body("404_model", protocol, method="", path="", model=model)
+            return reply_json(404, body404)
+        if gemini_verb and gemini_verb[1] == "countTokens":
+            return reply_json(200, {"totalTokens": max(1, len(request.body) // 4)})
+        stream = bool(body.get("stream")) or (gemini_verb or ("", ""))[1] == "streamGenerateContent"
+        turn = read_turn(wire, model, body, stream)
+        header = request.headers.get("x-sim-sample", "").strip()
+
+        def new_key(model: str, task_id: str) -> str:
+            if header:
+                return f"s{header}"
+            self._agent_sessions[(model, task_id)] += 1
+            return f"n{self._agent_sessions[(model, task_id)]}"
+
+        answer = respond(turn, seed=self.seed, new_key=new_key)
+        usage = Usage(0, 0, 0, 0, 0) if fault == "zero_usage" else answer.usage
+        ttft0, per_token = MODEL_TIMING.get(model, DEFAULT_TIMING)
+        prompt = usage.fresh + usage.cache_read + usage.cache_write
+        delay = ttft0 + 0.00002 * prompt + per_token * (usage.output + usage.reasoning)
+        await asyncio.sleep(delay * (SLOW_TTFT if fault == "slow" else 1.0) / self.speed)
+        route = request.method + " " + request.path
+        ids = {"x-request-id": f"req_sim{self._request_counter:08d}"}
+        if fault in ("reset", "sse_error") and not stream:
+            self.stats.requests[(route, 0)] += 1
+            http.reset_connection(writer)
+            return False
+        self.stats.requests[(route, 200)] += 1
+        if fault in ("reset", "sse_error"):
+            writer.write(http.stream_head(ids) + http.chunk(http.STREAM_COMMENT))
+            if fault == "reset":
+                await writer.drain()
+                http.reset_connection(writer)
+                return False
+            writer.write(http.chunk(stream_error(wire)) + http.LAST_CHUNK)
+            return True
+        self.stats.prompt_tokens += prompt
+        self.stats.completion_tokens += usage.output + usage.reasoning
+        sent = None if fault == "no_usage" else usage
+        data, is_stream = render(turn, answer.text, answer.call, sent)
+        if is_stream:
+            writer.write(http.stream_head(ids) + http.chunk(data) + http.LAST_CHUNK)
+        else:
+            writer.write(http.response_bytes(200, data, headers=ids))
+        await writer.drain()
+        return True
 
     def _sample_key(self, ask: Ask, request: http.Request) -> str:
         if ask.seed is not None:
@@ -449,3 +572,11 @@ def running_sim(**kwargs: object) -> Iterator[SimServer]:
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+
+
+def _gemini_verb(request: http.Request) -> tuple[str, str] | None:
+    """(model, verb) of a Gemini ``POST /v1beta/models/<model>:<verb>``, else None."""
+    if request.method != "POST" or not request.path.startswith(GEMINI_PREFIX):
+        return None
+    model, sep, verb = request.path[len(GEMINI_PREFIX) :].partition(":")
+    return (model, verb) if sep and model and verb in GEMINI_VERBS else None

@@ -183,7 +183,7 @@ def _builtin_set(name: str) -> tuple[Task, ...]:
 def _builtin_index() -> tuple[dict[str, Task], dict[str, Task]]:
     by_prompt: dict[str, Task] = {}
     by_id: dict[str, Task] = {}
-    for task in _builtin_set("all"):
+    for task in (*_builtin_set("all"), *_builtin_set("agent-code")):
         by_prompt[task.prompt.strip()] = task
         by_id[task.task_id] = task
     return by_prompt, by_id
