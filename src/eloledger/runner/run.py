@@ -50,6 +50,7 @@ from eloledger.judges.extract import extract_answer
 from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
 from eloledger.judges.rule import judge_rule
 from eloledger.ledger import LedgerWriter
+from eloledger.ledger.sources import check_writable
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
@@ -115,6 +116,7 @@ async def run_experiment(
 
 
 def _check_ledger(path: Path, resume: bool) -> None:
+    check_writable(path)  # a folder or a FIFO: one clear line before anything reads it
     if resume:
         return
     try:
