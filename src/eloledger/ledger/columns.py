@@ -32,6 +32,8 @@ FACTOR_COLUMNS: tuple[str, ...] = (
     "error_class",
     "usage_source",
     "run_id",
+    "project",
+    "source",
 )
 NUMBER_COLUMNS: tuple[str, ...] = (
     *COUNT_FIELDS,
@@ -44,6 +46,7 @@ NUMBER_COLUMNS: tuple[str, ...] = (
     "attempt",
     "http_status",
     "ts",
+    "cache_write_tokens",
 )
 ALL_COLUMNS: tuple[str, ...] = FACTOR_COLUMNS + NUMBER_COLUMNS
 # What summaries and arm costs read: decoding fewer fields is much faster.
@@ -56,7 +59,9 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "prompt_tokens",
     "completion_tokens",
     "total_tokens",
+    "reasoning_tokens",  # to tell a gateway counting reasoning outside completion from a bad total
 )
+PRICE_COLUMNS: tuple[str, ...] = ("model", "cached_tokens", "cache_write_tokens")
 COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "session", "passed", "score", "will_retry")
 
 _TOKEN_GROUP = frozenset((*COUNT_FIELDS, "usage_source"))
