@@ -18,6 +18,7 @@ import orjson
 from eloledger.doctor.findings import Finding, make
 from eloledger.errors import UserError
 from eloledger.ledger.dedupe import DuplicateFinder
+from eloledger.ledger.sources import check_readable
 from eloledger.runner.resolve import SIM_PROFILE
 
 _LOOPBACK = ("localhost", "::1")
@@ -203,6 +204,7 @@ def _gateway(url: str, profile: Any) -> str:
 def _rows(path: Path, warn) -> Iterator[tuple[int, bytes, dict[str, Any]]]:  # noqa: ANN001
     from eloledger.ledger.reader import parse_line
 
+    check_readable(path)  # a FIFO would block read_bytes(); gzip is named, not "bad JSON"
     try:
         data = path.read_bytes()
     except FileNotFoundError:
