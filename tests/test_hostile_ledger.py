@@ -249,3 +249,21 @@ def test_generated_repeats_never_double(
 
     (group,) = summarize(read_ledgers(path))
     assert group["calls"] == len(set(copies)) and group["total_tokens"] == 15 * len(set(copies))
+
+
+@pytest.mark.parametrize("blank", [False, True], ids=["fast path", "exact path"])
+def test_reasoning_counted_outside_completion_is_not_a_mismatch(
+    tmp_path: Path, blank: bool
+) -> None:
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import count_warnings
+
+    rows = _rows(3)
+    rows[1].update(reasoning_tokens=7, total_tokens=22)  # 10 + 5 + 7: consistent
+    rows[2].update(reasoning_tokens=7, total_tokens=23)  # matches nothing
+    path = tmp_path / "l.jsonl"
+    sep = "\n\n" if blank else "\n"
+    path.write_text(sep.join(json.dumps(r) for r in rows) + "\n")
+    (warning,) = count_warnings(read_ledgers(path))
+    line = 5 if blank else 3
+    assert warning.startswith("1 row(s) have total_tokens") and f"{path}:{line}" in warning

@@ -45,7 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "ledger", metavar="LEDGER", nargs="+", help="token ledger (JSONL) with passed/score; several files, a glob or a folder merge"
+        "ledger",
+        metavar="LEDGER",
+        nargs="+",
+        help="token ledger (JSONL) with passed/score; several files, a glob or a folder merge",
     )
     for flag, what in (
         ("--old-1", "old method, single samples"),

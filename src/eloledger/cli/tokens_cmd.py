@@ -135,7 +135,9 @@ def _totals(groups: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         total[key] = sum(g[key] for g in groups)
     guessed = sum((g.get("estimated_token_share") or 0.0) * g["total_tokens"] for g in groups)
-    total["estimated_token_share"] = guessed / total["total_tokens"] if total["total_tokens"] else None
+    total["estimated_token_share"] = (
+        guessed / total["total_tokens"] if total["total_tokens"] else None
+    )
     with_usage = total["ok"] - total["usage_missing"]
     total["mean_total_tokens"] = total["total_tokens"] / with_usage if with_usage else None
     costs = [g.get("cost") for g in groups]

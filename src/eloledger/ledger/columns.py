@@ -59,7 +59,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "prompt_tokens",
     "completion_tokens",
     "total_tokens",
-    "reasoning_tokens",  # to tell a gateway counting reasoning outside completion from a bad total
 )
 PRICE_COLUMNS: tuple[str, ...] = ("model", "cached_tokens", "cache_write_tokens")
 COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "session", "passed", "score", "will_retry")

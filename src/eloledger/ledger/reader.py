@@ -31,6 +31,7 @@ from eloledger.ledger.columns import (
     Factor,
     NeedsExactPath,
     columns_from_rows,
+    concat,
 )
 from eloledger.ledger.fastread import fast_columns
 from eloledger.ledger.sources import check_readable
@@ -150,6 +151,28 @@ class Ledger:
             self._rows = rows
         return self._rows
 
+    def load(self, name: str) -> Any:
+        """Column ``name``, read from the files now if it was not read with the others.
+
+        For checks that only rarely need a column: the summary reads fewer fields (faster) and
+        fetches this one only when it matters. Reads exactly the bytes the ledger covers.
+        """
+        if name in self._columns:
+            return self._columns[name]
+        if self._rows is not None and self._keep is None:
+            column = columns_from_rows(self._rows, (name,))[name]
+        else:
+            parts = [_column_of(path, end, name) for path, _, end in self.sources]
+            column = concat(parts, (name,))[name]
+            if self._keep is not None:
+                column = (
+                    Factor(column.codes[self._keep], column.levels)
+                    if isinstance(column, Factor)
+                    else column[self._keep]
+                )
+        self._columns[name] = column
+        return column
+
     def where(self, index: int) -> str:
         """``file:line`` of row ``index`` (for warnings that point at the evidence)."""
         if self._keep is not None:
@@ -208,6 +231,15 @@ def read_ledger(
         if warn is not None:
             warn(message)
     return ledger
+
+
+def _column_of(path: Path, end: int, name: str) -> Columns:
+    try:
+        return fast_columns(path, end, (name,), 1)[0]
+    except NeedsExactPath:
+        data = _read_bytes(path, end)
+        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+        return columns_from_rows(rows, (name,))
 
 
 def read_rows(rows: Iterable[dict[str, Any]], *, columns: Sequence[str] | None = None) -> Ledger:
