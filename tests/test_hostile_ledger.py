@@ -11,16 +11,15 @@ import gzip
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_process import eloledger as _cli
 from eloledger.cli import main
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 ROW = {"run_id": "r", "task_id": "t1", "arm": "a", "session": 0, "sample": 0, "status": "ok"}
 SPEC = """\
 [experiment]
@@ -35,16 +34,6 @@ limit = 2
 name = "one"
 kind = "single"
 """
-
-
-def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eloledger", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYTHONPATH": SRC},
-    )
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -4,14 +4,11 @@ two real gateways in one run still warn (issue 10, item 8)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import eloledger as _cli
 from eloledger.doctor.ledger_audit import audit_ledger
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 SPEC = """\
 [experiment]
 name = "res"
@@ -37,16 +34,6 @@ name = "two"
 kind = "best_of_n"
 n = 2
 """
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eloledger", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": SRC},
-    )
 
 
 def test_a_resumed_simulator_run_is_not_two_gateways(tmp_path: Path) -> None:

@@ -8,16 +8,13 @@ A real `eloledger run` against the strict gateway (not the simulator) in mode
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import eloledger as _cli
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 SPEC = """\
 [experiment]
 name = "est"
@@ -39,16 +36,6 @@ name = "three"
 kind = "best_of_n"
 n = 3
 """
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eloledger", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": SRC},
-    )
 
 
 @pytest.fixture

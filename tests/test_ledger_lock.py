@@ -13,11 +13,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from cli_process import SRC, eloledger
 from eloledger.errors import UserError
 from eloledger.ledger import LedgerWriter
 from eloledger.ledger.writer import lock_path
-
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 SPEC = """\
 [experiment]
@@ -187,13 +186,8 @@ def test_dev_full_gives_the_real_enospc_as_one_line() -> None:
 def test_run_on_dev_full_exits_2_with_one_line(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC.replace("speed = 0.5", "speed = 50"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "eloledger", "run", str(spec), "--headless", "--quiet"]
-        + ["--bootstrap", "0", "--ledger", "/dev/full"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": SRC},
-        timeout=120,
+    proc = eloledger(
+        "run", str(spec), "--headless", "--quiet", "--bootstrap", "0", "--ledger", "/dev/full"
     )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
