@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -192,3 +193,42 @@ def test_run_on_dev_full_exits_2_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "/dev/full: cannot write the ledger" in proc.stderr and "errno 28" in proc.stderr
+
+
+REAL_FS = """\
+mount -t tmpfs -o ro,size=64k tmpfs "$1/ro" || exit 77
+mount -t tmpfs -o size=12k tmpfs "$1/full" || exit 77
+"$2" -m eloledger run "$3" --headless --quiet --bootstrap 0 --ledger "$1/ro/l.jsonl" 2> "$1/ro.err"
+echo "ro $?"
+"$2" -m eloledger run "$3" --headless --quiet --bootstrap 0 --ledger "$1/full/l.jsonl" \
+    2> "$1/full.err"
+echo "full $?"
+"$2" -c 'import json, sys; data = open(sys.argv[1], "rb").read(); \
+[json.loads(x) for x in data.splitlines()]; print("whole", data.endswith(b"\\n"))' "$1/full/l.jsonl"
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
+def test_real_read_only_and_full_file_systems(tmp_path: Path) -> None:
+    """Real EROFS and ENOSPC (tmpfs mounts in a private mount namespace): one line, exit 2,
+    and the full ledger holds only whole rows."""
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "full").mkdir()
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC.replace("speed = 0.5", "speed = 50").replace("limit = 6", "limit = 40"))
+    script = tmp_path / "fs.sh"
+    script.write_text(REAL_FS)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", str(script), str(tmp_path), sys.executable, str(spec)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": SRC},
+    )
+    if done.returncode == 77 or "Operation not permitted" in done.stderr:
+        pytest.skip("no permission to mount a tmpfs in a private namespace")
+    assert done.stdout.split("\n")[:3] == ["ro 2", "full 2", "whole True"], done
+    ro_err = (tmp_path / "ro.err").read_text().strip()
+    full_err = (tmp_path / "full.err").read_text().strip()
+    assert ro_err.count("\n") == 0 and "[errno 30]" in ro_err and "read-only" in ro_err
+    assert full_err.count("\n") == 0 and "[errno 28]" in full_err and "--resume" in full_err
