@@ -69,8 +69,18 @@ JQ_AWK = (
 )
 
 
-def generate(path: Path, rows: int, seed: int = 7) -> None:
-    """Rows shaped like the runner's: ok rows with usage, ~3% failed calls without usage."""
+GUIDE_NAMES = {
+    "arm": "strategy",
+    "prompt_tokens": "input_tokens",
+    "completion_tokens": "output_tokens",
+}
+
+
+def generate(path: Path, rows: int, seed: int = 7, names: str = "canonical") -> None:
+    """Rows shaped like the runner's: ok rows with usage, ~3% failed calls without usage.
+
+    ``names="guide"``: the field names the popular guides use (strategy, input_tokens, ...).
+    """
     rng = np.random.default_rng(seed)
     prompt = rng.integers(50, 2000, rows)
     completion = rng.integers(1, 1500, rows)
@@ -131,6 +141,8 @@ def generate(path: Path, rows: int, seed: int = 7) -> None:
                     score=round(float(p % 100) / 100, 2),
                     passed=bool(p % 2),
                 )
+            if names == "guide":
+                row = {GUIDE_NAMES.get(k, k): v for k, v in row.items()}
             batch.append(orjson.dumps(row))
             if len(batch) == 20000:
                 fh.write(b"\n".join(batch) + b"\n")
@@ -141,11 +153,13 @@ def generate(path: Path, rows: int, seed: int = 7) -> None:
 
 def run_eloledger(path: Path) -> tuple[float, dict[str, int]]:
     from eloledger.ledger.columns import SUMMARY_COLUMNS
-    from eloledger.ledger.reader import read_ledger
-    from eloledger.ledger.summary import summarize
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import summarize, summary_warnings
 
     start = time.perf_counter()
-    groups = summarize(read_ledger(path, columns=SUMMARY_COLUMNS), by="arm")
+    ledger = read_ledgers(path, columns=SUMMARY_COLUMNS)  # what `tokens` reads (dedup check)
+    groups = summarize(ledger, by="arm")
+    summary_warnings(ledger, by="arm")
     elapsed = time.perf_counter() - start
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
 
@@ -162,10 +176,14 @@ def run_cli(path: Path) -> tuple[float, dict[str, int]]:
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
 
 
-def run_jq_awk(path: Path) -> tuple[float, dict[str, int]]:
+def run_jq_awk(path: Path, arm: str = "arm") -> tuple[float, dict[str, int]]:
     start = time.perf_counter()
     done = subprocess.run(
-        JQ_AWK.format(path=path), shell=True, capture_output=True, text=True, check=True
+        JQ_AWK.format(path=path).replace(".arm,", f".{arm},"),
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     elapsed = time.perf_counter() - start
     sums = {}
@@ -181,7 +199,7 @@ def run_json_loop(path: Path) -> tuple[float, dict[str, int]]:
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
-            sums[row["arm"]] += row.get("total_tokens") or 0
+            sums[row.get("arm") or row["strategy"]] += row.get("total_tokens") or 0
     return time.perf_counter() - start, dict(sums)
 
 
@@ -190,6 +208,12 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2, help="best of N runs each (default 2)")
     parser.add_argument("--no-json-loop", action="store_true", help="skip the json.loads loop")
+    parser.add_argument(
+        "--names",
+        choices=("canonical", "guide"),
+        default="canonical",
+        help="field names: eloledger's, or the guides' (strategy, input_tokens, output_tokens)",
+    )
     args = parser.parse_args()
     if shutil.which("jq") is None:
         print(
@@ -199,10 +223,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
         path = Path(tmp) / "ledger.jsonl"
         start = time.perf_counter()
-        generate(path, args.rows)
+        generate(path, args.rows, names=args.names)
         size_mb = os.path.getsize(path) / 1e6
         print(
-            f"ledger: {args.rows:,} rows, {size_mb:,.0f} MB, generated in "
+            f"ledger: {args.rows:,} rows ({args.names} names), {size_mb:,.0f} MB, generated in "
             f"{time.perf_counter() - start:.1f} s; {os.cpu_count()} CPUs"
         )
         path.read_bytes()  # warm the page cache so every contender reads from memory
@@ -210,7 +234,9 @@ def main() -> int:
         contenders = {
             "eloledger (in process)": run_eloledger,
             "eloledger tokens (CLI)": run_cli,
-            "jq | awk": run_jq_awk,
+            "jq | awk": lambda p: run_jq_awk(
+                p, GUIDE_NAMES["arm"] if args.names == "guide" else "arm"
+            ),
         }
         if not args.no_json_loop:
             contenders["python json.loads loop"] = run_json_loop

@@ -57,16 +57,9 @@ def test_clean_ledger_with_aliases_and_nested_usage(tmp_path: Path) -> None:
         },
         # reasoning counted outside completion: total = p + c + r is consistent
         {**ROW, "sample": 2, "reasoning_tokens": 20, "total_tokens": 35},
-        {
-            **ROW,
-            "sample": 3,
-            "usage_source": "estimated",
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "total_tokens": 0,
-        },
     ]
     assert audit_ledger(_ledger(tmp_path, rows), expect_models=["gpt-4o"]) == []
+    # estimated usage is not clean (issue 10 item 2): see test_ledger_estimated.py
 
 
 def test_dated_model_variant_is_the_same_model(tmp_path: Path) -> None:

@@ -36,13 +36,15 @@ def test_json_contract(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"by", "groups", "warnings"} and out["by"] == "arm"
     groups = {g["name"]: g for g in out["groups"]}
-    assert list(groups) == ["single", "bo2"]
+    assert list(groups) == ["bo2", "single"]  # sorted by name
     assert groups["single"] == {
         "name": "single",
         "calls": 2,
         "ok": 2,
         "errors": 0,
         "usage_missing": 0,
+        "usage_estimated": 0,
+        "estimated_token_share": 0.0,
         "prompt_tokens": 60,
         "completion_tokens": 40,
         "total_tokens": 400,
@@ -65,7 +67,9 @@ def test_by_task_csv_and_table(ledger: Path, capsys: pytest.CaptureFixture[str])
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert lines[0].split()[:3] == ["arm", "calls", "ok"]
-    assert lines[2].split()[:3] == ["single", "2", "2"]
+    assert lines[2].split()[:3] == ["bo2", "4", "3"]  # sorted by name
+    assert lines[3].split()[:3] == ["single", "2", "2"]
+    assert lines[4].split()[:3] == ["TOTAL", "6", "5"]
     assert "warning: 1 ok call(s) have no token usage" in captured.err
     assert main(["tokens", str(ledger), "--format", "md"]) == 0
     assert capsys.readouterr().out.startswith("| arm | calls |")
@@ -102,7 +106,7 @@ def test_missing_file_and_bad_option(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["tokens", str(tmp_path / "nope.jsonl")]) == 2
     assert "no such ledger file" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
-        main(["tokens", str(tmp_path / "x.jsonl"), "--by", "model"])
+        main(["tokens", str(tmp_path / "x.jsonl"), "--by", "color"])
     assert info.value.code == 2
 
 

@@ -78,7 +78,7 @@ def test_summary_by_task_and_missing_names(tmp_path: Path) -> None:
     assert by_arm["(none)"]["total_tokens"] == 5
     assert by_arm["A"]["task_mean_total_tokens"] == pytest.approx((10 + 1) / 2)
     with pytest.raises(ValueError):
-        summarize(ledger, by="model")
+        summarize(ledger, by="color")
 
 
 def test_arm_costs(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def _finite(value: Any) -> Any:
 
 def _looks_numeric(text: str) -> bool:
     try:
-        float(text)
+        float(text.replace(",", ""))  # 1,234,567: thousands separators
     except ValueError:
         return text in ("inf", "-inf")
     return True

@@ -59,7 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("ledger", metavar="LEDGER", help="token ledger (JSONL) with scored rows")
+    parser.add_argument(
+        "ledger",
+        metavar="LEDGER",
+        nargs="+",
+        help="token ledger (JSONL) with scored rows; several files, a glob or a folder merge",
+    )
     parser.add_argument(
         "--grid", type=float, default=1.5, metavar="RATIO", help="budget grid ratio (default 1.5)"
     )

@@ -97,7 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("comparisons", nargs="?", metavar="COMPARISONS", help="comparisons file")
     parser.add_argument(
-        "--ledger", metavar="LEDGER", help="token ledger (JSONL) for the cost columns"
+        "--ledger",
+        metavar="LEDGER",
+        action="append",
+        help="token ledger (JSONL) for the cost columns; a glob or a folder of ledgers, or "
+        "repeat --ledger: shards merge, a call recorded twice counts once",
     )
     parser.add_argument(
         "--anchor",
@@ -182,7 +186,7 @@ def compute(args: argparse.Namespace) -> Any:
     rounds = args.bootstrap
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
-    costs = _costs(ledger_path) if ledger_path else None
+    costs, ledger_warnings = _costs(ledger_path) if ledger_path else (None, [])
     report = elo_report(
         comparisons,
         costs=costs,
@@ -194,10 +198,13 @@ def compute(args: argparse.Namespace) -> Any:
         intervals=method,
         length_control=bool(getattr(args, "length_control", False)),
     )
+    report.warnings[:0] = ledger_warnings
     if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
         from eloledger.judges.verdicts import verdict_counts, verdict_warning
+        from eloledger.ledger.sources import expand_ledgers
 
-        warning = verdict_warning(*verdict_counts(ledger_path))
+        paths = [ledger_path] if isinstance(ledger_path, str) else ledger_path
+        warning = verdict_warning(*verdict_counts(expand_ledgers(paths)))
         if warning:
             report.warnings.append(warning)
     return report
@@ -219,7 +226,7 @@ def _interval_method(args: argparse.Namespace) -> str:
     return chosen
 
 
-def _inputs(args: argparse.Namespace) -> tuple[str, str | None]:
+def _inputs(args: argparse.Namespace) -> tuple[str, Any]:
     if args.example:
         if args.comparisons:
             raise UserError(
@@ -241,16 +248,18 @@ def _example_dir() -> Path:
     return Path(str(files("eloledger") / "data" / "examples"))
 
 
-def _costs(path: str) -> dict[str, Any]:
+def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
+    """Per-arm costs from one or several ledgers, and what the reader warned about."""
     try:
-        from eloledger.ledger.reader import read_ledger
-        from eloledger.ledger.summary import arm_costs
+        from eloledger.ledger.merge import read_ledgers
+        from eloledger.ledger.summary import arm_costs, count_warnings
     except ImportError:
         raise UserError(
             "--ledger needs eloledger's ledger reader, which is not installed in this build",
             fix="run without --ledger",
         ) from None
-    return arm_costs(read_ledger(path))
+    ledger = read_ledgers(ledgers)
+    return arm_costs(ledger), [*ledger.warnings, *count_warnings(ledger)]
 
 
 def render_text(report: Any, args: argparse.Namespace) -> str:

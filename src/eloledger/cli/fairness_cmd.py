@@ -44,7 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("ledger", metavar="LEDGER", help="token ledger (JSONL) with passed/score")
+    parser.add_argument(
+        "ledger",
+        metavar="LEDGER",
+        nargs="+",
+        help="token ledger (JSONL) with passed/score; several files, a glob or a folder merge",
+    )
     for flag, what in (
         ("--old-1", "old method, single samples"),
         ("--new-1", "new method, single samples"),

@@ -1,39 +1,57 @@
-"""`eloledger tokens`: token totals per arm or per task from a JSONL ledger."""
+"""`eloledger tokens`: token totals per arm, task, session, model, day, project or source."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 DESCRIPTION = """\
-Sum the tokens in a ledger per arm or per task.
+Sum the tokens in one or several ledgers per arm, task, session, model, day, project or source.
 
 Only sample and select calls count (judge and probe calls are not an arm's cost). Token sums
 cover successful calls that reported usage; failed calls are counted in 'errors' and successful
-calls without usage in 'usage_missing', never as zero-token successes. task_mean_total_tokens is
-the mean over tasks of each task's total, so a few long tasks do not dominate.
+calls without usage in 'usage_missing', never as zero-token successes. Calls whose usage is
+eloledger's estimate (the gateway sent none) are in the sums but counted in 'estimated', with a
+warning naming the groups. task_mean_total_tokens is the mean over tasks of each task's total,
+so a few long tasks do not dominate.
+Several ledgers (files, globs or folders of *.jsonl) merge on read; a call recorded twice
+(concatenated files, overlapping shards) is counted once, with a warning naming the lines.
 Field names from other tools (input_tokens, strategy, case_id, nested usage, ...) are understood.
-A torn last line (a writer crashed mid-write) is skipped with a warning."""
+A torn last line (a writer crashed mid-write) is skipped with a warning.
+With a price table (prices.toml in eloledger's config folder; per model, per 1M tokens: input,
+output, cache_read, cache_write) a cost column appears for priced models; prices are never
+guessed or fetched."""
 
 EPILOG = """\
 examples:
   eloledger tokens runs/ledger.jsonl
+  eloledger tokens runs/shard-*.jsonl             # shards of one run, merged
+  eloledger tokens runs/ --by model               # every ledger in a folder
   eloledger tokens runs/ledger.jsonl --by task --format csv > tokens_by_task.csv
   eloledger tokens runs/ledger.jsonl --format json | jq '.groups[] | {name, total_tokens}'"""
 
-BY_CHOICES = ("arm", "task")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from eloledger.ledger.summary import BY_CHOICES
+
     parser = sub.add_parser(
         "tokens",
-        help="token totals per arm or task from a ledger",
+        help="token totals per arm, task, session, model, day, project or source",
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("ledger", metavar="LEDGER", help="JSONL ledger file")
+    parser.add_argument(
+        "ledger", metavar="LEDGER", nargs="+", help="JSONL ledger(s): files, globs or folders"
+    )
     parser.add_argument("--by", choices=BY_CHOICES, default="arm", help="group by (default: arm)")
+    parser.add_argument(
+        "--sort",
+        choices=("name", "total", "cost"),
+        default="name",
+        help="row order: name (default), total tokens or cost, largest first",
+    )
     parser.add_argument(
         "--format",
         choices=("table", "json", "csv", "md"),
@@ -44,30 +62,102 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.ledger.columns import SUMMARY_COLUMNS
-    from eloledger.ledger.reader import read_ledger
-    from eloledger.ledger.summary import summarize, summary_warnings
-    from eloledger.tables import Column, render, to_json
+    from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.prices import load_prices
+    from eloledger.ledger.summary import add_costs, summarize, summary_warnings
+    from eloledger.tables import render, to_json
 
-    ledger = read_ledger(args.ledger, columns=SUMMARY_COLUMNS)
+    prices = load_prices()
+    columns = (*SUMMARY_COLUMNS, *(PRICE_COLUMNS if prices else ()))
+    if args.by in ("session", "model", "project", "source") and args.by not in columns:
+        columns = (*columns, args.by)
+    ledger = read_ledgers(args.ledger, columns=columns)
     groups = summarize(ledger, by=args.by)
     warnings = [*ledger.warnings, *summary_warnings(ledger, by=args.by)]
+    if prices:
+        warnings += add_costs(groups, ledger, prices, by=args.by)
+    groups = _sorted(groups, args.sort)
     if args.format == "json":
         print(to_json({"by": args.by, "groups": groups, "warnings": warnings}))
         return 0
-    columns = [
-        Column("name", args.by),
-        Column("calls", "calls"),
-        Column("ok", "ok"),
-        Column("errors", "errors"),
-        Column("usage_missing", "usage missing"),
-        Column("prompt_tokens", "prompt"),
-        Column("completion_tokens", "completion"),
-        Column("total_tokens", "total"),
-        Column("mean_total_tokens", "mean/call", 1),
-        Column("task_mean_total_tokens", "mean/task", 1),
-    ]
-    print(render(args.format, groups, columns))
+    has_cost = any(g.get("cost") is not None for g in groups)
+    table_columns = _columns(args.by, has_cost, args.format)
+    if args.format in ("table", "md"):
+        records = [_display(g) for g in [*groups, _totals(groups)]]
+        print(render(args.format, records, table_columns))
+    else:
+        print(render(args.format, groups, table_columns))
     for message in warnings:
         print(f"eloledger: warning: {message}", file=sys.stderr)
     return 0
+
+
+def _sorted(groups: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
+    if order == "name":
+        return sorted(groups, key=lambda g: str(g["name"]))
+    key = "total_tokens" if order == "total" else "cost"
+    return sorted(groups, key=lambda g: (g.get(key) is None, -(g.get(key) or 0), str(g["name"])))
+
+
+def _columns(by: str, has_cost: bool, fmt: str) -> list[Any]:
+    from eloledger.tables import Column
+
+    table = fmt in ("table", "md")
+    columns = [
+        Column("name", by),
+        Column("calls", "calls"),
+        Column("ok", "ok"),
+        Column("errors", "errors"),
+        Column("usage_missing", "usage missing" if table else "usage_missing"),
+        Column("usage_estimated", "estimated" if table else "usage_estimated"),
+    ]
+    if not table:
+        columns.append(Column("estimated_token_share", "estimated_token_share", 4))
+    columns += [
+        Column("prompt_tokens", "prompt"),
+        Column("completion_tokens", "completion"),
+        Column("total_tokens", "total"),
+        Column("mean_total_tokens", "mean/call", None if table else 1),
+        Column("task_mean_total_tokens", "mean/task", None if table else 1),
+    ]
+    if has_cost:
+        columns.append(Column("cost", "cost", 4))
+    if not table:
+        columns = [Column(c.key, c.key, c.digits) for c in columns]
+    return columns
+
+
+def _totals(groups: list[dict[str, Any]]) -> dict[str, Any]:
+    """The totals row of the table (means are over all groups' rows, not a mean of means)."""
+    keys = ("calls", "ok", "errors", "usage_missing", "usage_estimated")
+    total: dict[str, Any] = {"name": "TOTAL", **{k: sum(g[k] for g in groups) for k in keys}}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        total[key] = sum(g[key] for g in groups)
+    guessed = sum((g.get("estimated_token_share") or 0.0) * g["total_tokens"] for g in groups)
+    total["estimated_token_share"] = (
+        guessed / total["total_tokens"] if total["total_tokens"] else None
+    )
+    with_usage = total["ok"] - total["usage_missing"]
+    total["mean_total_tokens"] = total["total_tokens"] / with_usage if with_usage else None
+    costs = [g.get("cost") for g in groups]
+    total["cost"] = sum(costs) if costs and None not in costs else None
+    return total
+
+
+def _display(group: dict[str, Any]) -> dict[str, Any]:
+    """Counts with thousands separators and means rounded, for people (JSON/CSV stay raw)."""
+    out = dict(group)
+    for key, value in group.items():
+        if key == "name" or value is None or isinstance(value, bool):
+            continue
+        if key in ("mean_total_tokens", "task_mean_total_tokens"):
+            out[key] = f"{value:,.1f}"
+        elif isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+            out[key] = f"{int(value):,}" if key != "cost" else f"{value:,.4f}"
+        elif key != "cost" and key != "estimated_token_share":
+            out[key] = f"{value:,.1f}"
+    if group.get("usage_estimated"):
+        share = group.get("estimated_token_share") or 0.0
+        out["usage_estimated"] = f"{group['usage_estimated']:,} ({share:.0%})"
+    return out

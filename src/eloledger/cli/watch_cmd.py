@@ -61,7 +61,11 @@ def check_ledger_path(path: Path) -> Path:
     """A missing file is fine only when its folder exists (the run may not have started)."""
     if path.is_dir():
         raise UserError(f"{path}: is a folder, not a ledger file", fix="pass the .jsonl file")
-    if not path.exists() and not path.parent.is_dir():
+    if path.exists():
+        from eloledger.ledger.sources import check_readable
+
+        check_readable(path)  # a FIFO or a gzip file: refuse at once, never block
+    elif not path.parent.is_dir():
         raise UserError(
             f"{path}: no such file or folder",
             fix="check the path; the run writes its ledger where its spec says",

@@ -7,18 +7,21 @@ evidence: a 100k-row ledger with one systematic problem gives one line of output
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
 from eloledger.doctor.findings import Finding, make
 from eloledger.errors import UserError
+from eloledger.ledger.dedupe import DuplicateFinder
+from eloledger.ledger.sources import check_readable
+from eloledger.runner.resolve import SIM_PROFILE
 
-_IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "role", "attempt")
+_LOOPBACK = ("localhost", "::1")
 _SHOW = 5
 
 
@@ -39,8 +42,8 @@ def audit_ledger(
     errors: list[int] = []
     error_kinds: Counter[str] = Counter()
     final_errors = 0
-    seen_lines: dict[bytes, int] = {}
-    seen_ids: dict[tuple, int] = {}
+    estimated: list[int] = []
+    finder = DuplicateFinder(ids_within_file=True)
     duplicates: list[tuple[int, int]] = []
     base_urls: dict[str, dict[str, int]] = defaultdict(dict)
     rows = 0
@@ -48,7 +51,9 @@ def audit_ledger(
         rows += 1
         status = row.get("status")
         if status == "ok":
-            if _usage_missing(row):
+            if row.get("usage_source") == "estimated":
+                estimated.append(number)
+            elif _usage_missing(row):
                 usage_missing.append(number)
             elif _mismatch(row):
                 mismatch.append(number)
@@ -62,26 +67,17 @@ def audit_ledger(
         model = row.get("model")
         if expected and model and not _model_expected(str(model), expected):
             unknown[str(model)].append(number)
-        digest = hashlib.blake2b(line.strip(), digest_size=16).digest()  # not the whole line
-        if digest in seen_lines:
-            duplicates.append((number, seen_lines[digest]))
-        else:
-            seen_lines[digest] = number
-            ident = tuple(row.get(k) for k in _IDENTITY)
-            if row.get("task_id") is not None and any(
-                row.get(k) is not None for k in ("sample", "session", "attempt")
-            ):
-                if ident in seen_ids:
-                    duplicates.append((number, seen_ids[ident]))
-                else:
-                    seen_ids[ident] = number
+        first = finder.repeats(str(number), line, row)
+        if first is not None:
+            duplicates.append((number, int(first)))
         if row.get("base_url"):
-            base_urls[str(row.get("run_id") or "")].setdefault(str(row["base_url"]), number)
+            gateway = _gateway(str(row["base_url"]), row.get("profile"))
+            base_urls[str(row.get("run_id") or "")].setdefault(gateway, number)
 
     findings: list[Finding] = []
     if rows == 0:
         return findings
-    if usage_missing:
+    if usage_missing and not estimated:
         findings.append(
             make(
                 "ledger.usage_missing",
@@ -94,6 +90,8 @@ def audit_ledger(
                 '"estimated" with an estimate',
             )
         )
+    if estimated:
+        findings.append(_estimated_finding(target, path, rows, estimated, usage_missing))
     if mismatch:
         findings.append(
             make(
@@ -161,9 +159,52 @@ def audit_ledger(
     return findings
 
 
+def _estimated_finding(
+    target: str, path: Path, rows: int, estimated: list[int], missing: list[int]
+) -> Finding:
+    """Estimated usage (and any missing usage) as one ``ledger.usage_missing`` finding.
+
+    Estimates alone are a warning (the sums are approximate, not wrong by a whole call);
+    with rows that have no usage at all it stays an error.
+    """
+    text = (
+        f"{len(estimated)} of {rows} ok rows carry ESTIMATED usage: the gateway reported no "
+        "token counts (usually on streams) and eloledger guessed from characters"
+    )
+    lines = estimated
+    if missing:
+        text += f"; {len(missing)} more have missing or zero usage"
+        lines = sorted(estimated + missing)
+    return make(
+        "ledger.usage_missing",
+        target,
+        text,
+        _lines(path, lines),
+        "have the gateway report usage: enable stream_options.include_usage (OpenAI-compatible "
+        "streams), or use a gateway that reports usage on streams; 'eloledger doctor --profile "
+        "NAME' checks it (usage.stream_missing)",
+        severity="error" if missing else "warning",
+    )
+
+
+def _gateway(url: str, profile: Any) -> str:
+    """The gateway a base URL stands for: the simulator is one gateway whatever its port.
+
+    The embedded simulator (profile "sim") listens on a new loopback port each time a run
+    starts or resumes; a different port there is not a different gateway.
+    """
+    if profile != SIM_PROFILE:
+        return url
+    parts = urlsplit(url)
+    if (parts.hostname or "") not in _LOOPBACK and not (parts.hostname or "").startswith("127."):
+        return url
+    return f"{parts.scheme}://{parts.hostname}:<simulator port>{parts.path}"
+
+
 def _rows(path: Path, warn) -> Iterator[tuple[int, bytes, dict[str, Any]]]:  # noqa: ANN001
     from eloledger.ledger.reader import parse_line
 
+    check_readable(path)  # a FIFO would block read_bytes(); gzip is named, not "bad JSON"
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -9,6 +9,7 @@ count is derived from the ledger (the single source of truth, like every selecti
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,27 @@ import orjson
 from eloledger.judges.llm import parse_verdict
 
 
-def verdict_counts(path: str | Path) -> tuple[int, Counter[str]]:
-    """``(judge calls, calls without a verdict per pair label)`` over the ledger's final rows.
+def verdict_counts(
+    paths: str | Path | Iterable[str | Path],
+) -> tuple[int, Counter[str]]:
+    """``(judge calls, calls without a verdict per pair label)`` over the ledgers' final rows.
 
-    Only lines that mention ``judge`` are parsed, so a sample-only ledger costs one scan.
+    Only lines that mention ``judge`` are parsed, so a sample-only ledger costs one scan. A
+    call found in several ledgers (overlapping shards) counts once: rows share one key space.
     """
     finals: dict[tuple, dict[str, Any]] = {}
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        _scan_judge_rows(Path(path), finals)
+    missing: Counter[str] = Counter()
+    for row in finals.values():
+        ok = row.get("status") == "ok"
+        if not ok or parse_verdict(row.get("content")) is None:
+            missing[str(row.get("arm"))] += 1
+    return len(finals), missing
+
+
+def _scan_judge_rows(path: Path, finals: dict[tuple, dict[str, Any]]) -> None:
+    """Keep each judge call's final row (an ok row wins over a failed attempt)."""
     with open(path, "rb") as fh:
         for line in fh:
             if b"judge" not in line:
@@ -40,12 +56,6 @@ def verdict_counts(path: str | Path) -> tuple[int, Counter[str]]:
             )
             if finals.get(key, {}).get("status") != "ok":
                 finals[key] = row
-    missing: Counter[str] = Counter()
-    for row in finals.values():
-        ok = row.get("status") == "ok"
-        if not ok or parse_verdict(row.get("content")) is None:
-            missing[str(row.get("arm"))] += 1
-    return len(finals), missing
 
 
 def verdict_warning(calls: int, missing: Counter[str] | dict[str, int]) -> str | None:

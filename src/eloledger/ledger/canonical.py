@@ -95,13 +95,22 @@ def canonicalize(raw: Any, *, where: str = "") -> dict[str, Any]:
     row["status"] = normalize_status(row.get("status"), row.get("error"), row.get("error_class"))
     if row.get("role") is None:
         row["role"] = "sample"
-    for name in ID_FIELDS:
+    for name in (*ID_FIELDS, *_TEXT_FIELDS):
         value = row.get(name)
-        if value is not None and not isinstance(value, str):
+        if isinstance(value, (dict, list)):
+            raise UserError(
+                f"{where}: {name} must be text or a number, got {_kind(value)}",
+                fix=f"write {name} as a string",
+            )
+        if value is not None and not isinstance(value, str) and name in ID_FIELDS:
             row[name] = id_string(value)
     row["score"] = check_number(row.get("score"), "score", where)
     row["passed"] = check_passed(row.get("passed"), where)
     return row
+
+
+# Text columns that are not identifiers (a summary factorises them; a list cannot be a level).
+_TEXT_FIELDS = ("role", "status", "usage_source", "error_class", "project", "source")
 
 
 def fill_from_usage(row: dict[str, Any], usage: Mapping[str, Any]) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 import numpy as np
+import orjson
 
 from eloledger.errors import UserError
 from eloledger.ledger import canonical, schema
@@ -32,6 +33,8 @@ FACTOR_COLUMNS: tuple[str, ...] = (
     "error_class",
     "usage_source",
     "run_id",
+    "project",
+    "source",
 )
 NUMBER_COLUMNS: tuple[str, ...] = (
     *COUNT_FIELDS,
@@ -44,6 +47,7 @@ NUMBER_COLUMNS: tuple[str, ...] = (
     "attempt",
     "http_status",
     "ts",
+    "cache_write_tokens",
 )
 ALL_COLUMNS: tuple[str, ...] = FACTOR_COLUMNS + NUMBER_COLUMNS
 # What summaries and arm costs read: decoding fewer fields is much faster.
@@ -57,6 +61,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "completion_tokens",
     "total_tokens",
 )
+PRICE_COLUMNS: tuple[str, ...] = ("model", "cached_tokens", "cache_write_tokens")
 COST_COLUMNS: tuple[str, ...] = (*SUMMARY_COLUMNS, "session", "passed", "score", "will_retry")
 
 _TOKEN_GROUP = frozenset((*COUNT_FIELDS, "usage_source"))
@@ -247,7 +252,7 @@ def struct_fields(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(fields)
 
 
-_STRUCT_CACHE: dict[tuple[tuple[str, ...], bool], Any] = {}
+_STRUCT_CACHE: dict[tuple[Any, ...], Any] = {}
 # The usual values, decoded without allocating a string per row; others use the loose decoder.
 _LITERALS: dict[str, Any] = {
     "role": Literal["sample", "select", "judge", "probe"] | None,
@@ -256,19 +261,49 @@ _LITERALS: dict[str, Any] = {
 }
 
 
-def row_decoder(names: Iterable[str], *, tight: bool = True) -> msgspec.json.Decoder:
+def row_decoder(
+    names: Iterable[str], *, tight: bool = True, swaps: Swaps = ()
+) -> msgspec.json.Decoder:
     """A msgspec decoder for just the fields needed (unknown keys are skipped unparsed).
 
     ``tight`` decodes role/status/usage_source as literals (faster); a ledger with other values
-    fails validation and is decoded again loosely.
+    fails validation and is decoded again loosely. ``swaps`` (canonical, alias) pairs (see
+    :func:`alias_swaps`) read the alias's key into the canonical field, and the canonical key
+    into the alias field, which must then be null: a ledger written with the guides' names
+    (``strategy``, ``input_tokens``) decodes as tightly as a canonical one, and a row that uses
+    both names fails validation and goes the loose way, which merges them exactly.
     """
     fields = tuple(sorted(struct_fields(names), key=_writer_position))
-    decoder = _STRUCT_CACHE.get((fields, tight))
+    key = (fields, tight, swaps)
+    decoder = _STRUCT_CACHE.get(key)
     if decoder is None:
         spec = [(f, _field_type(f, tight), None) for f in fields]
-        row_type = msgspec.defstruct("_LedgerRow", spec, gc=False)
-        decoder = _STRUCT_CACHE[(fields, tight)] = msgspec.json.Decoder(row_type)
+        rename = {a: b for pair in swaps for a, b in (pair, pair[::-1])}
+        row_type = msgspec.defstruct("_LedgerRow", spec, gc=False, rename=rename or None)
+        decoder = _STRUCT_CACHE[key] = msgspec.json.Decoder(row_type)
     return decoder
+
+
+Swaps = tuple[tuple[str, str], ...]
+
+
+def alias_swaps(first_line: bytes, names: Iterable[str]) -> Swaps:
+    """(canonical, alias) pairs for the fields a ledger names the other tools' way.
+
+    Judged from one line (the first of a chunk); a line that does not parse gives no swaps.
+    """
+    try:
+        keys = orjson.loads(first_line)
+    except orjson.JSONDecodeError:
+        return ()
+    if not isinstance(keys, dict):
+        return ()
+    swaps = []
+    for name in struct_fields(names):
+        used = [a for a in _ALIASES_OF.get(name, ()) if a in keys]
+        if name not in keys and len(used) == 1:
+            swaps.append((name, used[0]))
+    return tuple(swaps)
 
 
 _WRITER_POSITION = {name: i for i, name in enumerate(schema.FIELDS)}

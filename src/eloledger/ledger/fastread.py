@@ -26,6 +26,8 @@ import numpy as np
 from eloledger.ledger.columns import (
     Columns,
     NeedsExactPath,
+    Swaps,
+    alias_swaps,
     columns_from_structs,
     concat,
     row_decoder,
@@ -94,12 +96,14 @@ def _read_chunk(path: str, start: int, end: int, names: Sequence[str]) -> tuple[
     length = 0
     with open(path, "rb") as fh, _mapped(fh, end) as mapped:
         view = memoryview(mapped)
+        first = mapped.find(b"\n", start, end)
+        swaps = alias_swaps(mapped[start : end if first < 0 else first], names)
         try:
             pos = start
             while pos < end:
                 stop = mapped.find(b"\n", min(pos + _BATCH_BYTES, end) - 1, end) + 1 or end
                 with view[pos:stop] as batch:
-                    columns, n = _decode_batch(batch, names)
+                    columns, n = _decode_batch(batch, names, swaps)
                 parts.append(columns)
                 length += n
                 pos = stop
@@ -117,11 +121,12 @@ def _mapped(fh: Any, end: int) -> mmap.mmap:
         raise NeedsExactPath from exc
 
 
-def _decode_batch(batch: memoryview, names: Sequence[str]) -> tuple[Columns, int]:
+def _decode_batch(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
     structs, tight = None, True
     for tight in (True, False):
         try:
-            structs = row_decoder(names, tight=tight).decode_lines(batch)
+            decoder = row_decoder(names, tight=tight, swaps=swaps if tight else ())
+            structs = decoder.decode_lines(batch)
             break
         except msgspec.ValidationError as exc:
             if not tight:

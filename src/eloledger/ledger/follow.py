@@ -11,6 +11,7 @@ offset, so any number of them can watch one file.
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,8 @@ class LedgerFollower:
 
     def poll(self) -> list[dict[str, Any]]:
         """New complete canonical rows since the last call ([] when nothing new or no file)."""
-        try:
-            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        fh = _open_regular(self.path)
+        if fh is None:
             return []
         with fh:
             stat = os.fstat(fh.fileno())
@@ -92,13 +92,13 @@ class LedgerFollower:
 
     def _seek_end(self) -> None:
         """Start after the last complete line that is there now."""
-        try:
-            with open(self.path, "rb") as fh:
-                stat = os.fstat(fh.fileno())
-                self._identity = (stat.st_dev, stat.st_ino)
-                data = fh.read()
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        fh = _open_regular(self.path)
+        if fh is None:
             return
+        with fh:
+            stat = os.fstat(fh.fileno())
+            self._identity = (stat.st_dev, stat.st_ino)
+            data = fh.read()
         end = data.rfind(b"\n") + 1
         self.offset = end
         self.line = data.count(b"\n", 0, end)
@@ -108,3 +108,18 @@ def _ends_line(fh: Any, offset: int) -> bool:
     """True when the byte before ``offset`` is still the newline we stopped after."""
     fh.seek(offset - 1)
     return fh.read(1) == b"\n"
+
+
+def _open_regular(path: Path) -> Any:
+    """The file opened for reading, or None when absent, unreadable or not a regular file.
+
+    ``O_NONBLOCK``: opening a FIFO must never block the follower (it is polled from the UI).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")

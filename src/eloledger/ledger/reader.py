@@ -31,8 +31,10 @@ from eloledger.ledger.columns import (
     Factor,
     NeedsExactPath,
     columns_from_rows,
+    concat,
 )
 from eloledger.ledger.fastread import fast_columns
+from eloledger.ledger.sources import check_readable
 
 Warn = Callable[[str], None]
 
@@ -86,6 +88,7 @@ class Ledger:
         *,
         end_offset: int,
         rows: list[dict[str, Any]] | None = None,
+        lines: np.ndarray | None = None,
     ) -> None:
         self.path = path
         self.warnings = warnings
@@ -93,6 +96,10 @@ class Ledger:
         self._columns = columns
         self._length = length
         self._rows = rows
+        # Where each row came from: (file, first row) spans and line numbers (None: row + 1).
+        self.sources: list[tuple[Path, int, int]] = [(path, 0, end_offset)]
+        self._lines = lines
+        self._keep: np.ndarray | None = None  # rows kept from the files (duplicates dropped)
 
     def __len__(self) -> int:
         return self._length
@@ -135,12 +142,53 @@ class Ledger:
 
     def rows(self) -> list[dict[str, Any]]:
         if self._rows is None:
-            with open(self.path, "rb") as fh:
-                data = fh.read(self.end_offset)
-            self._rows = [
-                parse_line(line, where=f"{self.path}:{n}") for n, line in _numbered_lines(data)
-            ]
+            rows = []
+            for path, _, end in self.sources:
+                data = _read_bytes(path, end)
+                rows += [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+            if self._keep is not None:
+                rows = [r for r, keep in zip(rows, self._keep.tolist(), strict=True) if keep]
+            self._rows = rows
         return self._rows
+
+    def load(self, name: str) -> Any:
+        """Column ``name``, read from the files now if it was not read with the others.
+
+        For checks that only rarely need a column: the summary reads fewer fields (faster) and
+        fetches this one only when it matters. Reads exactly the bytes the ledger covers.
+        """
+        if name in self._columns:
+            return self._columns[name]
+        if self._rows is not None and self._keep is None:
+            column = columns_from_rows(self._rows, (name,))[name]
+        else:
+            parts = [_column_of(path, end, name) for path, _, end in self.sources]
+            column = concat(parts, (name,))[name]
+            if self._keep is not None:
+                column = (
+                    Factor(column.codes[self._keep], column.levels)
+                    if isinstance(column, Factor)
+                    else column[self._keep]
+                )
+        self._columns[name] = column
+        return column
+
+    def where(self, index: int) -> str:
+        """``file:line`` of row ``index`` (for warnings that point at the evidence)."""
+        if self._keep is not None:
+            index = int(np.flatnonzero(self._keep)[index])
+        path, first = self.sources[0][:2]
+        for source, start, _ in self.sources:
+            if start <= index:
+                path, first = source, start
+        line = index - first + 1 if self._lines is None else int(self._lines[index])
+        return f"{path}:{line}"
+
+    def line_numbers(self) -> np.ndarray:
+        """Line number of every row read from the files (before duplicates are dropped)."""
+        if self._lines is not None:
+            return self._lines
+        return np.arange(1, self._length + 1, dtype=np.int64)
 
 
 def read_ledger(
@@ -177,11 +225,21 @@ def read_ledger(
                 f"{path}: the ledger is empty (no rows)", fix="point at a ledger with rows"
             )
         built = columns_from_rows(rows, names)
-        ledger = Ledger(path, built, len(rows), warnings, end_offset=end, rows=rows)
+        lines = np.fromiter((n for n, _ in _numbered_lines(data)), dtype=np.int64)
+        ledger = Ledger(path, built, len(rows), warnings, end_offset=end, rows=rows, lines=lines)
     for message in warnings:
         if warn is not None:
             warn(message)
     return ledger
+
+
+def _column_of(path: Path, end: int, name: str) -> Columns:
+    try:
+        return fast_columns(path, end, (name,), 1)[0]
+    except NeedsExactPath:
+        data = _read_bytes(path, end)
+        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+        return columns_from_rows(rows, (name,))
 
 
 def read_rows(rows: Iterable[dict[str, Any]], *, columns: Sequence[str] | None = None) -> Ledger:
@@ -207,6 +265,7 @@ def _open(path: Path) -> Any:
 
 def _inspect(path: Path) -> tuple[int, int]:
     """(bytes to read, bytes of a torn last line to skip); errors for missing/empty files."""
+    check_readable(path)  # a FIFO would block open(); gzip would fail as "not UTF-8"
     with _open(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:

@@ -11,6 +11,9 @@ Counting rules (the same everywhere, so the CLI, the TUI and the Elo table agree
   reported usage on failed calls, those tokens are left out of the sums and reported by
   :func:`summary_warnings` (they were spent, but they bought no answer, and putting them in the
   sums would make ``mean_total_tokens`` a cost per success instead of a cost per call).
+* ``usage_estimated`` counts ok rows whose usage is eloledger's character estimate (the gateway
+  sent none, typically on streams): they are in the sums, and ``estimated_token_share`` says how
+  much of ``total_tokens`` they make, so an estimate never passes for a billed count.
 * ``mean_total_tokens`` = ``total_tokens`` / (ok rows with usage).
 * ``task_mean_total_tokens`` = the mean over tasks of each task's ``total_tokens`` in the group
   (tasks with at least one ok row with usage): normalise per task first, so that a few long
@@ -19,12 +22,13 @@ Counting rules (the same everywhere, so the CLI, the TUI and the Elo table agree
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from eloledger.ledger.columns import COST_COLUMNS, SUMMARY_COLUMNS
+from eloledger.ledger.columns import COST_COLUMNS, SUMMARY_COLUMNS, Factor
 from eloledger.ledger.reader import Ledger
 
 __all__ = [
@@ -44,13 +48,18 @@ SUMMARY_FIELDS = (
     "ok",
     "errors",
     "usage_missing",
+    "usage_estimated",
+    "estimated_token_share",
     "prompt_tokens",
     "completion_tokens",
     "total_tokens",
     "mean_total_tokens",
     "task_mean_total_tokens",
 )
+BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source")
 ARM_ROLES = ("sample", "select")
+TOKEN_COUNT_COLUMNS = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
+ABSURD_TOKENS = 1e12  # no single call is billed a trillion tokens
 
 
 @dataclass
@@ -72,6 +81,8 @@ class ArmCost:
     sessions_per_task: float = 1.0  # mean distinct sessions per task (independent repeats)
     total_tokens: float = 0.0  # ok rows with usage, all sessions: the numerator of tokens/success
     k: int | None = None  # scored samples per session (the k of pass@k), smallest over tasks
+    usage_estimated: int = 0  # ok rows whose tokens are eloledger's estimate, not the gateway's
+    estimated_token_share: float = 0.0  # share of total_tokens that is estimated
 
 
 @dataclass
@@ -85,11 +96,12 @@ class _Groups:
     task_names: list[str]
     ok: np.ndarray
     usage: np.ndarray
+    estimated: np.ndarray
     selected: np.ndarray  # mask over the ledger's rows
 
 
 def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
-    factor = ledger.factor(key)
+    factor = _day_factor(ledger) if key == "day" else ledger.factor(key)
     selected = ledger.factor("role").mask(*roles)
     codes = factor.codes[selected]
     names = [*factor.levels, MISSING_NAME]
@@ -105,8 +117,22 @@ def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
         task_names=[*tasks.levels, MISSING_NAME],
         ok=ledger.ok()[selected],
         usage=ledger.has_usage()[selected],
+        estimated=ledger.factor("usage_source").mask("estimated")[selected],
         selected=selected,
     )
+
+
+def _day_factor(ledger: Ledger) -> Factor:
+    """The UTC day (YYYY-MM-DD) of each row's ``ts``; rows without one are missing."""
+    ts = ledger.number("ts")
+    known = np.isfinite(ts)
+    days = np.full(len(ts), -1, dtype=np.int64)
+    days[known] = np.floor(ts[known] / 86400).astype(np.int64)
+    uniq, codes = np.unique(days[known], return_inverse=True)
+    all_codes = np.full(len(ts), -1, dtype=np.int32)
+    all_codes[known] = codes
+    levels = [time.strftime("%Y-%m-%d", time.gmtime(int(d) * 86400)) for d in uniq.tolist()]
+    return Factor(all_codes, levels)
 
 
 def _per_task_mean(
@@ -163,6 +189,11 @@ def summarize(
     missing = np.bincount(g.group[g.ok & ~g.usage], minlength=n)
     sums = {k: np.bincount(g.group[good], weights=v[good], minlength=n) for k, v in tokens.items()}
     task_mean = _per_task_mean(g, good, tokens["total_tokens"], n)
+    guessed = good & g.estimated
+    estimated = np.bincount(g.group[guessed], minlength=n)
+    estimated_total = np.bincount(
+        g.group[guessed], weights=tokens["total_tokens"][guessed], minlength=n
+    )
     out = []
     for i, name in enumerate(g.names):
         if calls[i] == 0:
@@ -176,6 +207,8 @@ def summarize(
                 "ok": int(ok[i]),
                 "errors": int(calls[i] - ok[i]),
                 "usage_missing": int(missing[i]),
+                "usage_estimated": int(estimated[i]),
+                "estimated_token_share": _share(estimated_total[i], sums["total_tokens"][i]),
                 "prompt_tokens": _number(sums["prompt_tokens"][i]),
                 "completion_tokens": _number(sums["completion_tokens"][i]),
                 "total_tokens": total,
@@ -199,6 +232,16 @@ def summary_warnings(
             f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the sums "
             "(run 'eloledger doctor' to see which gateway drops usage)"
         )
+    guessed = g.ok & g.usage & g.estimated
+    if guessed.any():
+        counts = np.bincount(g.group[guessed], minlength=len(g.names))
+        named = ", ".join(f"{g.names[i]} ({counts[i]})" for i in np.flatnonzero(counts))
+        out.append(
+            f"{int(guessed.sum())} ok call(s) have ESTIMATED token counts (the gateway reported "
+            f"no usage; eloledger guessed from characters), by {by}: {named}; fix: have the "
+            "gateway report usage (stream_options.include_usage, or a gateway that sends usage "
+            "on streams) - see 'eloledger doctor --ledger'"
+        )
     failed = ~g.ok & g.usage
     if failed.any():
         spent = np.bincount(g.group[failed], weights=total[failed], minlength=len(g.names))
@@ -206,6 +249,36 @@ def summary_warnings(
         if parts:
             out.append(
                 "failed calls reported tokens that are not in the sums (" + ", ".join(parts) + ")"
+            )
+    out += count_warnings(ledger)
+    return out
+
+
+def count_warnings(ledger: Ledger) -> list[str]:
+    """Token counts no gateway bills: fractions, absurd sizes, totals that do not add up."""
+    out = []
+    counts = {n: ledger.number(n) for n in TOKEN_COUNT_COLUMNS[:3] if n in ledger}
+    odd = np.zeros(len(ledger), dtype=bool)
+    for column in counts.values():
+        known = np.nan_to_num(column, nan=0.0)
+        odd |= (known != np.floor(known)) | (known > ABSURD_TOKENS)
+    if odd.any():
+        out.append(
+            f"{int(odd.sum())} row(s) have fractional or absurd (> 1e12) token counts, first at "
+            f"{ledger.where(int(np.flatnonzero(odd)[0]))}: check the tool that wrote them"
+        )
+    if {"prompt_tokens", "completion_tokens", "total_tokens"} <= counts.keys():
+        p, c, t = counts["prompt_tokens"], counts["completion_tokens"], counts["total_tokens"]
+        with np.errstate(invalid="ignore"):
+            bad = (t != p + c) & ~np.isnan(p + c + t)
+        if bad.any():  # a gateway may count reasoning outside completion: t = p + c + r is fine
+            r = np.nan_to_num(ledger.load("reasoning_tokens"), nan=0.0)
+            bad &= t != p + c + r
+        if bad.any():
+            out.append(
+                f"{int(bad.sum())} row(s) have total_tokens != prompt_tokens + completion_tokens, "
+                f"first at {ledger.where(int(np.flatnonzero(bad)[0]))}: the sums use "
+                "total_tokens; check which count the gateway bills"
             )
     return out
 
@@ -230,6 +303,9 @@ def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, Ar
     error_tokens = np.bincount(
         g.group[~g.ok & g.usage], weights=total[~g.ok & g.usage], minlength=n
     )
+    guessed = good & g.estimated
+    estimated = np.bincount(g.group[guessed], minlength=n)
+    estimated_total = np.bincount(g.group[guessed], weights=total[guessed], minlength=n)
 
     size = n * g.n_tasks
     pair = g.group * g.n_tasks + g.task
@@ -269,6 +345,8 @@ def arm_costs(ledger: Ledger, *, threshold: float | None = None) -> dict[str, Ar
             sessions_per_task=float(sessions[i, tasks].mean()) if len(tasks) else 1.0,
             total_tokens=float(total_good[i]),
             k=int(np.floor(per_session.min())) if len(scored_tasks) else None,
+            usage_estimated=int(estimated[i]),
+            estimated_token_share=_share(estimated_total[i], total_good[i]) or 0.0,
         )
     return out
 
@@ -283,14 +361,57 @@ def _passed(ledger: Ledger, threshold: float | None) -> np.ndarray:
 
 
 def _key(by: str) -> str:
-    if by == "arm":
-        return "arm"
-    if by == "task":
-        return "task_id"
-    raise ValueError(f"by must be 'arm' or 'task', not {by!r}")
+    if by not in BY_CHOICES:
+        raise ValueError(f"by must be one of {', '.join(BY_CHOICES)}, not {by!r}")
+    return "task_id" if by == "task" else by
+
+
+def _share(part: float, whole: float) -> float | None:
+    return float(part / whole) if whole else None
 
 
 def _number(value: float) -> int | float:
     """Token sums as ints when whole (they are, unless a ledger holds fractional counts)."""
     value = float(value)
     return int(value) if value.is_integer() else value
+
+
+def add_costs(
+    groups: list[dict[str, Any]],
+    ledger: Ledger,
+    prices: dict[str, Any],
+    by: str = "arm",
+    roles: tuple[str, ...] = ARM_ROLES,
+) -> list[str]:
+    """Set ``cost`` on each group from the user's price table; warnings for unpriced models.
+
+    Same rows as the token sums (ok rows with usage). A group that used any model without a
+    price (or without the cache price its tokens need) gets ``cost`` None, never a partial sum.
+    Read the ledger with ``PRICE_COLUMNS`` too.
+    """
+    from eloledger.ledger.prices import row_costs
+
+    g = _groups(ledger, _key(by), roles)
+    good = g.ok & g.usage
+    model = ledger.factor("model")
+    counts = {
+        k: ledger.number(k)[g.selected]
+        for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens")
+    }
+    cost = row_costs(model.levels, model.codes[g.selected], counts, prices)
+    n = len(g.names)
+    unpriced = good & np.isnan(cost)
+    sums = np.bincount(g.group[good], weights=np.nan_to_num(cost[good]), minlength=n)
+    blocked = np.bincount(g.group[unpriced], minlength=n) > 0
+    index = {name: i for i, name in enumerate(g.names)}
+    for group in groups:
+        i = index[group["name"]]
+        group["cost"] = None if blocked[i] else float(sums[i])
+    if not unpriced.any():
+        return []
+    codes = model.codes[g.selected][unpriced]
+    names = sorted({model.levels[c] if c >= 0 else MISSING_NAME for c in codes.tolist()})
+    return [
+        f"no price (or no cache price) in prices.toml for: {', '.join(names)}; groups that "
+        "used them have no cost (eloledger never guesses prices)"
+    ]

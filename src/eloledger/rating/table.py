@@ -332,6 +332,18 @@ def _cost_mismatch(names: Sequence[str], costs: Mapping[str, Any], tokens: np.nd
         out.append(
             f"no token usage in the ledger for: {', '.join(missing)} (token columns left empty)"
         )
+    guessed = [n for n in names if (_field(costs.get(n), "usage_estimated") or 0) > 0]
+    if guessed:
+        parts = [
+            f"{n} ({_field(costs[n], 'usage_estimated')} calls, "
+            f"{(_field(costs[n], 'estimated_token_share') or 0):.0%} of tokens)"
+            for n in guessed
+        ]
+        out.append(
+            "Elo per token uses ESTIMATED token counts (the gateway reported no usage) for: "
+            + ", ".join(parts)
+            + "; fix: a gateway that reports usage (stream_options.include_usage)"
+        )
     extra = sorted(set(costs) - set(names))
     if extra:
         out.append(f"ledger arms with no comparisons (not rated): {', '.join(extra)}")

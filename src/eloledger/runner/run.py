@@ -52,6 +52,7 @@ from eloledger.judges.compare import (
 )
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
+from eloledger.ledger.sources import check_writable
 from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
@@ -132,6 +133,7 @@ async def run_experiment(
 
 def _check_ledger(path: Path, resume: bool) -> None:
     """Refuse before the first request: a ledger that is not a file, or one with rows already."""
+    check_writable(path)  # a folder or a FIFO: one clear line before anything reads it
     try:
         info = path.stat()
     except FileNotFoundError:
