@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,6 +53,13 @@ def test_a_different_last_line_fails(
         return
     reply = "\n".join([*preamble, wrap.format(other)])
     assert not judge_rule(reply, answer).passed
+
+
+@pytest.mark.parametrize("word", ["NaN", "nan", "inf", "Infinity", "-inf"])
+def test_words_that_float_reads_are_text_answers(word: str) -> None:
+    # found by the hypothesis test above: "NAN" was read as a number never equal to itself
+    assert judge_rule(word, word).passed
+    assert judge_rule(f"**{word.upper()}**", word).passed
 
 
 def test_the_answer_must_be_the_last_line_not_any_line() -> None:

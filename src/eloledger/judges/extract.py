@@ -18,6 +18,7 @@ whitespace collapsed, and numbers by value.
 
 from __future__ import annotations
 
+import math
 import re
 
 _ANSWER = re.compile(r"(?im)^\W*(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:=]?\s*(.+?)\s*$")
@@ -57,15 +58,23 @@ def extract_answer(text: str | None, *, kind: str = "auto") -> str | None:
 
 
 def parse_number(text: str | None) -> float | None:
-    """A number written the usual ways (``1,234``, ``$5``, ``12.5%``, ``3/4``), or None."""
+    """A number written the usual ways (``1,234``, ``$5``, ``12.5%``, ``3/4``), or None.
+
+    Only finite numbers count: ``float()`` also reads the words "nan" and "inf", which are text
+    answers (a text task answered "NaN" must be judged as text, not as a number never equal to
+    itself).
+    """
     if text is None:
         return None
     cleaned = text.strip().strip("$").replace(",", "").rstrip("%").strip()
     cleaned = cleaned.rstrip(".")
     try:
-        return float(cleaned)
+        value = float(cleaned)
     except ValueError:
         pass
+    else:
+        if math.isfinite(value):
+            return value
     frac = re.fullmatch(r"([-+]?\d+)\s*/\s*(\d+)", cleaned)
     if frac and int(frac.group(2)) != 0:
         return int(frac.group(1)) / int(frac.group(2))

@@ -404,7 +404,13 @@ class _Run:
     def _append(self, row: dict[str, Any]) -> None:
         try:
             self.writer.append(row)
-        except OSError as exc:  # full or read-only file system, the file removed under us
+        except UserError as exc:  # the writer's account of a full or read-only file system
+            raise UserError(
+                f"{exc.message}; the run stopped",
+                fix=f"{exc.fix or 'give a writable file with --ledger'}; the rows already "
+                "written stay valid and --resume continues from them",
+            ) from None
+        except OSError as exc:  # anything the writer did not name (the file removed under us)
             raise UserError(
                 f"{self.spec.ledger}: cannot write the ledger ({exc.strerror or exc}); "
                 "the run stopped",
