@@ -50,6 +50,7 @@ from eloledger.judges.extract import extract_answer
 from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
 from eloledger.judges.rule import judge_rule
 from eloledger.ledger import LedgerWriter
+from eloledger.runner import agent_run
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
@@ -90,7 +91,8 @@ async def run_experiment(
 ) -> RunResult:
     """Run (or, with ``resume``, complete) the experiment; the TUI and the CLI both call this."""
     tasks = resolve_tasks(spec)
-    endpoint = resolve_endpoint(spec)
+    executables = agent_run.check_agent_arms(spec)
+    endpoint = agent_run.agents_only_endpoint(spec) or resolve_endpoint(spec)
     counters = counters if counters is not None else RunCounters()
     _check_ledger(spec.ledger, resume)
     state = read_state(spec.ledger, spec.name) if resume else LedgerState()
@@ -111,6 +113,11 @@ async def run_experiment(
         stack.push_async_callback(provider.close)
         writer = stack.enter_context(LedgerWriter(spec.ledger))
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
+        if executables:
+            sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
+            endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
+            run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id)
+            counters.agent_sessions = run.agents.live
         return await run.execute()
 
 
@@ -187,6 +194,7 @@ class _Run:
         self.task_by_id = {t.task_id: t for t in tasks}
         self.tests_gate = asyncio.Semaphore(2)
         self.slots = asyncio.Semaphore(spec.concurrency)
+        self.agents: agent_run.AgentSessions | None = None
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -256,6 +264,9 @@ class _Run:
 
     async def _sample(self, call: _Call) -> None:
         arm = call.arm
+        if arm.kind == "agent":
+            await self._agent_session(call)
+            return
         key = (call.task.task_id, arm.name, call.session, call.sample)
         fields = {
             "task_id": call.task.task_id,
@@ -277,6 +288,37 @@ class _Run:
             first_attempt=self.state.next_attempt.get(key, 1),
             task=call.task,
         )
+
+    async def _agent_session(self, call: _Call) -> None:
+        """One whole agent session = one call: its live estimate feeds the counters (and so
+        the budget check); its one row replaces the estimate when it ends."""
+        assert self.agents is not None
+        c, arm = self.counters, call.arm.name
+        await self._wait_unpaused()
+        if self._stopping():
+            return
+        async with self.slots:
+            if self._stopping():
+                return
+            c.in_flight += 1
+            shown = 0
+
+            def progress(state: agent_run.SessionState) -> None:
+                nonlocal shown
+                if state.tokens > shown:
+                    c.on_tokens(arm, state.tokens - shown)
+                    shown = state.tokens
+
+            try:
+                row = await self.agents.run(
+                    call.task, call.arm, call.session, call.sample, on_progress=progress
+                )
+            finally:
+                c.in_flight -= 1
+                c.settle_estimate(arm, shown)
+        self.writer.append(row)
+        c.apply_row(row)
+        self.result.attempts += 1
 
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
@@ -469,7 +511,7 @@ class _Run:
             answers = [extract_answer(r.get("content")) for _, r in ok]
             index, _ = majority(answers)
             chosen = ok[index if index is not None else 0]
-        elif arm.kind == "best_of_n" and arm.select == "verifier":
+        elif arm.kind in ("best_of_n", "agent") and arm.select == "verifier":
             chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
         else:  # single, or judge selection (refined by the knockout)
             chosen = ok[0]
