@@ -23,7 +23,6 @@ HEADLESS: dict[str, ModuleType] = {
 AGENTS = tuple(HEADLESS)
 CLIENT_OF = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}  # profile client
 INSTALL_HINT = "install the agent CLIs with scripts/install_clients.sh"
-DEFAULT_CLIENTS_DIR = Path.home() / ".cache" / "eloledger-clients"
 # Flags the CLIs accept but do not list in --help (facts/agents.md).
 _HIDDEN_FLAGS = {"claude-code": {"--max-turns"}}
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[A-Za-z])\b")
@@ -35,7 +34,7 @@ def clients_bin_dirs() -> list[Path]:
     env = os.environ.get("ELOLEDGER_CLIENTS_DIR")
     if env:
         dirs.append(Path(env).expanduser() / "node_modules" / ".bin")
-    dirs.append(DEFAULT_CLIENTS_DIR / "node_modules" / ".bin")
+    dirs.append(Path.home() / ".cache" / "eloledger-clients" / "node_modules" / ".bin")
     return dirs
 
 
