@@ -54,6 +54,7 @@ from eloledger.runner import agent_run
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
+from eloledger.runner.shard import Shard
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
@@ -88,8 +89,11 @@ async def run_experiment(
     pause: asyncio.Event | None = None,
     cancel: asyncio.Event | None = None,
     resume: bool = False,
+    shard: Shard | None = None,
 ) -> RunResult:
-    """Run (or, with ``resume``, complete) the experiment; the TUI and the CLI both call this."""
+    """Run (or, with ``resume``, complete) the experiment; the TUI and the CLI both call this.
+
+    With ``shard``, only that slice's tasks (every arm and session of each) are run and judged."""
     tasks = resolve_tasks(spec)
     executables = agent_run.check_agent_arms(spec)
     endpoint = agent_run.agents_only_endpoint(spec) or resolve_endpoint(spec)
@@ -113,6 +117,7 @@ async def run_experiment(
         stack.push_async_callback(provider.close)
         writer = stack.enter_context(LedgerWriter(spec.ledger))
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
+        run.shard = shard
         if executables:
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
             endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
@@ -195,6 +200,7 @@ class _Run:
         self.tests_gate = asyncio.Semaphore(2)
         self.slots = asyncio.Semaphore(spec.concurrency)
         self.agents: agent_run.AgentSessions | None = None
+        self.shard: Shard | None = None
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -202,8 +208,9 @@ class _Run:
         c = self.counters
         c.concurrency = self.spec.concurrency
         c.budget_tokens = self.spec.max_total_tokens
+        groups = sum(1 for _ in self._groups())
         for arm in self.spec.arms:
-            c.arm(arm.name).planned = len(self.tasks) * self.spec.sessions * arm.n
+            c.arm(arm.name).planned = groups * arm.n
         for row in self.state.sample_rows:
             c.apply_row(row)
         self.result.resumed_calls = len(self.state.finals)
@@ -217,10 +224,22 @@ class _Run:
             self.result.elapsed_s = time.monotonic() - started
         return self.result
 
+    def _groups(self) -> Iterator[tuple[Task, int]]:
+        """The (task, session) pairs this invocation runs (all of them unless sharded)."""
+        for t, task in enumerate(self.tasks):
+            for session in range(self.spec.sessions):
+                if self._owns(t, session):
+                    yield task, session
+
+    def _owns(self, t: int, session: int) -> bool:
+        return self.shard is None or self.shard.owns(t)  # a task's sessions stay together
+
     def _pending(self) -> Iterator[_Call]:
-        for task in self.tasks:
+        for t, task in enumerate(self.tasks):
             for arm in self.spec.arms:
                 for session in range(self.spec.sessions):
+                    if not self._owns(t, session):
+                        continue
                     for sample in range(arm.n):
                         key = (task.task_id, arm.name, session, sample)
                         if key not in self.state.finals:
