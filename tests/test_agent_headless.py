@@ -126,6 +126,8 @@ def test_launch_lines_follow_the_shared_invocations(tmp_path: Path) -> None:
     )
     assert x.argv[-1] == "fix it" and x.env == {"ELOLEDGER_AGENT_KEY": "sk-test-123"}
     assert 'base_url="http://127.0.0.1:9/v1"' in " ".join(x.argv)
+    y = codex.launch(root_url="http://h:9/v1/", max_turns=None, effort=None, args=[], **common)
+    assert 'base_url="http://h:9/v1"' in " ".join(y.argv)  # a profile's codex URL has /v1
     assert 'model_reasoning_effort="high"' in x.argv
     assert "sk-test" not in " ".join(x.argv)  # the key only ever goes through the environment
     g = gemini.launch(root_url="http://127.0.0.1:9", max_turns=3, effort=None, args=[], **common)

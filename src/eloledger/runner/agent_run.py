@@ -83,6 +83,7 @@ class AgentEndpoint:
     api_key: str
     model: str | None
     profile: str
+    auth: str = "x-api-key"
 
 
 def resolve_agent_endpoints(spec: ExperimentSpec, sim_root: str | None) -> dict[str, AgentEndpoint]:
@@ -113,7 +114,7 @@ def resolve_agent_endpoints(spec: ExperimentSpec, sim_root: str | None) -> dict[
                 fix='add model = "..." to the arm',
             )
         root = profile.client_base_url(client)
-        out[arm.name] = AgentEndpoint(root, key, model, profile.name)
+        out[arm.name] = AgentEndpoint(root, key, model, profile.name, profile.auth)
     return out
 
 
@@ -160,6 +161,7 @@ class AgentSessions:
             args=a.args,
             timeout_s=a.timeout_s,
             evidence_dir=self.evidence_dir(task, arm, session, sample),
+            auth=ep.auth,
             judge_timeout_s=self.spec.judge.timeout_s,
             judge_memory_mb=self.spec.judge.memory_mb,
         )

@@ -50,6 +50,7 @@ class AgentJob:
     args: list[str]
     timeout_s: float
     evidence_dir: Path
+    auth: str = "x-api-key"  # Claude Code's header form (the profile's auth)
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
 
@@ -89,6 +90,7 @@ async def run_agent_session(
             effort=job.effort,
             args=list(job.args),
             workdir=str(work),
+            auth=job.auth,
         )
         _write_tree(home, launch.home_files, mode=0o600)
         (home / ".codex").mkdir(exist_ok=True)

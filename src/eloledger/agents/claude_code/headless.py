@@ -41,8 +41,12 @@ def launch(
     effort: str | None,
     args: list[str],
     workdir: str,
+    auth: str = "x-api-key",
 ) -> Launch:
-    """The canonical invocation (agents-shared.md); runs in the session's working directory."""
+    """The canonical invocation (agents-shared.md); runs in the session's working directory.
+
+    ``auth`` is the profile's header form: ``x-api-key`` (ANTHROPIC_API_KEY) or ``bearer``
+    (ANTHROPIC_AUTH_TOKEN, an ``Authorization: Bearer`` header)."""
     argv = [BINARY, "-p", prompt, "--output-format", "stream-json", "--verbose"]
     if max_turns is not None:
         argv += ["--max-turns", str(max_turns)]
@@ -54,7 +58,7 @@ def launch(
     argv += args
     env = {
         "ANTHROPIC_BASE_URL": root_url.rstrip("/"),
-        "ANTHROPIC_API_KEY": api_key,
+        "ANTHROPIC_AUTH_TOKEN" if auth == "bearer" else "ANTHROPIC_API_KEY": api_key,
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }

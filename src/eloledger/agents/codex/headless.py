@@ -42,12 +42,15 @@ def launch(
     effort: str | None,
     args: list[str],
     workdir: str,
+    auth: str = "x-api-key",
 ) -> Launch:
     """The canonical invocation (agents-shared.md); ``max_turns`` must be None."""
     if max_turns is not None:
         raise ValueError("codex exec has no turn limit")
+    base_url = root_url.rstrip("/")
+    base_url = base_url if base_url.endswith("/v1") else base_url + "/v1"  # a root or a /v1 URL
     provider = (
-        '{name="eloledger",base_url=' + json.dumps(root_url.rstrip("/") + "/v1")
+        '{name="eloledger",base_url=' + json.dumps(base_url)
         + f',env_key="{KEY_ENV}",wire_api="responses"}}'
     )  # fmt: skip
     argv = [BINARY, "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write"]

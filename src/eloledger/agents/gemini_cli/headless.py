@@ -40,6 +40,7 @@ def launch(
     effort: str | None,
     args: list[str],
     workdir: str,
+    auth: str = "x-api-key",
 ) -> Launch:
     """The canonical invocation (agents-shared.md); auth and turn limit in the isolated HOME."""
     if effort:
