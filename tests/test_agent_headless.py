@@ -134,3 +134,21 @@ def test_launch_lines_follow_the_shared_invocations(tmp_path: Path) -> None:
     settings = json.loads(g.home_files[".gemini/settings.json"])
     assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert settings["model"]["maxSessionTurns"] == 3
+
+
+def test_claude_rejected_key_retry_stops_the_session_as_auth() -> None:
+    # Claude Code 2.1.197 answers a 401 with up to 10 api_retry events (~3 min) before failing
+    state = SessionState(agent="claude-code")
+    parser = claude.StreamParser(state)
+    parser.feed(
+        '{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,'
+        '"error_status":401,"error":"authentication_failed"}'
+    )
+    assert state.abort and state.error_class == "auth"
+    parser.finish(-9, "")
+    assert state.error_class == "auth"
+    other = SessionState(agent="claude-code")
+    claude.StreamParser(other).feed(
+        '{"type":"system","subtype":"api_retry","attempt":1,"error_status":529,"error":"overloaded"}'
+    )
+    assert not other.abort and other.error_class is None  # a transient error is left to retry

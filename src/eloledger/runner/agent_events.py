@@ -38,6 +38,7 @@ class SessionState:
     error: str | None = None
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
+    abort: bool = False  # the parser saw a failure the CLI would only retry (bad key): stop it
 
     @property
     def tokens(self) -> int:

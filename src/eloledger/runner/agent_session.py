@@ -158,6 +158,9 @@ async def _run_cli(
                 parser.feed(line)
                 if on_progress is not None:
                     on_progress(state)
+                if state.abort:
+                    _kill_group(proc)
+                    return
 
         async def read_stderr() -> None:
             assert proc.stderr is not None

@@ -81,6 +81,8 @@ class StreamParser:
         if kind == "system" and event.get("subtype") == "init":
             self.state.session_id = event.get("session_id")
             self.state.model = event.get("model") or self.state.model
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            self._retry(event)
         elif kind == "assistant":
             self._assistant(event.get("message") or {})
         elif kind == "result":
@@ -101,6 +103,13 @@ class StreamParser:
                 s.est_tokens += estimate_tokens(json.dumps(block.get("input") or {}))
             else:
                 s.est_tokens += estimate_tokens(str(block.get("text") or ""))
+
+    def _retry(self, event: dict[str, Any]) -> None:
+        """Claude Code retries a rejected key 10 times over about 3 minutes (observed with
+        2.1.197): a 401/403 will not heal, so the session is stopped at the first one."""
+        if event.get("error_status") in (401, 403):
+            self.state.fail(AUTH, f"{event.get('error_status')} {event.get('error')}: key rejected")
+            self.state.abort = True
 
     def _result(self, event: dict[str, Any]) -> None:
         s = self.state
@@ -126,6 +135,8 @@ class StreamParser:
 
     def finish(self, returncode: int, stderr: str) -> None:
         """The process ended: no result event (or a failing exit) is a crash."""
+        if self.state.abort:
+            return
         if not self._has_result:
             self.state.fail(CRASH, f"claude exited {returncode} without a result: {stderr[-300:]}")
         elif returncode != 0:
