@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,6 +30,7 @@ from eloledger.agents.usage import CallUsage  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 WIRE = {"claude-code": "anthropic", "codex": "responses", "gemini-cli": "gemini"}
+LOG_READERS = importlib.util.find_spec("eloledger.agents.logscan") is not None
 
 
 def fix_command() -> str:
@@ -133,7 +135,12 @@ def test_agent_arms_tokens_equal_what_the_gateway_billed(tmp_path: Path) -> None
         assert all(r["status"] == "ok" for r in mine), [r.get("error") for r in mine]
         assert all(r["passed"] is True for r in mine)  # the tests judged the edited files
         assert all(r["usage_source"] == "report" for r in mine)
-        assert all(r["usage_check"] != "disagree" for r in mine)
+        # with the importer's log readers present the report must agree with the session log
+        assert all(r["usage_check"] == ("agree" if LOG_READERS else "unchecked") for r in mine)
+        if LOG_READERS:
+            calls = sum(len((Path(r["evidence"]) / "calls.jsonl").read_text().splitlines())
+                        for r in mine)  # fmt: skip
+            assert calls == sum(1 for b in out["billed"] if b["wire"] == WIRE[agent])
         assert all(r["tool_calls"] >= 1 and r["turns"] >= 1 for r in mine)
         ledger = CallUsage()
         for r in mine:
