@@ -303,3 +303,19 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_hard_budget_stops_a_running_session_and_keeps_its_tokens(
+    tmp_path: Path, clients: Path
+) -> None:
+    arms = '[[arms]]\nname = "hang"\nkind = "agent"\nagent = "claude-code"\nmodel = "hang"\n'
+    spec = _load(_spec(tmp_path, arms, limit=2, extra="[budget]\nmax_total_tokens = 50\n"))
+    started = time.monotonic()
+    result = asyncio.run(run_experiment(spec))
+    assert time.monotonic() - started < 30  # not the 300 s the stand-in would hang
+    rows = _rows(spec.ledger)
+    assert result.stopped == "budget" and len(rows) == 2  # concurrency 2: both were running
+    for row in rows:
+        assert (row["error_class"], row["usage_source"]) == ("budget", "estimated")
+        assert row["total_tokens"] >= 90  # the prompt it had already sent is counted
+    assert not _alive(int((clients / "child.pid").read_text()))

@@ -309,8 +309,10 @@ class _Run:
         )
 
     async def _agent_session(self, call: _Call) -> None:
-        """One whole agent session = one call: its live estimate feeds the counters (and so
-        the budget check); its one row replaces the estimate when it ends."""
+        """One whole agent session = one call: its live estimate feeds the counters; crossing
+        ``max_total_tokens`` stops it at once (a session can burn far past a budget), and its
+        row (error class ``budget``) keeps the tokens it spent. Its one row replaces the
+        estimate when it ends."""
         assert self.agents is not None
         c, arm = self.counters, call.arm.name
         await self._wait_unpaused()
@@ -327,6 +329,9 @@ class _Run:
                 if state.tokens > shown:
                     c.on_tokens(arm, state.tokens - shown)
                     shown = state.tokens
+                    if self._stopping() and not self.cancel_is_set():  # the hard budget
+                        state.fail("budget", "max_total_tokens reached: session stopped")
+                        state.abort = True
 
             try:
                 row = await self.agents.run(
@@ -338,6 +343,9 @@ class _Run:
         self.writer.append(row)
         c.apply_row(row)
         self.result.attempts += 1
+
+    def cancel_is_set(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
