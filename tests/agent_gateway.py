@@ -93,6 +93,9 @@ class AgentGatewayConfig:
     script: tuple[Reply, ...] = DEFAULT_SCRIPT
     plan: tuple[Tokens, ...] = ()  # explicit per-request usage (cycled); empty: planned_tokens
     models: tuple[str, ...] = ()  # empty: any model
+    # Answer to Codex's WebSocket upgrade. 404 (what plain gateways say) costs Codex ~6 s of
+    # retries before it falls back to HTTPS; 426 Upgrade Required makes it fall back at once.
+    ws_status: int = 404
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +103,7 @@ class AgentGatewayConfig:
             "script": [asdict(r) for r in self.script],
             "plan": [asdict(t) for t in self.plan],
             "models": list(self.models),
+            "ws_status": self.ws_status,
         }
 
     @classmethod
@@ -109,6 +113,7 @@ class AgentGatewayConfig:
             script=tuple(Reply(**r) for r in data["script"]),
             plan=tuple(Tokens(**t) for t in data["plan"]),
             models=tuple(data["models"]),
+            ws_status=data["ws_status"],
         )
 
 
@@ -123,6 +128,7 @@ class Billed:
     canonical: CallUsage  # what the gateway billed, on the ledger's mapping
     tool_results: list[str]  # the tool outputs this request carried back
     reply: str  # "tool" or "text"
+    tools: list[str] = field(default_factory=list)  # names of the tools the request offered
 
 
 @dataclass
@@ -312,7 +318,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._record()
         path = urlsplit(self.path).path
         if path == "/v1/responses":  # Codex's WebSocket upgrade: refuse fast
-            self._send_json(404, {"error": {"message": "no websocket here", "type": "not_found"}})
+            # HTTP/1.1 status line: Codex's WebSocket client rejects a 1.0 answer as a protocol
+            # error instead of reading the 404.
+            self.protocol_version = "HTTP/1.1"
+            self.close_connection = True
+            status = self.gateway.config.ws_status
+            body = {"error": {"message": "no websocket here", "type": "not_found"}}
+            self._send_json(status, body, {"Connection": "close"})
         elif path in ("/v1/models", "/v1beta/models") and self._auth_ok(self._wire_of(path)):
             self._send_json(200, {"object": "list", "data": [], "models": []})
         elif path in ("/v1/models", "/v1beta/models"):
@@ -403,14 +415,24 @@ class _Handler(BaseHTTPRequestHandler):
         results = tool_results(wire, body)
         script = self.gateway.config.script
         reply = script[min(len(results), len(script) - 1)]
-        call = shell_call(offered_tools(wire, body), reply.shell) if reply.shell else None
+        tools = offered_tools(wire, body)
+        call = shell_call(tools, reply.shell) if reply.shell else None
         if wire == "gemini" and _wants_json(body):  # Gemini CLI's routing/next-speaker checks
             call, reply = None, Reply(text=json.dumps(_json_answer(body)))
         with self.gateway.lock:
             index, tokens = self.gateway.next_tokens()
             sent, canonical = wire_usage(wire, tokens)
             self.gateway.billed.append(
-                Billed(wire, model, stream, sent, canonical, results, "tool" if call else "text")
+                Billed(
+                    wire,
+                    model,
+                    stream,
+                    sent,
+                    canonical,
+                    results,
+                    "tool" if call else "text",
+                    sorted(tools),
+                )
             )
         call_id = f"call_{index}"
         if wire == "anthropic":
@@ -594,11 +616,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._seen.status = code
         super().send_response(code, message)
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -645,6 +669,7 @@ class AgentRun:
     billed: list[Billed]
     seen: list[Seen]
     timed_out: bool = False
+    sim_tokens: dict[str, int] | None = None  # with ``sim``: the prompt/completion it served
 
     def events(self) -> list[dict[str, Any]]:
         """The JSON lines of stdout (stream-json / --json output)."""
@@ -729,11 +754,14 @@ def run_agent(
     cwd: str | Path,
     config: AgentGatewayConfig | None = None,
     timeout: float = 120,
+    sim: dict[str, Any] | None = None,
 ) -> AgentRun:
     """Run ``argv`` with the gateway inside one fresh network namespace; ``{root}`` is filled in.
 
     ``env`` is the CLI's whole environment (PATH is added when missing). The CLI's stdin is
-    closed; on timeout its process group is killed and ``timed_out`` is set.
+    closed; on timeout its process group is killed and ``timed_out`` is set. With ``sim``
+    (keyword arguments of ``eloledger.sim.running_sim``) the embedded simulator serves
+    instead of the gateway: nothing is billed then, and ``seen`` counts its requests.
     """
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
     with tempfile.TemporaryDirectory(prefix="agentgw-") as tmp:
@@ -746,6 +774,7 @@ def run_agent(
                     "env": full_env,
                     "cwd": str(cwd),
                     "config": (config or AgentGatewayConfig()).to_json(),
+                    "sim": sim,
                     "timeout": timeout,
                     "result": str(result),
                 }
@@ -763,46 +792,61 @@ def run_agent(
 def _drive(job_path: str) -> None:
     """Inside the namespace: serve, run the CLI, write everything to the result file."""
     job = json.loads(Path(job_path).read_text())
-    with serve(AgentGatewayConfig.from_json(job["config"])) as gateway:
-        fill = lambda s: s.replace("{root}", gateway.root)  # noqa: E731
-        argv = [fill(a) for a in job["argv"]]
-        env = {k: fill(v) for k, v in job["env"].items()}
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            cwd=job["cwd"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            stdout, stderr = proc.communicate(timeout=job["timeout"])
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-        wall = time.monotonic() - started
-        with gateway.lock:
-            billed = [{**asdict(b), "canonical": asdict(b.canonical)} for b in gateway.billed]
-            seen = [asdict(s) for s in gateway.seen]
-    Path(job["result"]).write_text(
-        json.dumps(
-            {
-                "returncode": proc.returncode,
-                "stdout": stdout,
-                "stderr": stderr,
-                "wall_s": wall,
-                "root": gateway.root,
-                "billed": billed,
-                "seen": seen,
-                "timed_out": timed_out,
+    if job["sim"] is not None:
+        from eloledger.sim import running_sim
+
+        with running_sim(**job["sim"]) as server:
+            out = _run_cli(job, server.base_url)
+            out["seen"] = [
+                asdict(Seen(*route.split(" ", 1), {}, status))
+                for (route, status), count in server.stats.requests.items()
+                for _ in range(count)
+            ]
+            out["sim_tokens"] = {
+                "prompt_tokens": server.stats.prompt_tokens,
+                "completion_tokens": server.stats.completion_tokens,
             }
-        )
+    else:
+        with serve(AgentGatewayConfig.from_json(job["config"])) as gateway:
+            out = _run_cli(job, gateway.root)
+            with gateway.lock:
+                out["billed"] = [
+                    {**asdict(b), "canonical": asdict(b.canonical)} for b in gateway.billed
+                ]
+                out["seen"] = [asdict(s) for s in gateway.seen]
+    Path(job["result"]).write_text(json.dumps(out))
+
+
+def _run_cli(job: dict[str, Any], root: str) -> dict[str, Any]:
+    fill = lambda s: s.replace("{root}", root)  # noqa: E731
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [fill(a) for a in job["argv"]],
+        cwd=job["cwd"],
+        env={k: fill(v) for k, v in job["env"].items()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    timed_out = False
+    try:
+        stdout, stderr = proc.communicate(timeout=job["timeout"])
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+    return {
+        "returncode": proc.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "wall_s": time.monotonic() - started,
+        "root": root,
+        "billed": [],
+        "seen": [],
+        "timed_out": timed_out,
+    }
 
 
 if __name__ == "__main__":

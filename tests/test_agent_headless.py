@@ -152,3 +152,15 @@ def test_claude_rejected_key_retry_stops_the_session_as_auth() -> None:
         '{"type":"system","subtype":"api_retry","attempt":1,"error_status":529,"error":"overloaded"}'
     )
     assert not other.abort and other.error_class is None  # a transient error is left to retry
+
+
+def test_extra_headers_go_through_each_clis_own_setting(tmp_path: Path) -> None:
+    common = {"prompt": "p", "api_key": "k", "model": "m", "workdir": str(tmp_path)}
+    common |= {"root_url": "http://h", "max_turns": None, "effort": None, "args": []}
+    headers = {"x-sim-sample": "arm|0|2"}
+    c = claude.launch(headers=headers, **common)
+    assert c.env["ANTHROPIC_CUSTOM_HEADERS"] == "x-sim-sample: arm|0|2"
+    g = gemini.launch(headers=headers, **common)
+    assert g.env["GEMINI_CLI_CUSTOM_HEADERS"] == "x-sim-sample: arm|0|2"
+    x = codex.launch(headers=headers, **common)
+    assert any(a.endswith(',http_headers={"x-sim-sample"="arm|0|2"}}') for a in x.argv)

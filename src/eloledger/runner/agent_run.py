@@ -29,7 +29,7 @@ from eloledger.runner.agent_events import SessionState
 
 __all__ = ["AgentSessions", "SessionState", "agents_only_endpoint", "check_agent_arms"]
 from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_session
-from eloledger.runner.resolve import SIM_PROFILE, Endpoint
+from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
 from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
 from eloledger.tasks import Task
 
@@ -94,7 +94,8 @@ def resolve_agent_endpoints(spec: ExperimentSpec, sim_root: str | None) -> dict[
         assert a is not None
         if sim_root is not None:
             key = spec.sim.api_key or "sim"
-            out[arm.name] = AgentEndpoint(sim_root, key, a.model or spec.model, "sim")
+            model = a.model or spec.model or SIM_DEFAULT_MODEL
+            out[arm.name] = AgentEndpoint(sim_root, key, model, "sim")
             continue
         from eloledger.profiles.store import get_profile, resolve_key
 
@@ -162,6 +163,7 @@ class AgentSessions:
             timeout_s=a.timeout_s,
             evidence_dir=self.evidence_dir(task, arm, session, sample),
             auth=ep.auth,
+            headers=self._headers(arm, session, sample, ep),
             judge_timeout_s=self.spec.judge.timeout_s,
             judge_memory_mb=self.spec.judge.memory_mb,
         )
@@ -177,6 +179,13 @@ class AgentSessions:
         row = self._row(task, arm, session, sample, ep, outcome)
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
         return row
+
+    @staticmethod
+    def _headers(arm: ArmSpec, session: int, sample: int, ep: AgentEndpoint) -> dict[str, str]:
+        """The simulator plans a session from its key (same key, same course on a rerun)."""
+        if ep.profile != SIM_PROFILE:
+            return {}
+        return {"x-sim-sample": f"{arm.name}|{session}|{sample}"}
 
     def _row(
         self,

@@ -51,6 +51,7 @@ class AgentJob:
     timeout_s: float
     evidence_dir: Path
     auth: str = "x-api-key"  # Claude Code's header form (the profile's auth)
+    headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
 
@@ -91,6 +92,7 @@ async def run_agent_session(
             args=list(job.args),
             workdir=str(work),
             auth=job.auth,
+            headers=job.headers,
         )
         _write_tree(home, launch.home_files, mode=0o600)
         (home / ".codex").mkdir(exist_ok=True)

@@ -42,6 +42,7 @@ def launch(
     args: list[str],
     workdir: str,
     auth: str = "x-api-key",
+    headers: dict[str, str] | None = None,
 ) -> Launch:
     """The canonical invocation (agents-shared.md); runs in the session's working directory.
 
@@ -62,6 +63,8 @@ def launch(
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+    if headers:  # extra request headers, one "Name: value" per line
+        env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
     return Launch(argv=argv, env=env)
 
 

@@ -43,6 +43,7 @@ def launch(
     args: list[str],
     workdir: str,
     auth: str = "x-api-key",
+    headers: dict[str, str] | None = None,
 ) -> Launch:
     """The canonical invocation (agents-shared.md); ``max_turns`` must be None."""
     if max_turns is not None:
@@ -51,7 +52,9 @@ def launch(
     base_url = base_url if base_url.endswith("/v1") else base_url + "/v1"  # a root or a /v1 URL
     provider = (
         '{name="eloledger",base_url=' + json.dumps(base_url)
-        + f',env_key="{KEY_ENV}",wire_api="responses"}}'
+        + f',env_key="{KEY_ENV}",wire_api="responses"'
+        + _http_headers(headers)
+        + "}"
     )  # fmt: skip
     argv = [BINARY, "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write"]
     argv += ["-C", workdir]
@@ -115,6 +118,14 @@ class StreamParser:
                             f"{stderr[-300:]}")  # fmt: skip
         elif returncode != 0:
             self.state.fail(API, f"codex exited {returncode}: {stderr[-300:]}")
+
+
+def _http_headers(headers: dict[str, str] | None) -> str:
+    """Extra request headers inside the provider table: ``,http_headers={"k"="v"}``."""
+    if not headers:
+        return ""
+    pairs = ",".join(f"{json.dumps(k)}={json.dumps(v)}" for k, v in headers.items())
+    return f",http_headers={{{pairs}}}"
 
 
 def _message(error: Any) -> str:

@@ -41,6 +41,7 @@ def launch(
     args: list[str],
     workdir: str,
     auth: str = "x-api-key",
+    headers: dict[str, str] | None = None,
 ) -> Launch:
     """The canonical invocation (agents-shared.md); auth and turn limit in the isolated HOME."""
     if effort:
@@ -53,6 +54,8 @@ def launch(
         argv += ["-m", model]
     argv += args
     env = {"GEMINI_API_KEY": api_key, "GOOGLE_GEMINI_BASE_URL": root_url.rstrip("/")}
+    if headers:
+        env["GEMINI_CLI_CUSTOM_HEADERS"] = ",".join(f"{k}: {v}" for k, v in headers.items())
     return Launch(argv=argv, env=env, home_files={".gemini/settings.json": json.dumps(settings)})
 
 
