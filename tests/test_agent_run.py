@@ -319,3 +319,17 @@ def test_hard_budget_stops_a_running_session_and_keeps_its_tokens(
         assert (row["error_class"], row["usage_source"]) == ("budget", "estimated")
         assert row["total_tokens"] >= 90  # the prompt it had already sent is counted
     assert not _alive(int((clients / "child.pid").read_text()))
+
+
+def test_out_of_turns_sessions_lose_on_their_files_but_auth_failures_are_not_compared(
+    tmp_path: Path, clients: Path
+) -> None:
+    arms = FIX_VS_LAZY.replace('model = "lazy"', 'model = "maxturns"')
+    arms += '\n[[arms]]\nname = "badkey"\nkind = "agent"\nagent = "claude-code"\nmodel = "auth"\n'
+    spec = _load(_spec(tmp_path, arms, limit=2))
+    result = asyncio.run(run_experiment(spec))
+    rows = spec.comparisons_path().read_text().splitlines()[1:]
+    pairs = {tuple(line.split(",")[1:3]) for line in rows}
+    assert pairs == {("fixer", "lazy")}  # the out-of-turns arm (named lazy) is compared
+    assert all(float(line.split(",")[3]) == 1.0 for line in rows)  # and loses on its files
+    assert result.comparisons == 2

@@ -104,7 +104,7 @@ async def run_agent_session(
         )
         state.ended = time.monotonic()
         verdict = None
-        if job.task.tests and state.error_class != TIMEOUT:
+        if job.task.tests:  # also after a timeout: the files it left are its result
             verdict = await asyncio.to_thread(
                 judge_workdir,
                 work,

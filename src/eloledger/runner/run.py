@@ -530,7 +530,7 @@ class _Run:
         self._arm_stats()
 
     def _select(self, task: Task, arm: ArmSpec, session: int, rows: list[dict]) -> ArmResult:
-        ok = [(i, r) for i, r in enumerate(rows) if r.get("status") == "ok"]
+        ok = [(i, r) for i, r in enumerate(rows) if agent_run.judgeable(r)]
         result = ArmResult(task.task_id, arm.name, session, None, None, None, None, len(ok), arm.n)
         if not ok:
             return result
