@@ -57,6 +57,9 @@ def _drive(job_path: str) -> None:
     from eloledger.runner.spec import load_spec
 
     job = json.loads(Path(job_path).read_text())
+    if job.get("sim"):
+        _drive_sim(job)
+        return
     script = (gw.Reply(shell=fix_command(), text="Fixing."), gw.Reply(text="Fixed the bug."))
     config = gw.AgentGatewayConfig(script=script)
     with gw.serve(config) as gateway:
@@ -75,12 +78,41 @@ def _drive(job_path: str) -> None:
     Path(job["result"]).write_text(json.dumps(out))
 
 
-def _run_in_namespace(tmp_path: Path, spec_text: str, *, key: str = gw.GOOD_KEY) -> dict:
+def _drive_sim(job: dict) -> None:
+    """The run on the embedded simulator; its server is captured to read what it served."""
+    import eloledger.sim
+    from eloledger.runner.run import run_experiment
+    from eloledger.runner.spec import load_spec
+
+    servers = []
+
+    class Captured(eloledger.sim.SimServer):
+        def __init__(self, **kwargs) -> None:  # noqa: ANN003
+            super().__init__(**kwargs)
+            servers.append(self)
+
+    eloledger.sim.SimServer = Captured  # the runner imports it when the run starts
+    result = asyncio.run(run_experiment(load_spec(job["spec"])))
+    stats = servers[0].stats
+    out = {
+        "served": {
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+        },
+        "comparisons": result.comparisons,
+        "stopped": result.stopped,
+    }
+    Path(job["result"]).write_text(json.dumps(out))
+
+
+def _run_in_namespace(
+    tmp_path: Path, spec_text: str, *, key: str = gw.GOOD_KEY, sim: bool = False
+) -> dict:
     spec = tmp_path / "spec.toml"
     spec.write_text(spec_text)
     job = tmp_path / "job.json"
     result = tmp_path / "result.json"
-    job.write_text(json.dumps({"spec": str(spec), "key": key, "result": str(result)}))
+    job.write_text(json.dumps({"spec": str(spec), "key": key, "result": str(result), "sim": sim}))
     env = {**os.environ, "ELOLEDGER_CLIENTS_DIR": str(gw.CLIENTS_DIR.parent.parent)}
     cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "_"]
     cmd += [sys.executable, __file__, str(job)]
@@ -176,6 +208,33 @@ def test_claude_turn_limit_and_wrong_key_are_error_rows_with_tokens(tmp_path: Pa
     _run_in_namespace(other, _spec(_arm("a", "claude-code"), 1), key="sk-wrong-key-000000")
     (row,) = _rows(other / "agents.ledger.jsonl")
     assert (row["status"], row["error_class"]) == ("error", "auth")
+
+
+def test_demo_agents_spec_on_the_simulator_tokens_equal_what_it_served(tmp_path: Path) -> None:
+    if importlib.util.find_spec("eloledger.sim.agent") is None:
+        pytest.skip("this simulator cannot drive agents (it arrives with branch f2-sim)")
+    for agent in ("claude-code", "codex"):
+        if reason := gw.missing_reason(agent):
+            pytest.skip(reason)
+    from eloledger.runner.agent_demo import agents_spec_path
+
+    text = (
+        agents_spec_path()
+        .read_text()
+        .replace('source = "builtin:agent-code"', 'source = "builtin:agent-code"\nlimit = 2')
+    )
+    text = text.replace("[experiment]", '[experiment]\nledger = "agents.ledger.jsonl"')
+    out = _run_in_namespace(tmp_path, text, sim=True)
+    rows = _rows(tmp_path / "agents.ledger.jsonl")
+    assert len(rows) == 2 * (1 + 1 + 1 + 3)  # 2 tasks; codex-best3 runs 3 sessions each
+    assert all(r["usage_source"] == "report" for r in rows)
+    assert all(r["status"] == "ok" or r.get("error_class") == "max_turns" for r in rows)
+    assert {r.get("error_class") for r in rows if r["arm"] != "claude-2turns"} == {None}
+    ledger = {k: sum(r[k] for r in rows) for k in ("prompt_tokens", "completion_tokens")}
+    assert ledger == out["served"]  # every token the simulator served, once
+    assert out["comparisons"] > 0 and out["stopped"] == "completed"
+    for arm in ("claude-2turns", "claude-8turns", "codex-1", "codex-best3"):
+        assert all(isinstance(r["passed"], bool) for r in rows if r["arm"] == arm)
 
 
 if __name__ == "__main__":
