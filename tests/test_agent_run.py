@@ -10,6 +10,7 @@ tests/e2e/test_e2e_agents.py.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ from eloledger.errors import UserError
 from eloledger.runner.run import run_experiment
 from eloledger.tasks import load_tasks
 
+LOG_READERS = importlib.util.find_spec("eloledger.agents.logscan") is not None
 FAKE_CLAUDE = r"""#!/usr/bin/env python3
 import json, os, pathlib, subprocess, sys, time
 here = pathlib.Path(__file__).resolve().parent
@@ -40,6 +42,11 @@ with open(here / "calls.log", "a") as log:
 def emit(event):
     print(json.dumps(event), flush=True)
 emit({"type": "system", "subtype": "init", "session_id": "sid-" + str(os.getpid()), "model": model})
+log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
+log.parent.mkdir(parents=True, exist_ok=True)
+log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
+    "timestamp": "2026-12-01T00:00:00Z", "cwd": os.getcwd(), "message": {"id": "m1",
+    "model": model, "usage": {"input_tokens": 90, "output_tokens": 7}}}) + "\n")
 emit({"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1",
       "name": "Edit", "input": {"file": "x"}}], "usage": {"input_tokens": 90, "output_tokens": 1}}})
 if model == "hang":
@@ -264,6 +271,9 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    pids = [json.loads(x)["pid"] for x in (clients / "calls.log").read_text().splitlines()]
+    time.sleep(1.0)
+    assert not [p for p in pids if _alive(p)], "a CLI outlived the killed eloledger"
     before = _rows(ledger)
     started = _invocations(clients)
     assert before and sum(started.values()) > len(before)  # killed with a session in flight
@@ -271,14 +281,25 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
     subprocess.run([*cmd, "--resume"], env=env, cwd=tmp_path, check=True, timeout=120,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     after = _rows(ledger)
-    keys = [(r["task_id"], r["arm"], r["session"], r["sample"]) for r in after]
+    final = [r for r in after if not r.get("will_retry")]
+    keys = [(r["task_id"], r["arm"], r["session"], r["sample"]) for r in final]
     assert len(keys) == len(set(keys)) == 4  # every session once: none counted twice
     assert after[: len(before)] == before  # the ledger was only appended to
     runs = _invocations(clients)
     for unit in finished:
         assert runs[unit] == 1, f"finished session {unit} was run again"
-    assert any(runs[u] == 2 for u in runs if u not in finished)  # the killed one re-ran
-    assert all(r["passed"] for r in after if r["arm"] == "fixer")
+    rerun = {u for u in runs if u not in finished and runs[u] == 2}
+    assert rerun  # the killed ones ran again...
+    interrupted = [r for r in after if r.get("error_class") == "interrupted"]
+    cut = {_unit(r["task_id"], r["arm"]) for r in interrupted}
+    assert rerun <= cut and not cut & finished  # ...each after an "interrupted" row (a session
+    # killed before its CLI started has one too: its folder was made, its CLI never ran)
+    for r in interrupted:  # that counts what the killed CLI's session log shows it spent
+        assert r["will_retry"] is True and r["attempt"] == 1
+        assert r["usage_source"] == ("log" if LOG_READERS else "missing")
+        assert r.get("prompt_tokens", 0) == (90 if LOG_READERS else 0)
+    assert all(r["attempt"] == 2 for r in final if _unit(r["task_id"], r["arm"]) in cut)
+    assert all(r["passed"] for r in final if r["arm"] == "fixer")
 
 
 _FIRST_FILE = {t.task_id: sorted(t.files or {})[0] for t in load_tasks("builtin:agent-code")}

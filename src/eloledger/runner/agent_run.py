@@ -10,6 +10,7 @@ class (auth, max_turns, timeout, crash, api) and whatever tokens are known.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -140,16 +141,19 @@ class AgentSessions:
         executables: dict[str, Path],
         endpoints: dict[str, AgentEndpoint],
         run_id: str,
+        resume: bool = False,
     ) -> None:
         self.spec, self.executables, self.endpoints = spec, executables, endpoints
-        self.run_id = run_id
+        self.run_id, self.resume = run_id, resume
         self.evidence_root = _sibling(spec.ledger, ".agents")
         self.live: dict[tuple[str, str, int, int], SessionState] = {}  # sessions running now
         self.overhead: list[tuple[float, float]] = []  # (own CPU s, wall s) per session
 
-    def evidence_dir(self, task: Task, arm: ArmSpec, session: int, sample: int) -> Path:
+    def evidence_dir(
+        self, task: Task, arm: ArmSpec, session: int, sample: int, attempt: int
+    ) -> Path:
         safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in task.task_id)
-        return self.evidence_root / arm.name / f"{safe}.s{session}.n{sample}"
+        return self.evidence_root / arm.name / f"{safe}.s{session}.n{sample}.a{attempt}"
 
     async def run(
         self,
@@ -157,11 +161,21 @@ class AgentSessions:
         arm: ArmSpec,
         session: int,
         sample: int,
+        attempt: int = 1,
         on_progress: Callable[[SessionState], None] | None = None,
-    ) -> dict[str, Any]:
+    ) -> list[dict[str, Any]]:
+        """The session's rows: its final row, after an ``interrupted`` one when an earlier
+        process died during this session (its evidence is there but no row is)."""
         a = arm.agent
         assert a is not None
         ep = self.endpoints[arm.name]
+        rows = []
+        evidence = self.evidence_dir(task, arm, session, sample, attempt)
+        if evidence.exists() and self.resume:
+            rows.append(self._interrupted(task, arm, session, sample, attempt, ep, evidence))
+            attempt += 1
+            evidence = self.evidence_dir(task, arm, session, sample, attempt)
+        shutil.rmtree(evidence, ignore_errors=True)  # left by an unrelated earlier ledger
         job = AgentJob(
             agent=a.agent,
             executable=self.executables[arm.name],
@@ -173,7 +187,7 @@ class AgentSessions:
             effort=a.effort,
             args=a.args,
             timeout_s=a.timeout_s,
-            evidence_dir=self.evidence_dir(task, arm, session, sample),
+            evidence_dir=evidence,
             auth=ep.auth,
             headers=self._headers(arm, session, sample, ep),
             judge_timeout_s=self.spec.judge.timeout_s,
@@ -189,7 +203,40 @@ class AgentSessions:
             self.live.pop(key, None)
         cpu0 = time.process_time()
         row = self._row(task, arm, session, sample, ep, outcome)
+        row["attempt"] = attempt
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
+        return [*rows, row]
+
+    def _interrupted(
+        self,
+        task: Task,
+        arm: ArmSpec,
+        session: int,
+        sample: int,
+        attempt: int,
+        ep: AgentEndpoint,
+        evidence: Path,
+    ) -> dict[str, Any]:
+        """A row for a session whose process was killed: the tokens its session log shows
+        were billed, so they are counted; ``will_retry`` keeps the session unfinished."""
+        a = arm.agent
+        assert a is not None
+        logged = read_log_usage(a.agent, evidence / "home")
+        row: dict[str, Any] = {
+            "run_id": self.run_id, "experiment": self.spec.name, "task_id": task.task_id,
+            "arm": arm.name, "session": session, "sample": sample, "round": 0,
+            "role": "sample", "agent": a.agent, "model": ep.model, "profile": ep.profile,
+            "base_url": ep.root_url, "wire_api": WIRE_OF[a.agent], "status": "error",
+            "error_class": "interrupted", "attempt": attempt, "will_retry": True,
+            "error": "eloledger stopped during this session; it is run again",
+            "evidence": str(evidence), "ts": time.time(),
+        }  # fmt: skip
+        if logged is not None and logged.calls:
+            row.update(logged.total.as_row())
+            row["usage_source"] = "log"
+            row["turns"] = len(logged.calls)
+        else:
+            row["usage_source"] = "missing"  # no log reader, or the CLI wrote no log yet
         return row
 
     @staticmethod

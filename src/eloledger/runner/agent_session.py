@@ -1,13 +1,15 @@
 """Run one agent session: one CLI subprocess in a fresh working directory and HOME.
 
-Isolation: every session gets its own temporary folder with ``work/`` (the task's files) and
-``home/`` (the CLI's HOME, so the user's real ``~/.claude``, ``~/.codex``, ``~/.gemini`` are
-never read or written). The child's environment is built from nothing: PATH, HOME, locale and
-the CLI's own variables, so the key reaches only that process and no key of the user's shell
-leaks in. The child leads its own process group; a timeout or a cancelled run kills the group.
+Isolation: every session gets a fresh temporary ``work/`` folder (the task's files) and its
+own HOME, ``<evidence_dir>/home`` (so the user's real ``~/.claude``, ``~/.codex``, ``~/.gemini``
+are never read or written). The child's environment is built from nothing: PATH, HOME, locale
+and the CLI's own variables, so the key reaches only that process and no key of the user's
+shell leaks in. The child leads its own process group; a timeout, a cancelled run or a budget
+stop kills the group, and the kernel kills the CLI if eloledger itself dies (PDEATHSIG).
 
-Evidence: the raw event stream, stderr, the session logs the CLI wrote under its HOME and the
-final working tree are kept in ``evidence_dir`` (beside the ledger) with any secret scrubbed.
+Evidence: the raw event stream, stderr, the session logs the CLI wrote under its HOME (kept
+there from the start, so a session killed with eloledger still leaves its log for ``--resume``
+to count) and the final working tree, in ``evidence_dir`` beside the ledger.
 """
 
 from __future__ import annotations
@@ -76,11 +78,10 @@ async def run_agent_session(
     cpu0, wall0 = time.process_time(), time.monotonic()
     module = HEADLESS[job.agent]
     register_secret(job.api_key)
-    shutil.rmtree(job.evidence_dir, ignore_errors=True)  # a re-run session starts clean
     job.evidence_dir.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="eloledger-agent-"))
     try:
-        work, home = base / "work", base / "home"
+        work, home = base / "work", job.evidence_dir / "home"
         _write_tree(work, job.task.files or {})
         launch = module.launch(
             prompt=job.task.prompt,
@@ -112,7 +113,7 @@ async def run_agent_session(
                 timeout_s=job.judge_timeout_s,
                 memory_mb=job.judge_memory_mb,
             )
-        logs = _keep_evidence(base, job.evidence_dir)
+        logs = _keep_evidence(work, job.evidence_dir)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return SessionOutcome(
@@ -144,6 +145,7 @@ async def _run_cli(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group: killed as a whole
+            preexec_fn=_die_with_parent,
             limit=_STREAM_LIMIT,
         )
     except OSError as exc:
@@ -186,6 +188,14 @@ async def _run_cli(
     return proc.returncode
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if eloledger dies (Linux; elsewhere a no-op)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -226,17 +236,20 @@ def _write_tree(root: Path, files: dict[str, str], mode: int | None = None) -> N
             target.chmod(mode)
 
 
-def _keep_evidence(base: Path, evidence: Path) -> list[Path]:
-    """Copy the CLI's session logs and the final working tree beside the ledger."""
-    kept: list[Path] = []
-    for rel in _LOG_DIRS:
-        source = base / "home" / rel
-        if source.is_dir():
-            target = evidence / "home" / rel
-            shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
-            kept += sorted(p for p in target.rglob("*.jsonl") if p.is_file())
+def _keep_evidence(work: Path, evidence: Path) -> list[Path]:
+    """Keep the CLI's session logs (drop the rest of its HOME: caches) and the final tree."""
+    home = evidence / "home"
+    keep = {home / rel for rel in _LOG_DIRS}
+    for path in sorted(home.rglob("*"), reverse=True):  # deepest first
+        if any(path == k or k in path.parents or path in k.parents for k in keep):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    kept = sorted(p for k in keep if k.is_dir() for p in k.rglob("*.jsonl") if p.is_file())
     shutil.copytree(
-        base / "work",
+        work,
         evidence / "work",
         dirs_exist_ok=True,
         symlinks=True,

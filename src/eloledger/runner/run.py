@@ -121,7 +121,7 @@ async def run_experiment(
         if executables:
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
             endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
-            run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id)
+            run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id, resume)
             counters.agent_sessions = run.agents.live
         return await run.execute()
 
@@ -333,16 +333,19 @@ class _Run:
                         state.fail("budget", "max_total_tokens reached: session stopped")
                         state.abort = True
 
+            key = (call.task.task_id, arm, call.session, call.sample)
             try:
-                row = await self.agents.run(
-                    call.task, call.arm, call.session, call.sample, on_progress=progress
-                )
+                rows = await self.agents.run(
+                    call.task, call.arm, call.session, call.sample,
+                    attempt=self.state.next_attempt.get(key, 1), on_progress=progress,
+                )  # fmt: skip
             finally:
                 c.in_flight -= 1
                 c.settle_estimate(arm, shown)
-        self.writer.append(row)
-        c.apply_row(row)
-        self.result.attempts += 1
+        for row in rows:
+            self.writer.append(row)
+            c.apply_row(row)
+            self.result.attempts += 1
 
     def cancel_is_set(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
