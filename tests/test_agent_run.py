@@ -36,17 +36,17 @@ if "--help" in sys.argv:
     sys.exit(0)
 plan = json.loads((here / "plan.json").read_text())
 model = sys.argv[sys.argv.index("--model") + 1]
+log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
+log.parent.mkdir(parents=True, exist_ok=True)
+log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
+    "timestamp": "2026-12-01T00:00:00Z", "cwd": os.getcwd(), "message": {"id": "m1",
+    "model": model, "usage": {"input_tokens": 90, "output_tokens": 7}}}) + "\n")
 with open(here / "calls.log", "a") as log:
     log.write(json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "argv": sys.argv[1:],
                           "pid": os.getpid(), "files": sorted(os.listdir("."))}) + "\n")
 def emit(event):
     print(json.dumps(event), flush=True)
 emit({"type": "system", "subtype": "init", "session_id": "sid-" + str(os.getpid()), "model": model})
-log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
-log.parent.mkdir(parents=True, exist_ok=True)
-log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
-    "timestamp": "2026-12-01T00:00:00Z", "cwd": os.getcwd(), "message": {"id": "m1",
-    "model": model, "usage": {"input_tokens": 90, "output_tokens": 7}}}) + "\n")
 emit({"type": "assistant", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1",
       "name": "Edit", "input": {"file": "x"}}], "usage": {"input_tokens": 90, "output_tokens": 1}}})
 if model == "hang":
@@ -149,7 +149,8 @@ def test_agent_arms_run_judge_the_edited_files_and_record_the_final_report(
         assert (row["cached_tokens"], row["cache_write_tokens"]) == (1000, 50)
         assert row["usage_source"] == "report" and row["agent"] == "claude-code"
         assert (row["turns"], row["tool_calls"], row["status"]) == (2, 1, "ok")
-        assert row["usage_check"] in ("agree", "unchecked", "disagree")
+        # the stand-in's session log (90 in, 7 out) deliberately differs from its report
+        assert row["usage_check"] == ("disagree" if LOG_READERS else "unchecked")
         assert Path(row["evidence"], "stream.jsonl").is_file()
     passed = {r["arm"]: r["passed"] for r in rows}
     assert passed == {"fixer": True, "lazy": False}
@@ -193,7 +194,9 @@ def test_timeout_kills_the_whole_process_group_and_writes_a_timeout_row(
     assert time.monotonic() - started < 30
     (row,) = _rows(spec.ledger)
     assert (row["status"], row["error_class"]) == ("error", "timeout")
-    assert row["usage_source"] == "estimated" and row["total_tokens"] > 0  # not zero, marked
+    # no final report: the session log's count when it can be read, else the stream's estimate
+    assert row["usage_source"] == ("log" if LOG_READERS else "estimated")
+    assert row["total_tokens"] > 0  # never a zero-token row
     child = int((clients / "child.pid").read_text())
     time.sleep(0.2)
     assert not _alive(child), "the CLI's child survived the timeout"
@@ -296,8 +299,9 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
     # killed before its CLI started has one too: its folder was made, its CLI never ran)
     for r in interrupted:  # that counts what the killed CLI's session log shows it spent
         assert r["will_retry"] is True and r["attempt"] == 1
-        assert r["usage_source"] == ("log" if LOG_READERS else "missing")
-        assert r.get("prompt_tokens", 0) == (90 if LOG_READERS else 0)
+        logged = LOG_READERS and _unit(r["task_id"], r["arm"]) in rerun  # its CLI had started
+        assert r["usage_source"] == ("log" if logged else "missing")
+        assert r.get("prompt_tokens", 0) == (90 if logged else 0)
     assert all(r["attempt"] == 2 for r in final if _unit(r["task_id"], r["arm"]) in cut)
     assert all(r["passed"] for r in final if r["arm"] == "fixer")
 
@@ -337,9 +341,11 @@ def test_hard_budget_stops_a_running_session_and_keeps_its_tokens(
     rows = _rows(spec.ledger)
     assert result.stopped == "budget" and len(rows) == 2  # concurrency 2: both were running
     for row in rows:
-        assert (row["error_class"], row["usage_source"]) == ("budget", "estimated")
+        assert row["error_class"] == "budget"
+        assert row["usage_source"] == ("log" if LOG_READERS else "estimated")
         assert row["total_tokens"] >= 90  # the prompt it had already sent is counted
-    assert not _alive(int((clients / "child.pid").read_text()))
+    pids = [json.loads(x)["pid"] for x in (clients / "calls.log").read_text().splitlines()]
+    assert not [p for p in pids if _alive(p)]
 
 
 def test_out_of_turns_sessions_lose_on_their_files_but_auth_failures_are_not_compared(
