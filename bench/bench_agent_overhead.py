@@ -70,7 +70,7 @@ def _inside(args: argparse.Namespace) -> None:
     """In the namespace: serve, then alternate bare and eloledger sessions."""
     import agent_gateway as gw  # noqa: I001 - found through the tests folder on sys.path
     from eloledger.runner.agent_clis import HEADLESS, find_cli
-    from eloledger.runner.agent_events import SessionState
+    from eloledger.runner.agent_events import LaunchRequest, SessionState
     from eloledger.runner.agent_session import AgentJob, run_agent_session
     from eloledger.tasks import load_tasks
 
@@ -89,9 +89,11 @@ def _inside(args: argparse.Namespace) -> None:
             for rel, text in (task.files or {}).items():
                 (work / rel).write_text(text)
             launch = HEADLESS[args.agent].launch(
-                prompt=task.prompt, root_url=gateway.root, api_key=gw.GOOD_KEY,
-                model="gw-model", max_turns=None if args.agent == "codex" else 8,
-                effort=None, args=[], workdir=str(work),
+                LaunchRequest(
+                    prompt=task.prompt, root_url=gateway.root, api_key=gw.GOOD_KEY,
+                    workdir=str(work), model="gw-model",
+                    max_turns=None if args.agent == "codex" else 8,
+                )
             )  # fmt: skip
             for rel, text in launch.home_files.items():
                 (home / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from eloledger.agents.claude_code import headless as claude
 from eloledger.agents.codex import headless as codex
 from eloledger.agents.gemini_cli import headless as gemini
 from eloledger.agents.usage import CallUsage
-from eloledger.runner.agent_events import SessionState
+from eloledger.runner.agent_events import LaunchRequest, SessionState
 
 SAMPLES = Path("/work/shared/facts/agent-samples")
 pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason="agent samples not on this machine")
@@ -115,22 +115,28 @@ def test_gemini_exit_codes(code: int, error_class: str) -> None:
     assert state.error_class == error_class
 
 
+def _launch(module, **kwargs):  # noqa: ANN001, ANN003, ANN202
+    kwargs["args"] = tuple(kwargs.get("args", ()))
+    kwargs["headers"] = tuple((kwargs.get("headers") or {}).items())
+    return module.launch(LaunchRequest(**kwargs))
+
+
 def test_launch_lines_follow_the_shared_invocations(tmp_path: Path) -> None:
     common = {"prompt": "fix it", "api_key": "sk-test-123", "model": "m", "workdir": str(tmp_path)}
-    c = claude.launch(root_url="http://127.0.0.1:9/", max_turns=4, effort=None, args=[], **common)
+    c = _launch(claude, root_url="http://127.0.0.1:9/", max_turns=4, effort=None, args=[], **common)
     assert c.argv[:3] == ["claude", "-p", "fix it"] and "--verbose" in c.argv
     assert c.argv[c.argv.index("--max-turns") + 1] == "4"
     assert c.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
-    x = codex.launch(
-        root_url="http://127.0.0.1:9", max_turns=None, effort="high", args=[], **common
+    x = _launch(
+        codex, root_url="http://127.0.0.1:9", max_turns=None, effort="high", args=[], **common
     )
     assert x.argv[-1] == "fix it" and x.env == {"ELOLEDGER_AGENT_KEY": "sk-test-123"}
     assert 'base_url="http://127.0.0.1:9/v1"' in " ".join(x.argv)
-    y = codex.launch(root_url="http://h:9/v1/", max_turns=None, effort=None, args=[], **common)
+    y = _launch(codex, root_url="http://h:9/v1/", max_turns=None, effort=None, args=[], **common)
     assert 'base_url="http://h:9/v1"' in " ".join(y.argv)  # a profile's codex URL has /v1
     assert 'model_reasoning_effort="high"' in x.argv
     assert "sk-test" not in " ".join(x.argv)  # the key only ever goes through the environment
-    g = gemini.launch(root_url="http://127.0.0.1:9", max_turns=3, effort=None, args=[], **common)
+    g = _launch(gemini, root_url="http://127.0.0.1:9", max_turns=3, effort=None, args=[], **common)
     settings = json.loads(g.home_files[".gemini/settings.json"])
     assert settings["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert settings["model"]["maxSessionTurns"] == 3
@@ -158,9 +164,9 @@ def test_extra_headers_go_through_each_clis_own_setting(tmp_path: Path) -> None:
     common = {"prompt": "p", "api_key": "k", "model": "m", "workdir": str(tmp_path)}
     common |= {"root_url": "http://h", "max_turns": None, "effort": None, "args": []}
     headers = {"x-sim-sample": "arm|0|2"}
-    c = claude.launch(headers=headers, **common)
+    c = _launch(claude, headers=headers, **common)
     assert c.env["ANTHROPIC_CUSTOM_HEADERS"] == "x-sim-sample: arm|0|2"
-    g = gemini.launch(headers=headers, **common)
+    g = _launch(gemini, headers=headers, **common)
     assert g.env["GEMINI_CLI_CUSTOM_HEADERS"] == "x-sim-sample: arm|0|2"
-    x = codex.launch(headers=headers, **common)
+    x = _launch(codex, headers=headers, **common)
     assert any(a.endswith(',http_headers={"x-sim-sample"="arm|0|2"}}') for a in x.argv)

@@ -67,6 +67,22 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What a session asks of a CLI; each headless module turns it into a :class:`Launch`."""
+
+    prompt: str
+    root_url: str  # the gateway URL for this client (a root, or ending in /v1 for Codex)
+    api_key: str
+    workdir: str
+    model: str | None = None
+    max_turns: int | None = None
+    effort: str | None = None
+    args: tuple[str, ...] = ()
+    auth: str = "x-api-key"  # Claude Code's header form (the profile's auth)
+    headers: tuple[tuple[str, str], ...] = ()  # extra request headers
+
+
 @dataclass
 class Launch:
     """How to start one headless session: argv (first item the CLI's name), its extra

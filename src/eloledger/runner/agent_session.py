@@ -29,7 +29,7 @@ from eloledger.judges.rule import Verdict
 from eloledger.judges.workdir import judge_workdir
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
-from eloledger.runner.agent_events import CRASH, TIMEOUT, SessionState
+from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.tasks import Task
 
 _STREAM_LIMIT = 16 * 1024 * 1024  # one event line (Claude's init line lists every tool)
@@ -84,16 +84,18 @@ async def run_agent_session(
         work, home = base / "work", job.evidence_dir / "home"
         _write_tree(work, job.task.files or {})
         launch = module.launch(
-            prompt=job.task.prompt,
-            root_url=job.root_url,
-            api_key=job.api_key,
-            model=job.model,
-            max_turns=job.max_turns,
-            effort=job.effort,
-            args=list(job.args),
-            workdir=str(work),
-            auth=job.auth,
-            headers=job.headers,
+            LaunchRequest(
+                prompt=job.task.prompt,
+                root_url=job.root_url,
+                api_key=job.api_key,
+                workdir=str(work),
+                model=job.model,
+                max_turns=job.max_turns,
+                effort=job.effort,
+                args=tuple(job.args),
+                auth=job.auth,
+                headers=tuple(job.headers.items()),
+            )
         )
         _write_tree(home, launch.home_files, mode=0o600)
         (home / ".codex").mkdir(exist_ok=True)

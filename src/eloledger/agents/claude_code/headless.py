@@ -20,6 +20,7 @@ from eloledger.runner.agent_events import (
     CRASH,
     MAX_TURNS,
     Launch,
+    LaunchRequest,
     SessionState,
     estimate_tokens,
     load_event,
@@ -31,40 +32,29 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 _AUTH_TEXT = re.compile(r"401|403|api key|authenticat|unauthori[sz]ed|x-api-key", re.I)
 
 
-def launch(
-    *,
-    prompt: str,
-    root_url: str,
-    api_key: str,
-    model: str | None,
-    max_turns: int | None,
-    effort: str | None,
-    args: list[str],
-    workdir: str,
-    auth: str = "x-api-key",
-    headers: dict[str, str] | None = None,
-) -> Launch:
+def launch(req: LaunchRequest) -> Launch:
     """The canonical invocation (agents-shared.md); runs in the session's working directory.
 
-    ``auth`` is the profile's header form: ``x-api-key`` (ANTHROPIC_API_KEY) or ``bearer``
+    ``req.auth`` is the profile's header form: ``x-api-key`` (ANTHROPIC_API_KEY) or ``bearer``
     (ANTHROPIC_AUTH_TOKEN, an ``Authorization: Bearer`` header)."""
-    argv = [BINARY, "-p", prompt, "--output-format", "stream-json", "--verbose"]
-    if max_turns is not None:
-        argv += ["--max-turns", str(max_turns)]
-    if model:
-        argv += ["--model", model]
-    if effort:
-        argv += ["--effort", effort]
+    argv = [BINARY, "-p", req.prompt, "--output-format", "stream-json", "--verbose"]
+    if req.max_turns is not None:
+        argv += ["--max-turns", str(req.max_turns)]
+    if req.model:
+        argv += ["--model", req.model]
+    if req.effort:
+        argv += ["--effort", req.effort]
     argv += ["--permission-mode", "acceptEdits", "--allowedTools", "Bash,Edit,Write,Read"]
-    argv += args
+    argv += req.args
+    key_var = "ANTHROPIC_AUTH_TOKEN" if req.auth == "bearer" else "ANTHROPIC_API_KEY"
     env = {
-        "ANTHROPIC_BASE_URL": root_url.rstrip("/"),
-        "ANTHROPIC_AUTH_TOKEN" if auth == "bearer" else "ANTHROPIC_API_KEY": api_key,
+        "ANTHROPIC_BASE_URL": req.root_url.rstrip("/"),
+        key_var: req.api_key,
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
-    if headers:  # extra request headers, one "Name: value" per line
-        env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
+    if req.headers:  # extra request headers, one "Name: value" per line
+        env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in req.headers)
     return Launch(argv=argv, env=env)
 
 

@@ -19,6 +19,7 @@ from eloledger.runner.agent_events import (
     AUTH,
     CRASH,
     Launch,
+    LaunchRequest,
     SessionState,
     estimate_tokens,
     load_event,
@@ -32,39 +33,27 @@ _TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search"
 _AUTH_TEXT = re.compile(r"401|403|unauthori[sz]ed|api key|authenticat", re.I)
 
 
-def launch(
-    *,
-    prompt: str,
-    root_url: str,
-    api_key: str,
-    model: str | None,
-    max_turns: int | None,
-    effort: str | None,
-    args: list[str],
-    workdir: str,
-    auth: str = "x-api-key",
-    headers: dict[str, str] | None = None,
-) -> Launch:
-    """The canonical invocation (agents-shared.md); ``max_turns`` must be None."""
-    if max_turns is not None:
+def launch(req: LaunchRequest) -> Launch:
+    """The canonical invocation (agents-shared.md); ``req.max_turns`` must be None."""
+    if req.max_turns is not None:
         raise ValueError("codex exec has no turn limit")
-    base_url = root_url.rstrip("/")
+    base_url = req.root_url.rstrip("/")
     base_url = base_url if base_url.endswith("/v1") else base_url + "/v1"  # a root or a /v1 URL
     provider = (
         '{name="eloledger",base_url=' + json.dumps(base_url)
         + f',env_key="{KEY_ENV}",wire_api="responses"'
-        + _http_headers(headers)
+        + _http_headers(req.headers)
         + "}"
     )  # fmt: skip
     argv = [BINARY, "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write"]
-    argv += ["-C", workdir]
-    if model:
-        argv += ["-m", model]
+    argv += ["-C", req.workdir]
+    if req.model:
+        argv += ["-m", req.model]
     argv += ["-c", "model_provider=eloledger", "-c", f"model_providers.eloledger={provider}"]
-    if effort:
-        argv += ["-c", f'model_reasoning_effort="{effort}"']
-    argv += [*args, prompt]
-    return Launch(argv=argv, env={KEY_ENV: api_key})
+    if req.effort:
+        argv += ["-c", f'model_reasoning_effort="{req.effort}"']
+    argv += [*req.args, req.prompt]
+    return Launch(argv=argv, env={KEY_ENV: req.api_key})
 
 
 class StreamParser:
@@ -120,11 +109,11 @@ class StreamParser:
             self.state.fail(API, f"codex exited {returncode}: {stderr[-300:]}")
 
 
-def _http_headers(headers: dict[str, str] | None) -> str:
+def _http_headers(headers: tuple[tuple[str, str], ...]) -> str:
     """Extra request headers inside the provider table: ``,http_headers={"k"="v"}``."""
     if not headers:
         return ""
-    pairs = ",".join(f"{json.dumps(k)}={json.dumps(v)}" for k, v in headers.items())
+    pairs = ",".join(f"{json.dumps(k)}={json.dumps(v)}" for k, v in headers)
     return f",http_headers={{{pairs}}}"
 
 

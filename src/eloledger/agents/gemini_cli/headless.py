@@ -18,6 +18,7 @@ from eloledger.runner.agent_events import (
     CRASH,
     MAX_TURNS,
     Launch,
+    LaunchRequest,
     SessionState,
     estimate_tokens,
     load_event,
@@ -30,32 +31,20 @@ EFFORTS: tuple[str, ...] = ()  # no reasoning-effort setting
 EXIT_CLASSES = {41: AUTH, 42: API, 44: API, 52: API, 53: MAX_TURNS, 54: API, 55: API}
 
 
-def launch(
-    *,
-    prompt: str,
-    root_url: str,
-    api_key: str,
-    model: str | None,
-    max_turns: int | None,
-    effort: str | None,
-    args: list[str],
-    workdir: str,
-    auth: str = "x-api-key",
-    headers: dict[str, str] | None = None,
-) -> Launch:
+def launch(req: LaunchRequest) -> Launch:
     """The canonical invocation (agents-shared.md); auth and turn limit in the isolated HOME."""
-    if effort:
+    if req.effort:
         raise ValueError("gemini-cli has no effort setting")
     settings: dict[str, Any] = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
-    if max_turns is not None:
-        settings["model"] = {"maxSessionTurns": max_turns}
-    argv = [BINARY, "-p", prompt, "-o", "stream-json", "--skip-trust", "--yolo"]
-    if model:
-        argv += ["-m", model]
-    argv += args
-    env = {"GEMINI_API_KEY": api_key, "GOOGLE_GEMINI_BASE_URL": root_url.rstrip("/")}
-    if headers:
-        env["GEMINI_CLI_CUSTOM_HEADERS"] = ",".join(f"{k}: {v}" for k, v in headers.items())
+    if req.max_turns is not None:
+        settings["model"] = {"maxSessionTurns": req.max_turns}
+    argv = [BINARY, "-p", req.prompt, "-o", "stream-json", "--skip-trust", "--yolo"]
+    if req.model:
+        argv += ["-m", req.model]
+    argv += req.args
+    env = {"GEMINI_API_KEY": req.api_key, "GOOGLE_GEMINI_BASE_URL": req.root_url.rstrip("/")}
+    if req.headers:
+        env["GEMINI_CLI_CUSTOM_HEADERS"] = ",".join(f"{k}: {v}" for k, v in req.headers)
     return Launch(argv=argv, env=env, home_files={".gemini/settings.json": json.dumps(settings)})
 
 
