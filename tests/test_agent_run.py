@@ -360,3 +360,22 @@ def test_out_of_turns_sessions_lose_on_their_files_but_auth_failures_are_not_com
     assert pairs == {("fixer", "lazy")}  # the out-of-turns arm (named lazy) is compared
     assert all(float(line.split(",")[3]) == 1.0 for line in rows)  # and loses on its files
     assert result.comparisons == 2
+
+
+def test_cancel_kills_running_sessions_and_writes_no_row(tmp_path: Path, clients: Path) -> None:
+    arms = '[[arms]]\nname = "hang"\nkind = "agent"\nagent = "claude-code"\nmodel = "hang"\n'
+    spec = _load(_spec(tmp_path, arms, limit=2))
+
+    async def main():  # noqa: ANN202
+        cancel = asyncio.Event()
+        asyncio.get_running_loop().call_later(3.0, cancel.set)
+        return await run_experiment(spec, cancel=cancel)
+
+    started = time.monotonic()
+    result = asyncio.run(main())
+    assert result.stopped == "cancelled" and time.monotonic() - started < 30
+    assert not spec.ledger.exists() or not _rows(spec.ledger)  # redone on --resume
+    time.sleep(0.3)
+    pids = [json.loads(x)["pid"] for x in (clients / "calls.log").read_text().splitlines()]
+    assert len(pids) == 2 and not [p for p in pids if _alive(p)]
+    assert not _alive(int((clients / "child.pid").read_text()))  # the CLI's own child too
