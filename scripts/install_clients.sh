@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install the real coding CLIs (Claude Code, Codex, Gemini CLI) into a cache folder, for the
-# end-to-end test tests/e2e/test_e2e_real_clients.py. Nothing is installed globally.
+# Install the real coding CLIs (Claude Code, Codex, Gemini CLI) into a cache folder: for agent
+# arms (`kind = "agent"` in a spec), `eloledger demo --agents` and the end-to-end tests
+# (tests/e2e/test_e2e_real_clients.py, tests/e2e/test_e2e_agents.py). Nothing is installed
+# globally; eloledger finds the CLIs there (or on PATH).
 #
 #   scripts/install_clients.sh            # into ${ELOLEDGER_CLIENTS_DIR:-~/.cache/eloledger-clients}
 #   ELOLEDGER_CLIENTS_DIR=/opt/clients scripts/install_clients.sh

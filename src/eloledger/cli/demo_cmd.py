@@ -12,6 +12,7 @@ examples:
   eloledger demo --headless              # progress on stderr, Elo-per-token table on stdout
   eloledger demo --headless --format json
   eloledger demo --print-spec > my-spec.toml   # the demo's spec, to copy and edit
+  eloledger demo --agents --headless     # real Claude Code and Codex sessions on the simulator
 
 The simulator is a fake model on 127.0.0.1: no key, no network, nothing billed. The demo
 ledger, results and comparisons land in a fresh folder under eloledger's data directory
@@ -37,10 +38,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--print-spec", action="store_true", help="print the demo's spec (TOML) and exit"
     )
+    parser.add_argument(
+        "--agents",
+        action="store_true",
+        help="agent arms instead: the real Claude Code (2 vs 8 turns) and Codex (1 session vs "
+        "best of 3) CLIs fix bugs on the simulator (needs scripts/install_clients.sh)",
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+    if getattr(args, "agents", False):
+        return _agents(args)
     if args.print_spec:
         from eloledger.runner.demo import demo_spec_text
 
@@ -59,6 +68,36 @@ def handle(args: argparse.Namespace) -> int:
     print(
         "eloledger: demo on the embedded simulator (a fake model on 127.0.0.1; no key, "
         f"nothing billed): {len(spec.arms)} arms, ledger {spec.ledger}",
+        file=sys.stderr,
+    )
+    return execute(spec, args)
+
+
+def _agents(args: argparse.Namespace) -> int:
+    from eloledger.runner.agent_demo import agents_spec_path, require_demo_clis
+
+    if args.print_spec:
+        sys.stdout.write(agents_spec_path().read_text(encoding="utf-8"))
+        return 0
+    require_demo_clis()
+    from eloledger.cli.run_cmd import execute, open_tui
+    from eloledger.runner.demo import fresh_demo_ledger
+    from eloledger.runner.spec import load_spec
+
+    ledger = (
+        Path(args.ledger)
+        if args.ledger
+        else fresh_demo_ledger().with_name("demo-agents.ledger.jsonl")
+    )
+    spec = load_spec(agents_spec_path(), ledger=ledger)
+    if not args.headless:
+        status = open_tui(spec=spec)
+        if status is not None:
+            return status
+    print(
+        "eloledger: agent demo on the embedded simulator (real Claude Code and Codex sessions "
+        f"against a fake model on 127.0.0.1; no key, nothing billed): {len(spec.arms)} arms, "
+        f"ledger {spec.ledger}",
         file=sys.stderr,
     )
     return execute(spec, args)

@@ -13,6 +13,7 @@ examples:
   eloledger run my-spec.toml --headless --format json > result.json
   eloledger run my-spec.toml --headless --resume   # after a crash or Ctrl-C: only missing calls
   eloledger run my-spec.toml --ledger runs/today.jsonl
+  eloledger run my-spec.toml --headless --shard 2/8   # slice 2 of 8 (Slurm array, k8s Job)
 
 files written next to the ledger:
   <name>.ledger.jsonl       one row per call attempt (tokens, latency, status, score)
@@ -44,6 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="complete the run recorded in the ledger: make only the calls it lacks",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only slice I of N (whole tasks, dealt round robin) into its own "
+        "ledger <name>.shard-I-of-N.ledger.jsonl; the shards' ledgers merge on read",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -69,6 +76,13 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.runner.spec import load_spec
 
     spec = load_spec(args.spec, ledger=args.ledger)
+    if getattr(args, "shard", None) is not None:
+        from eloledger.runner.shard import parse_shard, shard_ledger
+
+        args.shard = parse_shard(args.shard)
+        if not args.ledger:
+            spec.ledger = shard_ledger(spec.ledger, args.shard)
+        args.headless = True  # a slice is a batch job: no terminal app
     if not args.headless:
         status = open_tui(spec=spec, resume=args.resume)
         if status is not None:
@@ -114,7 +128,9 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
         if not args.quiet:
             reporter = asyncio.create_task(report_progress(counters, sys.stderr, 1.0))
         try:
-            return await run_experiment(spec, counters=counters, resume=resume)
+            return await run_experiment(
+                spec, counters=counters, resume=resume, shard=getattr(args, "shard", None)
+            )
         finally:
             if reporter is not None:
                 reporter.cancel()

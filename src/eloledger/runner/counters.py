@@ -39,6 +39,9 @@ class RequestLine:
     tokens: int = 0
     latency_ms: float | None = None
     error_class: str | None = None
+    agent: str | None = None  # agent sessions: the CLI, its turns and tool calls
+    turns: int | None = None
+    tool_calls: int | None = None
 
 
 @dataclass
@@ -65,6 +68,9 @@ class RunCounters:
     events: int = 0  # token events seen (for tokens/s and benchmarks)
     first_ts: float | None = None  # earliest and latest row ``ts`` seen: a watched run's span
     last_ts: float | None = None
+    # Agent sessions running now, keyed (task_id, arm, session, sample): each value is the
+    # runner's live SessionState (turn, tool calls, tokens so far, elapsed); see agent_events.
+    agent_sessions: dict[tuple[str, str, int, int], Any] = field(default_factory=dict)
 
     def arm(self, name: str) -> ArmCounters:
         found = self.arms.get(name)
@@ -133,6 +139,9 @@ class RunCounters:
                 tokens=total,
                 latency_ms=latency if isinstance(latency, (int, float)) else None,
                 error_class=row.get("error_class"),
+                agent=row.get("agent"),
+                turns=row.get("turns"),
+                tool_calls=row.get("tool_calls"),
             )
         )
 

@@ -53,6 +53,7 @@ from eloledger.judges.compare import (
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
 from eloledger.ledger.sources import check_writable
+from eloledger.runner import agent_run
 from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
@@ -61,6 +62,7 @@ from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.scoring import score_sample
 from eloledger.runner.selection import select
+from eloledger.runner.shard import Shard
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
@@ -103,10 +105,14 @@ async def run_experiment(
     pause: asyncio.Event | None = None,
     cancel: asyncio.Event | None = None,
     resume: bool = False,
+    shard: Shard | None = None,
 ) -> RunResult:
-    """Run (or, with ``resume``, complete) the experiment; the TUI and the CLI both call this."""
+    """Run (or, with ``resume``, complete) the experiment; the TUI and the CLI both call this.
+
+    With ``shard``, only that slice's tasks (every arm and session of each) are run and judged."""
     tasks = resolve_tasks(spec)
-    endpoint = resolve_endpoint(spec)
+    executables = agent_run.check_agent_arms(spec)
+    endpoint = agent_run.agents_only_endpoint(spec) or resolve_endpoint(spec)
     counters = counters if counters is not None else RunCounters()
     _check_ledger(spec.ledger, resume)
     # a resumed run redoes calls that failed for a reason the user has fixed since (the key)
@@ -128,6 +134,12 @@ async def run_experiment(
         stack.push_async_callback(provider.close)
         writer = stack.enter_context(LedgerWriter(spec.ledger))
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
+        run.shard = shard
+        if executables:
+            sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
+            endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
+            run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id, resume)
+            counters.agent_sessions = run.agents.live
         return await run.execute()
 
 
@@ -214,6 +226,8 @@ class _Run:
         self.tests_gate = asyncio.Semaphore(2)
         self.judge = self._llm_judge()
         self.slots = asyncio.Semaphore(spec.concurrency)
+        self.agents: agent_run.AgentSessions | None = None
+        self.shard: Shard | None = None
         self.breaker = Breaker()
 
     # ----------------------------------------------------------------------------- phases
@@ -222,8 +236,9 @@ class _Run:
         c = self.counters
         c.concurrency = self.spec.concurrency
         c.budget_tokens = self.spec.max_total_tokens
+        groups = sum(1 for _ in self._groups())
         for arm in self.spec.arms:
-            c.arm(arm.name).planned = len(self.tasks) * self.spec.sessions * arm.n
+            c.arm(arm.name).planned = groups * arm.n
         for row in self.state.sample_rows:
             c.apply_row(row)
         self.result.resumed_calls = len(self.state.finals)
@@ -238,10 +253,22 @@ class _Run:
             self.result.elapsed_s = time.monotonic() - started
         return self.result
 
+    def _groups(self) -> Iterator[tuple[Task, int]]:
+        """The (task, session) pairs this invocation runs (all of them unless sharded)."""
+        for t, task in enumerate(self.tasks):
+            for session in range(self.spec.sessions):
+                if self._owns(t, session):
+                    yield task, session
+
+    def _owns(self, t: int, session: int) -> bool:
+        return self.shard is None or self.shard.owns(t)  # a task's sessions stay together
+
     def _pending(self) -> Iterator[_Call]:
-        for task in self.tasks:
+        for t, task in enumerate(self.tasks):
             for arm in self.spec.arms:
                 for session in range(self.spec.sessions):
+                    if not self._owns(t, session):
+                        continue
                     for sample in range(arm.n):
                         key = (task.task_id, arm.name, session, sample)
                         if key not in self.state.finals:
@@ -288,6 +315,9 @@ class _Run:
 
     async def _sample(self, call: _Call) -> None:
         arm = call.arm
+        if arm.kind == "agent":
+            await self._agent_session(call)
+            return
         key = (call.task.task_id, arm.name, call.session, call.sample)
         fields = {
             "task_id": call.task.task_id,
@@ -309,6 +339,48 @@ class _Run:
             first_attempt=self.state.next_attempt.get(key, 1),
             task=call.task,
         )
+
+    async def _agent_session(self, call: _Call) -> None:
+        """One whole agent session = one call: its live estimate feeds the counters; crossing
+        ``max_total_tokens`` stops it at once (a session can burn far past a budget), and its
+        row (error class ``budget``) keeps the tokens it spent. Its one row replaces the
+        estimate when it ends."""
+        assert self.agents is not None
+        c, arm = self.counters, call.arm.name
+        await self._wait_unpaused()
+        if self._stopping():
+            return
+        async with self.slots:
+            if self._stopping():
+                return
+            c.in_flight += 1
+            shown = 0
+
+            def progress(state: agent_run.SessionState) -> None:
+                nonlocal shown
+                if state.tokens > shown:
+                    c.on_tokens(arm, state.tokens - shown)
+                    shown = state.tokens
+                    if self._stopping() and not self.cancel_is_set():  # the hard budget
+                        state.fail("budget", "max_total_tokens reached: session stopped")
+                        state.abort = True
+
+            key = (call.task.task_id, arm, call.session, call.sample)
+            try:
+                rows = await self.agents.run(
+                    call.task, call.arm, call.session, call.sample,
+                    attempt=self.state.next_attempt.get(key, 1), on_progress=progress,
+                )  # fmt: skip
+            finally:
+                c.in_flight -= 1
+                c.settle_estimate(arm, shown)
+        for row in rows:
+            self.writer.append(row)
+            c.apply_row(row)
+            self.result.attempts += 1
+
+    def cancel_is_set(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:

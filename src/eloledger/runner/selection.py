@@ -11,13 +11,14 @@ from typing import Any
 
 from eloledger.judges.compare import ArmResult, majority
 from eloledger.judges.extract import extract_answer
+from eloledger.runner.agent_run import judgeable
 from eloledger.runner.spec import ArmSpec
 from eloledger.tasks import Task
 
 
 def select(task: Task, arm: ArmSpec, session: int, rows: list[dict[str, Any]]) -> ArmResult:
     """The arm's result on the task; ``rows`` are its final sample rows, one per sample."""
-    ok = [(i, r) for i, r in enumerate(rows) if r.get("status") == "ok"]
+    ok = [(i, r) for i, r in enumerate(rows) if judgeable(r)]
     result = ArmResult(task.task_id, arm.name, session, None, None, None, None, len(ok), arm.n)
     if not ok:
         return result
@@ -25,7 +26,7 @@ def select(task: Task, arm: ArmSpec, session: int, rows: list[dict[str, Any]]) -
         answers = [extract_answer(r.get("content"), kind=answer_kind(task)) for _, r in ok]
         index, _ = majority(answers)
         chosen = ok[index if index is not None else 0]
-    elif arm.kind == "best_of_n" and arm.select == "verifier":
+    elif arm.kind in ("best_of_n", "agent") and arm.select == "verifier":
         chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
     else:  # single, or judge selection (refined by the knockout)
         chosen = ok[0]

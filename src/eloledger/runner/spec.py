@@ -18,12 +18,14 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 from eloledger.errors import UserError
 
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
-ARM_KINDS = ("single", "best_of_n", "self_consistency")
+ARM_KINDS = ("single", "best_of_n", "self_consistency", "agent")
 SELECTS = {
     "single": ("none",),
     "best_of_n": ("verifier", "judge"),
     "self_consistency": ("majority",),
+    "agent": ("none", "verifier", "judge"),  # best-of-n over whole agent sessions
 }
+AGENTS = ("claude-code", "codex", "gemini-cli")
 JUDGE_KINDS = ("auto", "rule", "tests", "llm")
 RULE_MODES = ("auto", "numeric", "exact", "regex")
 
@@ -34,6 +36,7 @@ _EXPERIMENT_KEYS = {
 _BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
 _TASKS_KEYS = {"source", "limit", "shuffle"}
 _ARM_KEYS = {"name", "kind", "n", "k", "temperature", "select", "max_tokens", "same_budget"}
+_AGENT_ARM_KEYS = {"agent", "model", "max_turns", "effort", "timeout_s", "args"}
 _JUDGE_KEYS = {
     "kind", "mode", "tolerance", "pattern", "timeout_s", "memory_mb", "model", "max_tokens",
     "temperature",
@@ -44,7 +47,7 @@ _TABLES = {
     "experiment": _EXPERIMENT_KEYS,
     "budget": _BUDGET_KEYS,
     "tasks": _TASKS_KEYS,
-    "arms": _ARM_KEYS,
+    "arms": _ARM_KEYS | _AGENT_ARM_KEYS,
     "judge": _JUDGE_KEYS,
     "retry": _RETRY_KEYS,
     "sim": _SIM_KEYS,
@@ -60,6 +63,19 @@ class ArmSpec:
     select: str = "none"  # none | verifier | judge | majority
     max_tokens: int = 512  # after same_budget is applied
     same_budget: bool = False
+    agent: AgentArmSpec | None = None  # set for kind = "agent"
+
+
+@dataclass
+class AgentArmSpec:
+    """An agent arm: ``n`` independent sessions of one CLI per task (see runner.agent_run)."""
+
+    agent: str  # claude-code | codex | gemini-cli
+    model: str | None = None  # None: the profile's model for that client
+    max_turns: int | None = None
+    effort: str | None = None
+    timeout_s: float = 600.0
+    args: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -334,6 +350,14 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
     g = _Getter(loc, "arms", data, index)
     name = g.str("name", required=True)
     kind = g.choice("kind", ARM_KINDS, default="single")
+    if kind == "agent":
+        return _parse_agent_arm(loc, index, g, name)
+    stray = sorted(set(data) & _AGENT_ARM_KEYS)
+    if stray:
+        raise UserError(
+            f"{loc.at('arms', stray[0], index)}: {stray[0]} is only for agent arms",
+            fix='add kind = "agent" and agent = "claude-code" (or remove the key)',
+        )
     n = g.int("n", default=None, low=1, high=1000)
     k = g.int("k", default=None, low=1, high=1000)
     if n is not None and k is not None:
@@ -387,6 +411,47 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
         max_tokens=max_tokens or 512,
         same_budget=same_budget,
     )
+
+
+def _parse_agent_arm(loc: _Locator, index: int, g: _Getter, name: str) -> ArmSpec:
+    """``kind = "agent"``: the CLI and its settings; whether the CLI is installed and has the
+    ``args`` flags is checked when the run starts (``runner.agent_run.check_agent_arms``)."""
+    for key in ("k", "temperature", "max_tokens", "same_budget"):
+        if key in g.data:
+            raise UserError(
+                f"{loc.at('arms', key, index)}: arm {name!r} is an agent arm: {key} does not apply",
+                fix="remove it (an agent arm has agent, n, model, max_turns, effort, timeout_s, "
+                "select, args)",
+            )
+    if "agent" not in g.data:
+        raise UserError(
+            f"{loc.at('arms', None, index)}: agent arm {name!r} is missing 'agent'",
+            fix=f'add agent = "{AGENTS[0]}" (or {", ".join(AGENTS[1:])})',
+        )
+    agent = g.choice("agent", AGENTS, default=None)
+    n = g.int("n", default=1, low=1, high=1000)
+    select = g.str("select") or ("none" if n == 1 else "verifier")
+    if select not in SELECTS["agent"]:
+        raise UserError(
+            f"{loc.at('arms', 'select', index)}: arm {name!r}: select = {select!r} does not fit "
+            "an agent arm",
+            fix='use select = "verifier" (the tests pick), "judge" or "none"',
+        )
+    args = g.data.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise UserError(
+            f"{loc.at('arms', 'args', index)}: args must be a list of strings",
+            fix='args = ["--flag", "value"]',
+        )
+    spec = AgentArmSpec(
+        agent=agent,
+        model=g.str("model"),
+        max_turns=g.int("max_turns", default=None, low=1, high=10000),
+        effort=g.str("effort"),
+        timeout_s=g.float("timeout_s", default=600.0, low=0.001),
+        args=list(args),
+    )
+    return ArmSpec(name=name, kind="agent", n=n, temperature=0.0, select=select, agent=spec)
 
 
 class _Locator:

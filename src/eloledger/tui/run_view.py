@@ -22,6 +22,7 @@ from textual.widgets import Sparkline, Static
 
 from eloledger.runner.counters import ArmCounters, RequestLine, RunCounters
 from eloledger.tui import fmt
+from eloledger.tui.agent_sessions import sync_agent_sessions
 from eloledger.tui.line_list import Cells, LineList
 
 NUMBERS_HZ = 10
@@ -237,6 +238,7 @@ class RunView(Vertical, can_focus=True):
                 arm_list.styles.height = max(1, min(len(arms), 8))
             self._arms[:] = arms
             arm_list.sync()
+            sync_agent_sessions(self, counters)
             requests.sync()
 
     def _fit_plot(self) -> None:

@@ -1,0 +1,330 @@
+"""Agent arms inside a run: check them before anything starts, then run one session per call.
+
+A call of an agent arm is one whole session (``sample`` numbers the arm's ``n`` independent
+sessions of a task, so best-of-n picks among whole sessions). It is the unit of ``--resume``:
+a session with a row in the ledger is never run again, one without is run from scratch.
+Each session writes exactly one ledger row: the CLI's final report (``usage_source =
+"report"``), checked against its session log (``usage_check``), or an error row with its
+class (auth, max_turns, timeout, crash, api) and whatever tokens are known.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eloledger.errors import UserError
+from eloledger.runner.agent_clis import (
+    CLIENT_OF,
+    HEADLESS,
+    INSTALL_HINT,
+    find_cli,
+    unknown_flag,
+)
+from eloledger.runner.agent_crosscheck import compare, read_log_usage
+from eloledger.runner.agent_events import SessionState
+
+__all__ = ["AgentSessions", "SessionState", "agents_only_endpoint", "check_agent_arms"]
+from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_session
+from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
+from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
+from eloledger.tasks import Task
+
+WIRE_OF = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini"}
+_CONTENT_KEEP = 8000
+
+
+# An agent that ran out of turns or time is judged on the files it left (it failed at the
+# task, not the infrastructure at serving it); auth, api, crash and budget stops are not.
+JUDGED_ERRORS = ("max_turns", "timeout")
+
+
+def judgeable(row: dict[str, Any]) -> bool:
+    """Whether a sample row takes part in selection and comparisons."""
+    if row.get("status") == "ok":
+        return True
+    return bool(row.get("agent")) and row.get("error_class") in JUDGED_ERRORS
+
+
+def agent_arms(spec: ExperimentSpec) -> list[tuple[int, ArmSpec]]:
+    return [(i, a) for i, a in enumerate(spec.arms) if a.kind == "agent"]
+
+
+def check_agent_arms(spec: ExperimentSpec) -> dict[str, Path]:
+    """Each agent arm's CLI executable; a ``spec.toml:LINE`` error for what cannot run."""
+    found: dict[str, Path] = {}
+    for index, arm in agent_arms(spec):
+        a = arm.agent
+        assert a is not None
+        module = HEADLESS[a.agent]
+        if a.effort is not None and a.effort not in module.EFFORTS:
+            choices = ", ".join(module.EFFORTS) or "none: remove effort"
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'effort', index)}: {a.agent} has no effort {a.effort!r}",
+                fix=f"use one of {choices}",
+            )
+        if a.agent == "codex" and a.max_turns is not None:
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'max_turns', index)}: codex exec has no turn limit",
+                fix="remove max_turns from this arm (bound it with timeout_s instead)",
+            )
+        executable = find_cli(a.agent)
+        if executable is None:
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'agent', index)}: arm {arm.name!r} needs the "
+                f"{module.BINARY!r} CLI ({a.agent}), which is not installed",
+                fix=INSTALL_HINT + " (or set ELOLEDGER_CLIENTS_DIR)",
+            )
+        bad = unknown_flag(a.agent, executable, a.args)
+        if bad is not None:
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'args', index)}: {module.BINARY} has no flag {bad!r} "
+                f"({executable})",
+                fix="remove it, or update the CLI with " + INSTALL_HINT,
+            )
+        found[arm.name] = executable
+    return found
+
+
+@dataclass
+class AgentEndpoint:
+    root_url: str
+    api_key: str
+    model: str | None
+    profile: str
+    auth: str = "x-api-key"
+
+
+def resolve_agent_endpoints(spec: ExperimentSpec, sim_root: str | None) -> dict[str, AgentEndpoint]:
+    """Per agent arm: the gateway URL its CLI is given, the key and the model."""
+    out: dict[str, AgentEndpoint] = {}
+    for index, arm in agent_arms(spec):
+        a = arm.agent
+        assert a is not None
+        if sim_root is not None:
+            key = spec.sim.api_key or "sim"
+            model = a.model or spec.model or SIM_DEFAULT_MODEL
+            out[arm.name] = AgentEndpoint(sim_root, key, model, "sim")
+            continue
+        from eloledger.profiles.store import get_profile, resolve_key
+
+        profile = get_profile(spec.profile)
+        client = CLIENT_OF[a.agent]
+        key = resolve_key(profile)
+        if not key:
+            raise UserError(
+                f"{spec_line(spec, 'experiment', 'profile')}: profile {profile.name!r} has no key "
+                f"for agent arm {arm.name!r}",
+                fix="eloledger profile edit (or export the profile's key variable)",
+            )
+        model = a.model or profile.client_model(client) or spec.model
+        if not model:
+            raise UserError(
+                f"{spec_line(spec, 'arms', None, index)}: agent arm {arm.name!r} has no model",
+                fix='add model = "..." to the arm',
+            )
+        root = profile.client_base_url(client)
+        out[arm.name] = AgentEndpoint(root, key, model, profile.name, profile.auth)
+    return out
+
+
+class AgentSessions:
+    """Runs the sessions of a spec's agent arms and turns each into its ledger row."""
+
+    def __init__(
+        self,
+        spec: ExperimentSpec,
+        executables: dict[str, Path],
+        endpoints: dict[str, AgentEndpoint],
+        run_id: str,
+        resume: bool = False,
+    ) -> None:
+        self.spec, self.executables, self.endpoints = spec, executables, endpoints
+        self.run_id, self.resume = run_id, resume
+        self.evidence_root = _sibling(spec.ledger, ".agents")
+        self.live: dict[tuple[str, str, int, int], SessionState] = {}  # sessions running now
+        self.overhead: list[tuple[float, float]] = []  # (own CPU s, wall s) per session
+
+    def evidence_dir(
+        self, task: Task, arm: ArmSpec, session: int, sample: int, attempt: int
+    ) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in task.task_id)
+        return self.evidence_root / arm.name / f"{safe}.s{session}.n{sample}.a{attempt}"
+
+    async def run(
+        self,
+        task: Task,
+        arm: ArmSpec,
+        session: int,
+        sample: int,
+        attempt: int = 1,
+        on_progress: Callable[[SessionState], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The session's rows: its final row, after an ``interrupted`` one when an earlier
+        process died during this session (its evidence is there but no row is)."""
+        a = arm.agent
+        assert a is not None
+        ep = self.endpoints[arm.name]
+        rows = []
+        evidence = self.evidence_dir(task, arm, session, sample, attempt)
+        if evidence.exists() and self.resume:
+            rows.append(self._interrupted(task, arm, session, sample, attempt, ep, evidence))
+            attempt += 1
+            evidence = self.evidence_dir(task, arm, session, sample, attempt)
+        shutil.rmtree(evidence, ignore_errors=True)  # left by an unrelated earlier ledger
+        job = AgentJob(
+            agent=a.agent,
+            executable=self.executables[arm.name],
+            task=task,
+            root_url=ep.root_url,
+            api_key=ep.api_key,
+            model=ep.model,
+            max_turns=a.max_turns,
+            effort=a.effort,
+            args=a.args,
+            timeout_s=a.timeout_s,
+            evidence_dir=evidence,
+            auth=ep.auth,
+            headers=self._headers(arm, session, sample, ep),
+            judge_timeout_s=self.spec.judge.timeout_s,
+            judge_memory_mb=self.spec.judge.memory_mb,
+        )
+        key = (task.task_id, arm.name, session, sample)
+        state = SessionState(agent=a.agent, task_id=task.task_id, arm=arm.name, session=session)
+        state.model = ep.model
+        self.live[key] = state
+        try:
+            outcome = await run_agent_session(job, state, on_progress)
+        finally:
+            self.live.pop(key, None)
+        cpu0 = time.process_time()
+        row = self._row(task, arm, session, sample, ep, outcome)
+        row["attempt"] = attempt
+        self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
+        return [*rows, row]
+
+    def _interrupted(
+        self,
+        task: Task,
+        arm: ArmSpec,
+        session: int,
+        sample: int,
+        attempt: int,
+        ep: AgentEndpoint,
+        evidence: Path,
+    ) -> dict[str, Any]:
+        """A row for a session whose process was killed: the tokens its session log shows
+        were billed, so they are counted; ``will_retry`` keeps the session unfinished."""
+        a = arm.agent
+        assert a is not None
+        logged = read_log_usage(a.agent, evidence / "home")
+        row: dict[str, Any] = {
+            "run_id": self.run_id, "experiment": self.spec.name, "task_id": task.task_id,
+            "arm": arm.name, "session": session, "sample": sample, "round": 0,
+            "role": "sample", "agent": a.agent, "model": ep.model, "profile": ep.profile,
+            "base_url": ep.root_url, "wire_api": WIRE_OF[a.agent], "status": "error",
+            "error_class": "interrupted", "attempt": attempt, "will_retry": True,
+            "error": "eloledger stopped during this session; it is run again",
+            "evidence": str(evidence), "ts": time.time(),
+        }  # fmt: skip
+        if logged is not None and logged.calls:
+            row.update(logged.total.as_row())
+            row["usage_source"] = "log"
+            row["turns"] = len(logged.calls)
+        else:
+            row["usage_source"] = "missing"  # no log reader, or the CLI wrote no log yet
+        return row
+
+    @staticmethod
+    def _headers(arm: ArmSpec, session: int, sample: int, ep: AgentEndpoint) -> dict[str, str]:
+        """The simulator plans a session from its key (same key, same course on a rerun)."""
+        if ep.profile != SIM_PROFILE:
+            return {}
+        return {"x-sim-sample": f"{arm.name}|{session}|{sample}"}
+
+    def _row(
+        self,
+        task: Task,
+        arm: ArmSpec,
+        session: int,
+        sample: int,
+        ep: AgentEndpoint,
+        outcome: SessionOutcome,
+    ) -> dict[str, Any]:
+        s = outcome.state
+        a = arm.agent
+        assert a is not None
+        logged = read_log_usage(a.agent, outcome.evidence_dir / "home")
+        check = compare(s.final, logged)
+        if logged is not None and logged.calls:
+            _write_calls(outcome.evidence_dir / "calls.jsonl", logged.calls)
+        row: dict[str, Any] = {
+            "run_id": self.run_id,
+            "experiment": self.spec.name,
+            "task_id": task.task_id,
+            "arm": arm.name,
+            "session": session,
+            "sample": sample,
+            "round": 0,
+            "role": "sample",
+            "agent": a.agent,
+            "model": ",".join(s.models) if s.models and "?" not in s.models else s.model,
+            "profile": ep.profile,
+            "base_url": ep.root_url,
+            "wire_api": WIRE_OF[a.agent],
+            "call_id": s.session_id,
+        }
+        if s.final is not None:
+            row.update(s.final.as_row())
+            row["usage_source"] = "report"
+        elif logged is not None and logged.calls:
+            row.update(logged.total.as_row())  # killed before its report: the log's count
+            row["usage_source"] = "log"
+        else:
+            row["total_tokens"] = s.est_tokens
+            row["usage_source"] = "estimated"
+        row["usage_check"] = check
+        row["turns"] = s.turns
+        row["tool_calls"] = s.tool_calls
+        row["latency_ms"] = round(outcome.wall_s * 1000, 1)
+        row["status"] = "ok" if s.error_class is None else "error"
+        if s.error_class is not None:
+            row["error_class"] = s.error_class
+            row["error"] = s.error
+        row["attempt"] = 1
+        row["max_turns"] = a.max_turns
+        row["content"] = s.result_text[:_CONTENT_KEEP]
+        if outcome.verdict is not None:
+            row["score"] = outcome.verdict.score
+            row["passed"] = outcome.verdict.passed
+        row["evidence"] = str(outcome.evidence_dir)
+        row["ts"] = time.time()
+        return row
+
+
+def _write_calls(path: Path, rows: list[dict[str, Any]]) -> None:
+    import orjson
+
+    with open(path, "wb") as fh:
+        for row in rows:
+            fh.write(orjson.dumps(row) + b"\n")
+
+
+def agents_only_endpoint(spec: ExperimentSpec) -> Endpoint | None:
+    """A spec whose arms are all agents needs no chat endpoint (nor an experiment model);
+    only an LLM judge would, and then the regular resolution applies."""
+    if not spec.arms or any(a.kind != "agent" for a in spec.arms) or spec.judge.kind == "llm":
+        return None
+    is_sim = spec.profile == SIM_PROFILE
+    return Endpoint(
+        profile=spec.profile,
+        wire_api=spec.wire_api or "openai-responses",
+        model=spec.model or "",
+        base_url=None,
+        api_key=None,
+        is_sim=is_sim,
+    )

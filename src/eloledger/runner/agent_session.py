@@ -1,0 +1,260 @@
+"""Run one agent session: one CLI subprocess in a fresh working directory and HOME.
+
+Isolation: every session gets a fresh temporary ``work/`` folder (the task's files) and its
+own HOME, ``<evidence_dir>/home`` (so the user's real ``~/.claude``, ``~/.codex``, ``~/.gemini``
+are never read or written). The child's environment is built from nothing: PATH, HOME, locale
+and the CLI's own variables, so the key reaches only that process and no key of the user's
+shell leaks in. The child leads its own process group; a timeout, a cancelled run or a budget
+stop kills the group, and the kernel kills the CLI if eloledger itself dies (PDEATHSIG).
+
+Evidence: the raw event stream, stderr, the session logs the CLI wrote under its HOME (kept
+there from the start, so a session killed with eloledger still leaves its log for ``--resume``
+to count) and the final working tree, in ``evidence_dir`` beside the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from eloledger.judges.rule import Verdict
+from eloledger.judges.workdir import judge_workdir
+from eloledger.redact import register_secret, scrub
+from eloledger.runner.agent_clis import HEADLESS
+from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
+from eloledger.tasks import Task
+
+_STREAM_LIMIT = 16 * 1024 * 1024  # one event line (Claude's init line lists every tool)
+_STDERR_KEEP = 64 * 1024
+_LOG_DIRS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
+
+
+@dataclass
+class AgentJob:
+    """Everything one session needs; built by the runner from the spec and the profile."""
+
+    agent: str
+    executable: Path
+    task: Task
+    root_url: str
+    api_key: str
+    model: str | None
+    max_turns: int | None
+    effort: str | None
+    args: list[str]
+    timeout_s: float
+    evidence_dir: Path
+    auth: str = "x-api-key"  # Claude Code's header form (the profile's auth)
+    headers: dict[str, str] = field(default_factory=dict)  # extra request headers
+    judge_timeout_s: float = 5.0
+    judge_memory_mb: int = 512
+
+
+@dataclass
+class SessionOutcome:
+    state: SessionState
+    verdict: Verdict | None
+    returncode: int | None
+    own_cpu_s: float  # eloledger's own CPU (this process) spent around the CLI run
+    wall_s: float
+    evidence_dir: Path
+    home_logs: list[Path] = field(default_factory=list)  # the CLI's session logs, kept
+
+
+async def run_agent_session(
+    job: AgentJob,
+    state: SessionState,
+    on_progress: Callable[[SessionState], None] | None = None,
+) -> SessionOutcome:
+    """Run the CLI to the end (or the timeout), then judge the files it left behind."""
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    module = HEADLESS[job.agent]
+    register_secret(job.api_key)
+    job.evidence_dir.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="eloledger-agent-"))
+    try:
+        work, home = base / "work", job.evidence_dir / "home"
+        _write_tree(work, job.task.files or {})
+        launch = module.launch(
+            LaunchRequest(
+                prompt=job.task.prompt,
+                root_url=job.root_url,
+                api_key=job.api_key,
+                workdir=str(work),
+                model=job.model,
+                max_turns=job.max_turns,
+                effort=job.effort,
+                args=tuple(job.args),
+                auth=job.auth,
+                headers=tuple(job.headers.items()),
+            )
+        )
+        _write_tree(home, launch.home_files, mode=0o600)
+        (home / ".codex").mkdir(exist_ok=True)
+        home.chmod(0o700)
+        env = _child_env(job.executable, home, base, launch.env)
+        parser = module.StreamParser(state)
+        returncode = await _run_cli(
+            [str(job.executable), *launch.argv[1:]], work, env, job, parser, state, on_progress
+        )
+        state.ended = time.monotonic()
+        verdict = None
+        if job.task.tests:  # also after a timeout: the files it left are its result
+            verdict = await asyncio.to_thread(
+                judge_workdir,
+                work,
+                job.task.tests,
+                timeout_s=job.judge_timeout_s,
+                memory_mb=job.judge_memory_mb,
+            )
+        logs = _keep_evidence(work, job.evidence_dir)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return SessionOutcome(
+        state=state,
+        verdict=verdict,
+        returncode=returncode,
+        own_cpu_s=time.process_time() - cpu0,
+        wall_s=time.monotonic() - wall0,
+        evidence_dir=job.evidence_dir,
+        home_logs=logs,
+    )
+
+
+async def _run_cli(
+    argv: list[str],
+    work: Path,
+    env: dict[str, str],
+    job: AgentJob,
+    parser,  # noqa: ANN001 - one of the headless StreamParsers
+    state: SessionState,
+    on_progress: Callable[[SessionState], None] | None,
+) -> int | None:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=work,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group: killed as a whole
+            preexec_fn=_die_with_parent,
+            limit=_STREAM_LIMIT,
+        )
+    except OSError as exc:
+        state.fail(CRASH, f"cannot start {argv[0]}: {exc}")
+        return None
+    stderr_parts: list[bytes] = []
+    with open(job.evidence_dir / "stream.jsonl", "w", encoding="utf-8") as stream_log:
+
+        async def read_stdout() -> None:
+            assert proc.stdout is not None
+            async for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace")
+                stream_log.write(scrub(line))
+                parser.feed(line)
+                if on_progress is not None:
+                    on_progress(state)
+                if state.abort:
+                    _kill_group(proc)
+                    return
+
+        async def read_stderr() -> None:
+            assert proc.stderr is not None
+            async for raw in proc.stderr:
+                if sum(map(len, stderr_parts)) < _STDERR_KEEP:
+                    stderr_parts.append(raw)
+
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(read_stdout(), read_stderr(), proc.wait()), job.timeout_s
+            )
+        except TimeoutError:
+            state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
+        finally:
+            _kill_group(proc)
+            with contextlib.suppress(ProcessLookupError):
+                await asyncio.shield(proc.wait())
+    stderr = scrub(b"".join(stderr_parts).decode("utf-8", "replace"))
+    (job.evidence_dir / "stderr.txt").write_text(stderr, encoding="utf-8")
+    parser.finish(proc.returncode if proc.returncode is not None else -9, stderr)
+    return proc.returncode
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if eloledger dies (Linux; elsewhere a no-op)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _child_env(executable: Path, home: Path, base: Path, extra: dict[str, str]) -> dict[str, str]:
+    """A clean environment: the CLI's folder and node on PATH, the isolated HOME, nothing else."""
+    path = [str(executable.parent)]
+    node = shutil.which("node")
+    if node:
+        path.append(str(Path(node).parent))
+    path += ["/usr/local/bin", "/usr/bin", "/bin"]
+    tmp = base / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {
+        "PATH": os.pathsep.join(dict.fromkeys(path)),
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "TMPDIR": str(tmp),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "CI": "1",
+    }
+    env.update(extra)
+    return env
+
+
+def _write_tree(root: Path, files: dict[str, str], mode: int | None = None) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        target = (root / rel).resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise ValueError(f"file {rel!r} escapes the session folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        if mode is not None:
+            target.chmod(mode)
+
+
+def _keep_evidence(work: Path, evidence: Path) -> list[Path]:
+    """Keep the CLI's session logs (drop the rest of its HOME: caches) and the final tree."""
+    home = evidence / "home"
+    keep = {home / rel for rel in _LOG_DIRS}
+    for path in sorted(home.rglob("*"), reverse=True):  # deepest first
+        if any(path == k or k in path.parents or path in k.parents for k in keep):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    kept = sorted(p for k in keep if k.is_dir() for p in k.rglob("*.jsonl") if p.is_file())
+    shutil.copytree(
+        work,
+        evidence / "work",
+        dirs_exist_ok=True,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("__pycache__", ".git", "node_modules"),
+    )
+    return kept

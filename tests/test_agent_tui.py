@@ -1,0 +1,59 @@
+"""The Run view's agent sessions: live turn, tool calls, tokens (estimated, then exact), time."""
+
+from __future__ import annotations
+
+import time
+
+from eloledger.agents.usage import CallUsage
+from eloledger.runner.agent_events import SessionState
+from eloledger.runner.counters import RunCounters
+from eloledger.tui.agent_sessions import AgentSessions
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.sources import SnapshotSource
+from eloledger.tui.testing import screen_text
+
+
+def _line_of(text: str, needle: str) -> str:
+    return next(line for line in text.splitlines() if needle in line)
+
+
+async def test_sessions_move_live_then_finish_from_their_ledger_row() -> None:
+    counters = RunCounters(concurrency=2)
+    counters.arm("claude-8").planned = 2
+    state = SessionState(agent="claude-code", task_id="agent-mean", arm="claude-8")
+    state.started = time.monotonic() - 65
+    app = EloLedgerApp(source=SnapshotSource(counters, label="agents", state="running"))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await pilot.pause(0.2)
+        assert not app.query(AgentSessions)  # no agent sessions: no panel
+        assert "tools" not in screen_text(app)
+        counters.agent_sessions[("agent-mean", "claude-8", 0, 0)] = state
+        state.turns, state.tool_calls, state.est_tokens = 3, 2, 4321
+        await pilot.pause(0.3)
+        line = _line_of(screen_text(app), "agent-mean")
+        assert "running" in line and "claude-code" in line and "~4.32k" in line
+        assert line.split()[5:7] == ["3", "2"]  # turn, tool calls
+        minutes, seconds = line.split()[8].split(":")
+        assert 65 <= 60 * int(minutes) + int(seconds) < 125  # elapsed (the app may start slowly)
+        state.set_report({"m": CallUsage(prompt_tokens=5000, completion_tokens=120)})
+        await pilot.pause(0.3)
+        assert "5.12k" in _line_of(screen_text(app), "agent-mean")  # exact: no "~"
+        assert "~" not in _line_of(screen_text(app), "agent-mean")
+        del counters.agent_sessions[("agent-mean", "claude-8", 0, 0)]
+        counters.apply_row(
+            {"arm": "claude-8", "task_id": "agent-mean", "sample": 0, "status": "error",
+             "error_class": "max_turns", "agent": "claude-code", "turns": 8, "tool_calls": 5,
+             "total_tokens": 9000, "latency_ms": 70000}
+        )  # fmt: skip
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        line = _line_of(text, "claude-code")  # the sessions list (requests show no agent)
+        assert (
+            line.startswith("error")
+            and "max_turns" in line
+            and "agent-mean" in line
+            and "9k" in line
+            and "01:10" in line
+        )
+        assert line.split()[5:7] == ["8", "5"]
+        assert not any(x.startswith("running") for x in text.splitlines())
