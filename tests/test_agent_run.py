@@ -10,6 +10,7 @@ tests/e2e/test_e2e_agents.py.
 from __future__ import annotations
 
 import asyncio
+import csv
 import importlib.util
 import json
 import os
@@ -155,8 +156,9 @@ def test_agent_arms_run_judge_the_edited_files_and_record_the_final_report(
     passed = {r["arm"]: r["passed"] for r in rows}
     assert passed == {"fixer": True, "lazy": False}
     assert result.comparisons == 2 and result.arm_tokens == 4 * 1170
-    comparisons = spec.comparisons_path().read_text().splitlines()
-    assert all(line.endswith(",1.0") or line.endswith(",1") for line in comparisons[1:])
+    with spec.comparisons_path().open(newline="") as fh:
+        comparisons = list(csv.DictReader(fh))
+    assert comparisons and all(float(c["outcome"]) == 1.0 for c in comparisons)
     calls = [json.loads(x) for x in (clients / "calls.log").read_text().splitlines()]
     assert "--max-turns" in calls[0]["argv"] or "--max-turns" in calls[1]["argv"]
 
