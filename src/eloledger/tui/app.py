@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.color import Color
+from textual.filter import LineFilter, Monochrome, monochrome_style
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -85,6 +88,12 @@ class EloLedgerApp(App[int]):
         self._clock = clock
         self._resume = resume
         self.live_source: RunSource | None = source
+
+    def get_line_filters(self) -> list[LineFilter]:
+        """Textual's filters, with the NO_COLOR one made safe for unstyled segments."""
+        return [
+            _SAFE_MONOCHROME if isinstance(f, Monochrome) else f for f in super().get_line_filters()
+        ]
 
     def compose(self) -> ComposeResult:
         kwargs = {"clock": self._clock} if self._clock else {}
@@ -235,6 +244,23 @@ class EloLedgerApp(App[int]):
             getattr(self.run_view, f"action_{name}")()
 
         return run
+
+
+class SafeMonochrome(Monochrome):
+    """Textual's NO_COLOR filter, but a segment without a style stays without one.
+
+    textual-plot's canvas returns ``Strip.blank(0)`` (style None) for lines outside its size;
+    ``Monochrome`` reads ``style.color`` and crashed the app (issue 11 item 1).
+    """
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [
+            Segment(text, None if style is None else monochrome_style(style), None)
+            for text, style, _ in segments
+        ]
+
+
+_SAFE_MONOCHROME = SafeMonochrome()
 
 
 def _message(exc: BaseException) -> str:
