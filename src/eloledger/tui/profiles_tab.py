@@ -95,14 +95,17 @@ class ProfileForm(ModalScreen[Any]):
     ]
     DEFAULT_CSS = """
     ProfileForm { align: center middle; }
-    ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: 90%; border: thick $primary;
-                                   background: $surface; padding: 0 1; }
-    ProfileForm Input { height: 1; border: none; padding: 0 1; background: $boost; }
+    ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
+                                   border: thick $primary; background: $surface; padding: 0 1; }
+    ProfileForm Input, ProfileForm Input:focus { height: 1; border: none; padding: 0 1;
+                                                 background: $boost; }
     ProfileForm Input:focus { background: $primary 30%; }
-    ProfileForm Label { margin-top: 1; color: $text-muted; }
+    ProfileForm Label { color: $text-muted; }
+    ProfileForm Select { margin-bottom: 0; }
     ProfileForm #form-url-check { height: auto; min-height: 1; }
     ProfileForm #form-error { color: $error; height: auto; }
-    ProfileForm Horizontal { height: auto; align-horizontal: right; }
+    ProfileForm Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ProfileForm Button { margin-left: 2; }
     """
 
     def __init__(self, profile: Any | None = None) -> None:
@@ -118,6 +121,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=p.name if p else "",
                 id="form-name",
+                select_on_focus=False,
                 placeholder="my-gateway",
                 disabled=p is not None,
             )
@@ -125,6 +129,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=p.base_url if p else "",
                 id="form-url",
+                select_on_focus=False,
                 placeholder="https://gateway.example.com",
             )
             yield Static("", id="form-url-check")
@@ -132,6 +137,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=(p.key_env or "") if p else "",
                 id="form-key-env",
+                select_on_focus=False,
                 placeholder="MY_GATEWAY_KEY",
             )
             yield Label("Anthropic-side header form")
@@ -140,20 +146,22 @@ class ProfileForm(ModalScreen[Any]):
                 value=p.auth if p else "bearer",
                 allow_blank=False,
                 id="form-auth",
+                compact=True,
             )
             yield Label("Default model (optional)")
-            yield Input(value=(p.model or "") if p else "", id="form-model")
+            yield Input(value=(p.model or "") if p else "", id="form-model", select_on_focus=False)
             yield Label("Wire protocol the runner speaks")
             yield Select(
                 [(w, w) for w in WIRE_APIS],
                 value=p.wire_api if p else "openai-chat",
                 allow_blank=False,
                 id="form-wire",
+                compact=True,
             )
             yield Static("", id="form-error")
             with Horizontal():
-                yield Button("Cancel (esc)", id="form-cancel")
-                yield Button("Save (ctrl+s)", id="form-save", variant="primary")
+                yield Button("Cancel (esc)", id="form-cancel", compact=True)
+                yield Button("Save (ctrl+s)", id="form-save", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#form-url" if self.profile else "#form-name", Input).focus()
