@@ -79,7 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="R",
         help="token or sample ratio new_n/old_n that counts as spending more (default 1.5)",
     )
-    parser.add_argument("--format", choices=("json", "table"), default="json", help="output format")
+    parser.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default=None,
+        help="output format (default: table on a terminal, json when piped or redirected)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -114,7 +119,8 @@ def handle(args: argparse.Namespace) -> int:
     record["ledger"] = {**ledger_fingerprint(args.ledger), "rows": len(rows)}
     record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     record["warnings"][:0] = warnings
-    if args.format == "json":
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if fmt == "json":
         print(to_json(record))
         return 0
     for warning in record["warnings"]:
@@ -124,8 +130,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def render_table(record: dict[str, Any]) -> str:
-    from eloledger.tables import Column
-    from eloledger.tables import render_table as table
+    from functools import partial
+
+    from eloledger.tables import Column, terminal_width, wrap
+    from eloledger.tables import render_table as table_text
+
+    width = terminal_width()
+    table = partial(table_text, width=width)
 
     metric_rows = [
         {"metric": name, **values, "ci": _ci(values)} for name, values in record["metrics"].items()
@@ -158,7 +169,7 @@ def render_table(record: dict[str, Any]) -> str:
         f"ledger sha256 {record['ledger']['sha256'][:12]}",
         f"rule: {record['rule']}",
     ]
-    return "\n".join(parts)
+    return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
 
 
 def _ci(values: dict[str, Any]) -> str:

@@ -460,7 +460,7 @@ def _restore(args: argparse.Namespace) -> int:
 
     from eloledger.profiles.backups import list_backups
     from eloledger.profiles.switch import restore
-    from eloledger.tables import Column, render_table, to_json
+    from eloledger.tables import Column, render_table, terminal_width, to_json
 
     if args.list or not args.backup:
         rows = [
@@ -472,12 +472,13 @@ def _restore(args: argparse.Namespace) -> int:
                 "reason": b.reason + (f" to {b.profile}" if b.profile else ""),
                 "files": ", ".join(f.path for f in b.files),
             }
-            for b in list_backups()
+            for b in reversed(list_backups())  # newest first, as in the TUI
         ]
         if args.format == "json":
             print(to_json({"backups": rows}))
         elif rows:
-            print(render_table(rows, [Column(k, k) for k in ("id", "when", "reason", "files")]))
+            cols = [Column(k, k) for k in ("id", "when", "reason", "files")]
+            print(render_table(rows, cols, width=terminal_width(), wide_hint="--format json"))
         else:
             print("no backups yet")
         return 0

@@ -18,10 +18,12 @@ A torn last line (a writer crashed mid-write) is skipped with a warning."""
 EPILOG = """\
 examples:
   eloledger tokens runs/ledger.jsonl
+  eloledger tokens runs/ledger.jsonl --sort cost --wide
   eloledger tokens runs/ledger.jsonl --by task --format csv > tokens_by_task.csv
   eloledger tokens runs/ledger.jsonl --format json | jq '.groups[] | {name, total_tokens}'"""
 
 BY_CHOICES = ("arm", "task")
+SORT_CHOICES = ("name", "cost")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,6 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="table",
         help="output format (default: table)",
     )
+    parser.add_argument(
+        "--sort",
+        choices=SORT_CHOICES,
+        default=None,
+        help=(
+            "order of the rows: by name, or by total tokens, costliest first (default: name "
+            "in tables; JSON/CSV keep the ledger's order unless --sort is given)"
+        ),
+    )
+    from eloledger.cli.elo_cmd import add_wide_option
+
+    add_wide_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -47,27 +61,63 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.columns import SUMMARY_COLUMNS
     from eloledger.ledger.reader import read_ledger
     from eloledger.ledger.summary import summarize, summary_warnings
-    from eloledger.tables import Column, render, to_json
+    from eloledger.tables import render, table_width, to_json
 
     ledger = read_ledger(args.ledger, columns=SUMMARY_COLUMNS)
-    groups = summarize(ledger, by=args.by)
+    order = getattr(args, "sort", None) or ("name" if args.format in ("table", "md") else None)
+    groups = sort_groups(summarize(ledger, by=args.by), order)
     warnings = [*ledger.warnings, *summary_warnings(ledger, by=args.by)]
     if args.format == "json":
         print(to_json({"by": args.by, "groups": groups, "warnings": warnings}))
         return 0
-    columns = [
-        Column("name", args.by),
-        Column("calls", "calls"),
-        Column("ok", "ok"),
-        Column("errors", "errors"),
-        Column("usage_missing", "usage missing"),
-        Column("prompt_tokens", "prompt"),
-        Column("completion_tokens", "completion"),
-        Column("total_tokens", "total"),
-        Column("mean_total_tokens", "mean/call", 1),
-        Column("task_mean_total_tokens", "mean/task", 1),
-    ]
-    print(render(args.format, groups, columns))
+    records = groups if args.format == "csv" else [*groups, totals(groups)]
+    width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
+    print(render(args.format, records, table_columns(args.by, groups), width=width))
     for message in warnings:
         print(f"eloledger: warning: {message}", file=sys.stderr)
     return 0
+
+
+COUNTS = ("calls", "ok", "errors", "usage_missing", "usage_estimated")
+TOKENS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def table_columns(by: str, groups: list[dict]) -> list:
+    """The columns, most important first to stay; 'estimated' only when the ledger has any."""
+    from eloledger.tables import Column
+
+    columns = [
+        Column("name", by),
+        Column("calls", "calls", group=True),
+        Column("ok", "ok", group=True, drop=3),
+        Column("errors", "errors", group=True),
+        Column("usage_missing", "no usage", group=True),
+    ]
+    if any(g.get("usage_estimated") for g in groups):
+        columns.append(Column("usage_estimated", "estimated", group=True))
+    return columns + [
+        Column("prompt_tokens", "prompt", group=True, drop=5),
+        Column("completion_tokens", "completion", group=True, drop=4),
+        Column("total_tokens", "total", group=True),
+        Column("mean_total_tokens", "mean/call", 1, group=True, drop=2),
+        Column("task_mean_total_tokens", "mean/task", 1, group=True),
+    ]
+
+
+def sort_groups(groups: list[dict], order: str | None) -> list[dict]:
+    if order is None:
+        return groups
+    if order == "cost":
+        return sorted(groups, key=lambda g: (-(g.get("total_tokens") or 0), str(g["name"])))
+    return sorted(groups, key=lambda g: str(g["name"]))
+
+
+def totals(groups: list[dict]) -> dict:
+    """The sums over every group; mean/call over all ok calls with usage (no mean per task)."""
+    row: dict = {"name": "total"}
+    for key in COUNTS + TOKENS:
+        values = [g.get(key) for g in groups if g.get(key) is not None]
+        row[key] = sum(values) if values else None
+    with_usage = (row["ok"] or 0) - (row["usage_missing"] or 0)
+    row["mean_total_tokens"] = row["total_tokens"] / with_usage if with_usage > 0 else None
+    return row
