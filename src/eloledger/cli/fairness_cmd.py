@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
 import sys
 from typing import Any
@@ -90,8 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.errors import UserError
-    from eloledger.rating.budget_io import ledger_fingerprint, load_rows
-    from eloledger.rating.fairness import fairness_verdict
+    from eloledger.rating.budget_io import fairness_record
     from eloledger.tables import to_json
 
     for flag, value in (
@@ -103,22 +101,16 @@ def handle(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{flag} {value}: must be a finite number >= 0", fix=f"see {flag} in --help"
             )
-    rows, warnings = load_rows(args.ledger)
-    record = fairness_verdict(
-        rows,
-        args.old_1,
-        args.new_1,
-        args.old_n,
-        args.new_n,
+    arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
+    record = fairness_record(
+        args.ledger,
+        arms,
         bootstrap=args.bootstrap,
         seed=args.seed,
         pass_threshold=args.pass_threshold,
         tps_tolerance=args.tps_tolerance,
         leak_ratio=args.leak_ratio,
     )
-    record["ledger"] = {**ledger_fingerprint(args.ledger), "rows": len(rows)}
-    record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    record["warnings"][:0] = warnings
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if fmt == "json":
         print(to_json(record))

@@ -106,7 +106,7 @@ class EloLedgerApp(App[int]):
                 yield DoctorTab()
             with TabPane("Elo", id="elo"):
                 yield EloTab(inputs=self._elo_inputs)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.action_show_tab, self._initial_tab)

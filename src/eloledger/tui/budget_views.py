@@ -21,9 +21,10 @@ from textual.widgets import Button, Label, Select, Static
 from textual_plot import HiResMode, LegendLocation, PlotWidget
 
 from eloledger.tui import fmt
+from eloledger.tui.dialogs import EnterSubmits
 
 CURVE_BOOTSTRAP = 200
-FAIRNESS_BOOTSTRAP = 1000
+FAIRNESS_BOOTSTRAP = 2000  # the default of `eloledger fairness` and fairness_verdict
 COLOURS = ("cyan", "yellow", "magenta", "green", "red", "blue", "white")
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 
@@ -43,17 +44,10 @@ def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int 
 def compute_fairness(
     ledger: Path, arms: dict[str, str], *, bootstrap: int = FAIRNESS_BOOTSTRAP, seed: int = 0
 ) -> dict[str, Any]:
-    from eloledger.rating.fairness import fairness_verdict
+    """The record ``eloledger fairness LEDGER --old-1 .. --bootstrap B --seed S`` prints."""
+    from eloledger.rating.budget_io import fairness_record
 
-    return fairness_verdict(
-        ledger_rows(ledger),
-        arms["old_1"],
-        arms["new_1"],
-        arms["old_n"],
-        arms["new_n"],
-        bootstrap=bootstrap,
-        seed=seed,
-    )
+    return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
 
 def draw_curves(plot: PlotWidget, curves: Any) -> None:
@@ -104,20 +98,55 @@ def curves_status(curves: Any) -> str:
 
 
 def verdict_text(record: dict[str, Any]) -> str:
+    """The verdict, the pass@1 change with its interval, and the inputs that produced them."""
     verdict = str(record.get("verdict", "?"))
     colour = {"real_improvement": "$success", "budget_leakage": "$error"}.get(verdict, "$warning")
-    return f"[b {colour}]{escape(verdict)}[/]: {escape(str(record.get('reason', '')))}"
+    inputs = record.get("inputs", {})
+    arms = " ".join(f"{role}={inputs.get(role, '?')}" for role in ROLES)
+    lines = [f"[b {colour}]{escape(verdict)}[/]: {escape(str(record.get('reason', '')))}"]
+    pass1 = record.get("metrics", {}).get("pass1_delta", {})
+    if pass1.get("estimate") is not None:
+        lines.append(
+            f"pass@1 new_1 − old_1: {100 * pass1['estimate']:+.1f} pp"
+            + (
+                f" (95% CI {100 * pass1['ci_low']:+.1f} to {100 * pass1['ci_high']:+.1f})"
+                if pass1.get("ci_low") is not None and pass1.get("ci_high") is not None
+                else ""
+            )
+        )
+    lines.append(
+        f"[$text-muted]inputs: {escape(arms)} · {inputs.get('bootstrap', '?')} bootstrap rounds"
+        f" · seed {inputs.get('seed', '?')} (= eloledger fairness with these arms)[/]"
+    )
+    return "\n".join(lines)
 
 
-class FairnessScreen(ModalScreen[dict[str, str] | None]):
-    """Pick the four arms of the old/new × 1/N design."""
+def guess_roles(arms: list[str]) -> dict[str, str | None]:
+    """An arm named after a role (old_1, new-n, ...) fills it; nothing is guessed from order."""
+    found: dict[str, str | None] = {}
+    for role in ROLES:
+        wanted = {role, role.replace("_", "-"), role.replace("_", "")}
+        found[role] = next((a for a in arms if a.lower() in wanted), None)
+    return found
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+
+class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
+    """Pick the four arms of the old/new × 1/N design; enter judges."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Back"),
+        EnterSubmits.ENTER,
+    ]
     DEFAULT_CSS = """
     FairnessScreen { align: center middle; }
-    FairnessScreen > Vertical { width: 70; max-width: 100%; height: auto;
-                                border: thick $primary; background: $surface; padding: 0 2; }
-    FairnessScreen Horizontal { height: auto; align-horizontal: right; }
+    FairnessScreen > Vertical { width: 70; max-width: 100%; height: auto; max-height: 100%;
+                                border: thick $primary; background: $surface; padding: 0 1; }
+    FairnessScreen .fair-row { height: 1; margin-top: 1; }
+    FairnessScreen .fair-row Label { width: 22; }
+    FairnessScreen .fair-row Select { width: 1fr; }
+    FairnessScreen #fair-help { height: auto; color: $text-muted; }
+    FairnessScreen Horizontal#fair-buttons { height: auto; align-horizontal: right;
+                                             margin-top: 1; }
     FairnessScreen #fair-error { color: $error; height: auto; }
     """
 
@@ -128,27 +157,47 @@ class FairnessScreen(ModalScreen[dict[str, str] | None]):
         "new_n": "new arm, N samples",
     }
 
-    def __init__(self, arms: list[str]) -> None:
+    def __init__(self, arms: list[str], *, bootstrap: int = FAIRNESS_BOOTSTRAP, seed: int = 0):
         super().__init__()
         self.arms = arms
+        self.bootstrap = bootstrap
+        self.seed = seed
 
     def compose(self) -> ComposeResult:
         options = [(a, a) for a in self.arms]
-        guesses = dict(zip(ROLES, (self.arms * 4)[:4], strict=True))
+        guesses = guess_roles(self.arms)
         with Vertical():
-            yield Label("Budget fairness: is the gain real, or only more tokens/samples?")
+            yield Static(
+                "Budget fairness: is the gain real, or only more tokens/samples?\n"
+                f"{self.bootstrap} bootstrap rounds over tasks, seed {self.seed} "
+                "(the defaults of eloledger fairness)",
+                id="fair-help",
+            )
             for role in ROLES:
-                yield Label(self.LABELS[role])
-                yield Select(options, value=guesses[role], allow_blank=False, id=f"fair-{role}")
+                with Horizontal(classes="fair-row"):
+                    yield Label(self.LABELS[role])
+                    yield Select(
+                        options,
+                        value=guesses[role] or Select.NULL,
+                        prompt="choose an arm",
+                        id=f"fair-{role}",
+                        compact=True,
+                    )
             yield Static("", id="fair-error")
-            with Horizontal():
-                yield Button("Judge (enter)", id="fair-ok", variant="primary")
+            with Horizontal(id="fair-buttons"):
+                yield Button("Judge (enter)", id="fair-ok", variant="primary", compact=True)
 
     @on(Button.Pressed, "#fair-ok")
-    def _ok(self) -> None:
-        chosen = {role: str(self.query_one(f"#fair-{role}", Select).value) for role in ROLES}
+    def action_submit(self) -> None:
+        values = {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
+        error = self.query_one("#fair-error", Static)
+        missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
+        if missing:
+            error.update("choose an arm for: " + ", ".join(missing))
+            return
+        chosen = {role: str(value) for role, value in values.items()}
         if chosen["old_1"] == chosen["new_1"] or chosen["old_n"] == chosen["new_n"]:
-            self.query_one("#fair-error", Static).update("old and new must be different arms")
+            error.update("old and new must be different arms")
             return
         self.dismiss(chosen)
 

@@ -9,7 +9,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Button, Markdown, Select, Static
+
+
+class EnterSubmits:
+    """Enter submits a form dialog from any field; space ticks a box or opens a list.
+
+    Without this, enter on a checkbox toggles it and on a list opens it, so a button labelled
+    "(enter)" could only be reached with several tabs. While a list is open, enter picks from it.
+    Dialogs mixing this in define ``action_submit``.
+    """
+
+    ENTER = Binding("enter", "submit", "Submit", show=False, priority=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "submit":
+            return not any(select.expanded for select in self.query(Select))  # type: ignore[attr-defined]
+        return True
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -174,8 +174,9 @@ class ThresholdScreen(ModalScreen[float | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Back")]
     DEFAULT_CSS = """
     ThresholdScreen { align: center middle; }
-    ThresholdScreen > Vertical { width: 60; height: auto; border: thick $primary;
-                                 background: $surface; padding: 1 2; }
+    ThresholdScreen > Vertical { width: 64; max-width: 100%; height: auto;
+                                 border: thick $primary; background: $surface; padding: 1 2; }
+    ThresholdScreen #threshold-help { height: auto; }
     ThresholdScreen #threshold-error { color: $error; height: auto; }
     """
 
@@ -185,8 +186,12 @@ class ThresholdScreen(ModalScreen[float | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Worth it from how many Elo per 1K tokens per task? (enter to set)")
-            yield Input(value=f"{self.current:g}", id="threshold-input")
+            yield Static(
+                "An arm is worth its extra tokens from how many Elo per 1K tokens per task "
+                "(marginal)? [b]enter[/b] sets it · [b]escape[/b] back",
+                id="threshold-help",
+            )
+            yield Input(value=f"{self.current:g}", id="threshold-input", compact=True)
             yield Static("", id="threshold-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -252,15 +257,15 @@ class OpenScreen(ModalScreen[tuple[Path, Path | None] | None]):
 
 class EloTab(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("s", "sort_next", "Sort"),
+        Binding("s", "sort_next", "Sort", key_display="s/S"),
         Binding("S", "sort_reverse", "Reverse", show=False),
         Binding("t", "threshold", "Threshold"),
         Binding("o", "open", "Open"),
         Binding("e", "example", "Example", show=False),
         Binding("v", "toggle_view", "Curves"),
         Binding("f", "fairness", "Fairness"),
-        Binding("c", "export('csv')", "CSV"),
-        Binding("m", "export('md')", "Markdown"),
+        Binding("c", "export('csv')", "CSV/MD", key_display="c/m"),
+        Binding("m", "export('md')", "Markdown", show=False),
     ]
     DEFAULT_CSS = """
     EloTab { height: 1fr; }

@@ -94,7 +94,7 @@ class ProfileForm(ModalScreen[Any]):
         Binding("ctrl+s", "save", "Save"),
     ]
     DEFAULT_CSS = """
-    ProfileForm { align: center middle; }
+    ProfileForm { align: center top; }  /* top: the form does not jump as checks appear */
     ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
                                    border: thick $primary; background: $surface; padding: 0 1; }
     ProfileForm Input, ProfileForm Input:focus { height: 1; border: none; padding: 0 1;
@@ -229,9 +229,10 @@ class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
     DEFAULT_CSS = """
     SwitchScreen { align: center middle; }
-    SwitchScreen > Vertical { width: 64; height: auto; border: thick $primary;
-                              background: $surface; padding: 1 2; }
-    SwitchScreen Horizontal { height: auto; align-horizontal: right; }
+    SwitchScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%;
+                              border: thick $primary; background: $surface; padding: 0 1; }
+    SwitchScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    SwitchScreen Label { margin-top: 1; }
     SwitchScreen #switch-error { color: $error; height: auto; }
     """
 
@@ -251,14 +252,21 @@ class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
                     value=serves and target != "shell",
                     id=f"switch-{target}",
                     disabled=not serves,
+                    compact=True,
                 )
             yield Label("Claude Code scope")
             yield Select(
-                [(s, s) for s in SCOPES], value="user", allow_blank=False, id="switch-scope"
+                [(s, s) for s in SCOPES],
+                value="user",
+                allow_blank=False,
+                id="switch-scope",
+                compact=True,
             )
             yield Static("", id="switch-error")
             with Horizontal():
-                yield Button("Show the diff (enter)", id="switch-ok", variant="primary")
+                yield Button(
+                    "Show the diff (enter)", id="switch-ok", variant="primary", compact=True
+                )
 
     def on_mount(self) -> None:
         self.query_one(Checkbox).focus()
@@ -286,6 +294,7 @@ class BackupsScreen(ModalScreen[str | None]):
     BackupsScreen > Vertical { width: 90%; height: 80%; border: thick $primary;
                                background: $surface; padding: 0 1; }
     BackupsScreen OptionList { height: 1fr; }
+    BackupsScreen #backups-help { height: auto; }
     """
 
     def __init__(self, backups: list[Any]) -> None:
@@ -296,9 +305,10 @@ class BackupsScreen(ModalScreen[str | None]):
         import time
 
         with Vertical():
-            yield Label(
-                "Backups (newest first) — enter restores every file of the set; "
-                "the current files are backed up first"
+            yield Static(
+                "Backups, newest first. [b]enter[/b] restores every file of the highlighted set "
+                "(the current files are backed up first) · [b]escape[/b] back",
+                id="backups-help",
             )
             options = []
             for b in reversed(self.backups):
