@@ -28,6 +28,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from eloledger.tui.dialogs import EnterSubmits
+
 CLIENT_LABELS = {
     "claude": "Claude Code",
     "codex": "Codex CLI",
@@ -223,10 +225,13 @@ class ProfileForm(ModalScreen[Any]):
         self.dismiss(None)
 
 
-class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
-    """Pick the targets (and Claude Code scope) to switch."""
+class SwitchScreen(EnterSubmits, ModalScreen[tuple[list[str], str] | None]):
+    """Pick the targets (and Claude Code scope) to switch; space ticks, enter shows the diff."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Back"),
+        EnterSubmits.ENTER,
+    ]
     DEFAULT_CSS = """
     SwitchScreen { align: center middle; }
     SwitchScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%;
@@ -272,7 +277,7 @@ class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
         self.query_one(Checkbox).focus()
 
     @on(Button.Pressed, "#switch-ok")
-    def _ok(self) -> None:
+    def action_submit(self) -> None:
         from eloledger.profiles.writers import TARGETS
 
         chosen = [t for t in TARGETS if self.query_one(f"#switch-{t}", Checkbox).value]
