@@ -129,7 +129,7 @@ class EloLedgerApp(App[int]):
         from eloledger.tui.sources import LedgerWatch
 
         try:
-            watch = LedgerWatch(path, from_start=from_start)
+            watch = LedgerWatch(path, from_start=from_start, on_finished=self._watched_run_ended)
         except ImportError:
             self.notify(
                 "Following a ledger needs eloledger.ledger.follow (not installed).",
@@ -139,6 +139,15 @@ class EloLedgerApp(App[int]):
         self.live_source = watch
         self.run_view.attach(watch)
         self.run_worker(watch.run(), name="watch", group="source", exclusive=True)
+
+    def _watched_run_ended(self, comparisons: Path) -> None:
+        """The followed run wrote its comparisons: fit them with its ledger in the Elo tab."""
+        watch = self.live_source
+        ledger = getattr(watch, "path", None)
+        self.query_one(EloTab).load(comparisons, ledger)
+        self.notify(
+            f"Run finished: {comparisons.name} loaded in the Elo tab (4).", title="Run", timeout=8
+        )
 
     def start_run(self, spec: Any) -> None:
         from eloledger.tui.sources import LiveRun

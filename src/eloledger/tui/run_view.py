@@ -158,7 +158,7 @@ class RunView(Vertical, can_focus=True):
         self._rate_samples: deque[tuple[float, int]] = deque(maxlen=64)
         self._p50: float | None = None
         self._p95: float | None = None
-        self._latency_seen = -1
+        self._latency_seen: tuple[int, int] | None = None
         self._summary_text = ""
         self._arms: list[ArmCounters] = []
         self._rates: deque[float] = deque(maxlen=PLOT_POINTS)
@@ -193,7 +193,7 @@ class RunView(Vertical, can_focus=True):
         """Show another run (or none)."""
         self.source = source
         self._rate_samples.clear()
-        self._latency_seen = -1
+        self._latency_seen = None
         self._p50 = self._p95 = None
         if self.is_mounted:
             self._show_source()
@@ -257,13 +257,15 @@ class RunView(Vertical, can_focus=True):
         if self.source is None:
             return
         counters = self.source.counters
-        seen = requests_seen(counters)
+        seen = (id(counters), requests_seen(counters))
         if seen == self._latency_seen:
             return
         self._latency_seen = seen
         if counters.latencies_ms:
             values = np.fromiter(counters.latencies_ms, dtype=float)
             self._p50, self._p95 = (float(v) for v in np.percentile(values, [50, 95]))
+        else:  # a replaced file starts over: no stale figures from the old one
+            self._p50 = self._p95 = None
 
     def tokens_per_second(self, counters: RunCounters) -> float:
         now = self.clock()
@@ -290,6 +292,8 @@ class RunView(Vertical, can_focus=True):
             "paused": "$warning",
             "cancelling": "$warning",
             "failed": "$error",
+            "waiting": "$warning",
+            "not a ledger": "$error",
         }.get(state, "$text-muted")
         lines = [
             f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {escape(source.label)}"
