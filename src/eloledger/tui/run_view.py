@@ -125,6 +125,29 @@ def requests_seen(counters: RunCounters) -> int:
     return sum(a.done for a in counters.arms.values()) + counters.retries
 
 
+class ActiveTimer:
+    """Elapsed run time that stands still while paused and stops when the run has ended."""
+
+    def __init__(self) -> None:
+        self.paused_total = 0.0
+        self.paused_since: float | None = None
+        self.ended_at: float | None = None
+
+    def elapsed(self, now: float, started: float, state: str) -> float:
+        if state == "paused":
+            if self.paused_since is None:
+                self.paused_since = now
+        elif self.paused_since is not None:
+            self.paused_total += now - self.paused_since
+            self.paused_since = None
+        if state in ("running", "following", "paused", "cancelling"):
+            self.ended_at = None
+        elif self.ended_at is None:
+            self.ended_at = now
+        end = self.paused_since or self.ended_at or now
+        return max(0.0, end - started - self.paused_total)
+
+
 class RunView(Vertical, can_focus=True):
     """Summary numbers, the arms and the request list of one :class:`RunSource`."""
 
@@ -163,6 +186,8 @@ class RunView(Vertical, can_focus=True):
         self._arms: list[ArmCounters] = []
         self._rates: deque[float] = deque(maxlen=PLOT_POINTS)
         self._last_rate = 0.0
+        self._resume_rate = 0.0  # shown for the first half second after a resume
+        self._timer = ActiveTimer()
         self.ticks = 0
         self.plot_updates = 0
 
@@ -193,6 +218,7 @@ class RunView(Vertical, can_focus=True):
         """Show another run (or none)."""
         self.source = source
         self._rate_samples.clear()
+        self._timer = ActiveTimer()
         self._latency_seen = None
         self._p50 = self._p95 = None
         if self.is_mounted:
@@ -274,17 +300,24 @@ class RunView(Vertical, can_focus=True):
         while len(self._rate_samples) > 2 and now - self._rate_samples[0][0] > RATE_WINDOW_S:
             self._rate_samples.popleft()
         t0, n0 = self._rate_samples[0]
-        if now - t0 < 0.5:  # not enough history yet: use the run average
+        if now - t0 < 0.5:  # not enough history yet: the last rate, else the run average
+            if self._resume_rate:
+                return self._resume_rate
             return tokens / max(1e-9, now - counters.started_at)
         return max(0.0, (tokens - n0) / (now - t0))
 
     def summary_text(self, source: RunSource) -> str:
         c = source.counters
         state = source.state()
-        elapsed = self.clock() - c.started_at
+        active = state in ("running", "following")
+        now = self.clock()
+        elapsed = self._timer.elapsed(now, c.started_at, state)
         if getattr(source, "from_ledger", False) and c.first_ts is not None:
             elapsed = (c.last_ts or c.first_ts) - c.first_ts  # the run's span, not the viewer's
-        rate = self.tokens_per_second(c) if state in ("running", "following") else None
+        if not active:  # tokens that arrive while paused must not count as a burst on resume
+            self._rate_samples.clear()
+            self._resume_rate = self._last_rate or self._resume_rate
+        rate = self.tokens_per_second(c) if active else None
         self._last_rate = rate or 0.0
         state_style = {
             "running": "$success",
