@@ -175,20 +175,27 @@ class EloLedgerApp(App[int]):
             self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
-        ledger_path = getattr(result, "ledger_path", None)
-        self.notify(
-            f"Run finished ({getattr(result, 'stopped', 'done')}); ledger {ledger_path}. "
-            "Fitting Elo (Elo tab).",
-            timeout=10,
-        )
-        comparisons = getattr(result, "comparisons_path", None) or getattr(
-            result, "comparisons", None
-        )
+        stopped = str(getattr(result, "stopped", "") or "done")
         ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
-        if comparisons:
-            self.query_one(EloTab).load(Path(comparisons), Path(ledger) if ledger else None)
+        comparisons = getattr(result, "comparisons_path", None)
+        elo = self.query_one(EloTab)
+        if comparisons and getattr(result, "comparisons", 1):
+            self.notify(
+                f"Run {stopped}; ledger {ledger}. The Elo tab (4) fits its comparisons now.",
+                title="Run finished",
+                timeout=10,
+            )
+            elo.load(Path(comparisons), Path(ledger) if ledger else None)
             if self._demo:
                 self.action_show_tab("elo")
+            return
+        why = (
+            "the run was cancelled before its answers were judged"
+            if stopped == "cancelled"
+            else "the run produced no comparisons (one arm, or no call succeeded)"
+        )
+        elo.explain_empty(f"No Elo table for this run: {why}. Ledger: {ledger}")
+        self.notify(f"Run {stopped}; ledger {ledger}. No Elo table: {why}.", timeout=10)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -234,6 +241,14 @@ class EloLedgerApp(App[int]):
             )
         yield SystemCommand(
             "Run the demo", "Simulator + built-in tasks, live (ctrl+r)", self.action_run_demo
+        )
+        yield SystemCommand(
+            "Open a spec and run it", "Run tab: o", self._run_view_action("open_spec")
+        )
+        yield SystemCommand(
+            "Watch a ledger",
+            "Run tab: w (follow a file another process writes)",
+            self._run_view_action("watch_ledger"),
         )
         yield SystemCommand(
             "Pause / resume the run", "Run tab: p", self._run_view_action("toggle_pause")

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Markdown, Select, Static
+from textual.widgets import Button, Input, Markdown, Select, Static
 
 
 class EnterSubmits:
@@ -66,6 +66,52 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
+
+
+class PathScreen(ModalScreen["Path | None"]):
+    """Ask for one file path; enter accepts it when the file exists (or ``must_exist`` is off)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+    DEFAULT_CSS = """
+    PathScreen { align: center middle; }
+    PathScreen > Vertical { width: 76; max-width: 100%; height: auto; border: thick $primary;
+                            background: $surface; padding: 1 2; }
+    PathScreen #path-help { height: auto; }
+    PathScreen #path-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, question: str, placeholder: str, *, must_exist: bool = True) -> None:
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+        self.must_exist = must_exist
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"{self.question}\n[b]enter[/b] accept · [b]escape[/b] back", id="path-help"
+            )
+            yield Input(placeholder=self.placeholder, id="path-input", compact=True)
+            yield Static("", id="path-error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        from pathlib import Path
+
+        text = event.value.strip()
+        path = Path(text).expanduser()
+        if not text:
+            self.query_one("#path-error", Static).update("type a path")
+        elif path.is_dir():
+            self.query_one("#path-error", Static).update(f"{text}: is a folder; give a file")
+        elif self.must_exist and not path.is_file():
+            self.query_one("#path-error", Static).update(f"{text}: no such file")
+        elif not path.parent.is_dir():
+            self.query_one("#path-error", Static).update(f"{path.parent}: no such folder")
+        else:
+            self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class DiffScreen(ModalScreen[bool]):
@@ -129,8 +175,10 @@ Four tabs, all usable by keyboard alone (over SSH too).
 applies all or nothing), `b` backups and restore, `r` reload. The right side shows, per client,
 the value it will actually use and where it comes from.
 
-**Run**: `ctrl+r` run the demo, `p` pause/resume, `x` cancel (calls in flight finish), `f` follow
-the newest requests (`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
+**Run**: `ctrl+r` run the demo, `o` open a spec and run it, `w` watch a ledger, `p` pause/resume
+(no new calls start; calls in flight finish; the clock stops), `x` cancel (calls in flight are
+aborted; `eloledger run SPEC --resume` redoes them), `f` follow the newest requests
+(`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
 
 **Doctor**: `r` run the checks offline, `P` probe now (live requests to the configured gateways),
 `enter` on a finding shows evidence and fix, `a` applies a fix when it is a profile or config

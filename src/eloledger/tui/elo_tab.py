@@ -317,6 +317,13 @@ class EloTab(Vertical, can_focus=True):
 
     # -- loading --------------------------------------------------------------------------------
 
+    def explain_empty(self, why: str) -> None:
+        """Say why there is no table (a cancelled run), keeping the ways to get one."""
+        self.query_one("#elo-empty", Static).update(
+            f"{escape(why)}\n\n• [b]o[/b] open a comparisons file (+ its ledger)\n"
+            "• [b]e[/b] the example shipped with eloledger"
+        )
+
     def load(self, comparisons: Path, ledger: Path | None = None) -> None:
         self.query_one("#elo-empty", Static).update(f"Fitting {comparisons.name} …")
         self._compute(comparisons, ledger)

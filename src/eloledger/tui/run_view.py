@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from textual.app import ComposeResult
@@ -155,6 +155,8 @@ class RunView(Vertical, can_focus=True):
         Binding("p", "toggle_pause", "Pause/resume"),
         Binding("x", "cancel_run", "Cancel run"),
         Binding("f", "follow", "Follow tail"),
+        Binding("o", "open_spec", "Open spec"),
+        Binding("w", "watch_ledger", "Watch"),
     ]
     DEFAULT_CSS = """
     RunView { height: 1fr; }
@@ -389,9 +391,9 @@ class RunView(Vertical, can_focus=True):
             "No run yet.\n\n"
             "• Press [b]ctrl+r[/b] (or use the command palette, [b]ctrl+p[/b]) to run the demo "
             "experiment on the built-in simulator.\n"
-            "• Start a run of your own: [b]eloledger run SPEC.toml[/b]\n"
-            "• Watch a run written by another process or machine: "
-            "[b]eloledger watch LEDGER.jsonl[/b]"
+            "• [b]o[/b] open a spec and run it (or [b]eloledger run SPEC.toml[/b])\n"
+            "• [b]w[/b] watch a ledger written by another process or machine "
+            "(or [b]eloledger watch LEDGER.jsonl[/b])"
         )
 
     # -- actions --------------------------------------------------------------------------------
@@ -426,6 +428,35 @@ class RunView(Vertical, can_focus=True):
                 "'eloledger run SPEC --resume' completes the run later."
             ),
             done,
+        )
+
+    def action_open_spec(self) -> None:
+        """Ask for a spec file and start it here (the app refuses while a run is going)."""
+        from eloledger.tui.dialogs import PathScreen
+
+        def chosen(path: Any) -> None:
+            if path is not None:
+                self.app.start_run(path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(
+            PathScreen("Experiment spec (TOML) to run now:", "my-spec.toml"), chosen
+        )
+
+    def action_watch_ledger(self) -> None:
+        """Ask for a ledger and follow it (a missing file is waited for)."""
+        from eloledger.tui.dialogs import PathScreen
+
+        def chosen(path: Any) -> None:
+            if path is not None:
+                self.app.start_watch(path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(
+            PathScreen(
+                "Ledger (JSONL) to follow; a file that does not exist yet is waited for:",
+                "runs/exp.ledger.jsonl",
+                must_exist=False,
+            ),
+            chosen,
         )
 
     def action_follow(self) -> None:
