@@ -36,6 +36,7 @@ class EloLedgerApp(App[int]):
     Screen { layout: vertical; }
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
+    ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show_tab('profiles')", "Profiles", show=False),

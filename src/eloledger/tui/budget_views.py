@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
-from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot import HiResMode, PlotWidget
 
 from eloledger.tui import fmt
 from eloledger.tui.dialogs import EnterSubmits
@@ -50,42 +50,48 @@ def compute_fairness(
     return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
 
-def draw_curves(plot: PlotWidget, curves: Any) -> None:
-    """Each arm's Elo against its budget (log axis) and its best-of-k reference (+400/decade)."""
+def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
+    """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (+400 per
+    decade), so five or more arms stay readable; returns the legend line (drawn outside)."""
     from eloledger.tui.elo_tab import LogTokensFormatter
 
     plot.clear()
     plot.set_x_formatter(LogTokensFormatter())
     xs_all: list[float] = []
     ys_all: list[float] = []
-    for index, arm in enumerate(curves.arms):
-        if not len(arm.tokens):
-            continue
+    keys: list[str] = []
+    drawn = [arm for arm in curves.arms if len(arm.tokens)]
+    for index, arm in enumerate(drawn):
         xs = [math.log10(t) for t in arm.tokens]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
-        plot.plot(xs, ys, line_style=colour, label=arm.name, hires_mode=HiResMode.BRAILLE)
-        reference = [float(e) for e in arm.reference_elo]
-        plot.plot(
-            xs,
-            reference,
-            line_style="grey42",
-            label="best-of-k reference" if index == 0 else None,
-            hires_mode=HiResMode.BRAILLE,
-        )
+        plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
+        keys.append(f"[{colour}]━[/] {escape(arm.name)}")
         xs_all += xs
         ys_all += ys
     if not xs_all:
         plot.set_xlabel("no budget curves: the ledger has no scored sessions")
-        return
+        return ""
+    ref_arm = drawn[reference % len(drawn)]
+    xs = [math.log10(t) for t in ref_arm.tokens]
+    plot.plot(
+        xs,
+        [float(e) for e in ref_arm.reference_elo],
+        line_style="grey42",
+        hires_mode=HiResMode.BRAILLE,
+    )
     span = (max(xs_all) - min(xs_all)) or 1.0
     plot.set_xlimits(min(xs_all) - 0.05 * span, max(xs_all) + 0.05 * span)
     low, high = min(ys_all), max(ys_all)
     pad = (high - low) * 0.1 or 50
     plot.set_ylimits(low - pad, high + pad)
-    plot.set_xlabel("session budget, tokens (log) · grey: +400 Elo per 10× tokens")
+    plot.set_xlabel("session budget, tokens (log)")
     plot.set_ylabel("Elo")
-    plot.show_legend(LegendLocation.TOPLEFT)
+    line = "  ".join(keys)
+    return (
+        f"{line}\n[grey42]━[/] +400 Elo per 10× tokens from {escape(ref_arm.name)}"
+        " (r: the next arm's) · x: session budget, tokens (log)"
+    )
 
 
 def curves_status(curves: Any) -> str:
