@@ -90,3 +90,22 @@ async def test_threshold_prompt_and_backups_header_are_not_cut() -> None:
         await pilot.pause(0.5)
         flat = " ".join(line.strip("█▊ ") for line in screen_text(app).splitlines())
         assert "(the current files are backed up first) · escape back" in flat
+
+
+async def test_run_view_gives_long_arm_names_the_room_and_labels_the_sparkline() -> None:
+    from eloledger.tui.sources import SnapshotSource
+    from eloledger.tui.testing import sample_counters
+
+    counters = sample_counters(rows=20)
+    counters.arm("self_consistency_over_5").planned = 10
+    counters.apply_row({"arm": "self_consistency_over_5", "status": "ok", "total_tokens": 9})
+    app = EloLedgerApp(source=SnapshotSource(counters, label="x.jsonl", state="running"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.5)
+        text = screen_text(app)
+        assert "self_consistency_over_5 " in text  # whole, in both lists
+        assert text.count("self_consistency_over_5") == 2
+    app = EloLedgerApp(source=SnapshotSource(counters, label="x.jsonl", state="running"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.5)
+        assert "tokens/s, last 2 min" in screen_text(app)

@@ -55,9 +55,8 @@ class RunSource(Protocol):
     def cancel(self) -> None: ...
 
 
-def arm_cells(arm: ArmCounters, width: int) -> Cells:
+def arm_cells(arm: ArmCounters, width: int, name_w: int = ARM_NAME_W) -> Cells:
     """name, progress bar, done/planned, ok, errors, tokens, streaming estimate."""
-    name_w = ARM_NAME_W
     fraction = arm.done / arm.planned if arm.planned else None
     done = f"{arm.done}/{arm.planned}" if arm.planned else f"{arm.done}"
     return [
@@ -72,6 +71,19 @@ def arm_cells(arm: ArmCounters, width: int) -> Cells:
             "line-list--dim",
         ),
     ]
+
+
+def column_widths(arms: list[str], tasks: list[str], width: int) -> tuple[int, int, int]:
+    """(arm list name, request arm, request task) widths: long arm names get the room an
+    empty or short task column leaves, so names are cut only when the screen is full."""
+    longest_arm = max((len(a) for a in arms), default=3)
+    longest_task = max((len(t) for t in tasks), default=0)
+    task_w = max(4, min(TASK_W, longest_task))
+    spare = max(0, width - 2 - (7 + 1 + task_w + 1 + 5 + 8 + 8 + 11))  # the other columns
+    request_arm = max(8, min(longest_arm, spare, 40))
+    arm_spare = max(0, width - 2 - (13 + 10 + 7 + 6 + 10 + 7))
+    list_arm = max(8, min(longest_arm, arm_spare, 40))
+    return list_arm, request_arm, task_w
 
 
 def arm_key(arm: ArmCounters) -> tuple:
@@ -91,12 +103,11 @@ ARM_HEADER = ("arm", "progress", "done", "ok", "err", "tokens", "stream")
 _STATUS_CLASS = {"ok": "line-list--ok", "error": "line-list--error", "retry": "line-list--warn"}
 
 
-def request_cells(req: RequestLine, width: int) -> Cells:
+def request_cells(req: RequestLine, width: int, arm_w: int = 16, task_w: int = TASK_W) -> Cells:
     """status, arm, task, sample, tokens, latency, error class."""
-    task_w = TASK_W
     return [
         (fmt.fit(req.status, 7), _STATUS_CLASS.get(req.status, "line-list--dim")),
-        (fmt.fit(req.arm, 16) + " ", "line-list--accent"),
+        (fmt.fit(req.arm, arm_w) + " ", "line-list--accent"),
         (fmt.fit(req.task_id, task_w) + " ", ""),
         (f"#{req.sample}".rjust(4) + " ", "line-list--dim"),
         (fmt.compact(req.tokens).rjust(7) + " ", ""),
@@ -192,15 +203,28 @@ class RunView(Vertical, can_focus=True):
         self._timer = ActiveTimer()
         self.ticks = 0
         self.plot_updates = 0
+        self.widths = (ARM_NAME_W, 16, TASK_W)  # arm list name, request arm, request task
 
     def compose(self) -> ComposeResult:
         yield Static(self._empty_text(), id="run-empty")
         yield Static("", id="run-summary")
+        yield Static("tokens/s, last 2 min", classes="run-heading", id="run-rate-label")
         yield Sparkline(list(self._rates), summary_function=max, id="run-rate")
         yield Static(self._arm_header(80), classes="run-heading", id="run-arms-heading")
-        yield LineList(self._arms, arm_cells, key=arm_key, follow=False, id="run-arms")
+        yield LineList(
+            self._arms,
+            lambda arm, width: arm_cells(arm, width, self.widths[0]),
+            key=arm_key,
+            follow=False,
+            id="run-arms",
+        )
         yield Static(self._request_header(80), classes="run-heading", id="run-requests-heading")
-        yield LineList(deque(), request_cells, key=request_key, id="run-requests")
+        yield LineList(
+            deque(),
+            lambda req, width: request_cells(req, width, self.widths[1], self.widths[2]),
+            key=lambda req: (*request_key(req), self.widths),
+            id="run-requests",
+        )
 
     def on_mount(self) -> None:
         self.query_one("#run-arms", LineList).can_focus = False
@@ -212,9 +236,21 @@ class RunView(Vertical, can_focus=True):
 
     def on_resize(self) -> None:
         self._fit_plot()
-        width = self.size.width
-        self.query_one("#run-arms-heading", Static).update(self._arm_header(width))
-        self.query_one("#run-requests-heading", Static).update(self._request_header(width))
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        if self.source is None:
+            return
+        counters = self.source.counters
+        tasks = [r.task_id for r in list(counters.requests)[-200:]]
+        widths = column_widths(list(counters.arms), tasks, self.size.width or 80)
+        if widths == self.widths:
+            return
+        self.widths = widths
+        self.query_one("#run-arms-heading", Static).update(self._arm_header(0))
+        self.query_one("#run-requests-heading", Static).update(self._request_header(0))
+        self.query_one("#run-arms", LineList).refresh()
+        self.query_one("#run-requests", LineList).refresh()
 
     def attach(self, source: RunSource | None) -> None:
         """Show another run (or none)."""
@@ -264,12 +300,15 @@ class RunView(Vertical, can_focus=True):
             if len(arms) != len(self._arms):
                 arm_list.styles.height = max(1, min(len(arms), 8))
             self._arms[:] = arms
+            self._fit_columns()
             arm_list.sync()
             requests.sync()
 
     def _fit_plot(self) -> None:
         has = self.source is not None
-        self.query_one("#run-rate").display = has and self.size.height >= PLOT_MIN_HEIGHT
+        shown = has and self.size.height >= PLOT_MIN_HEIGHT
+        self.query_one("#run-rate").display = shown
+        self.query_one("#run-rate-label").display = shown
 
     def _update_plot(self) -> None:
         """1 Hz: one point of tokens/s history (the plot never redraws per token)."""
@@ -369,19 +408,17 @@ class RunView(Vertical, can_focus=True):
         parts = [f"{escape(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
         return "[b]Errors[/b]  [$error]" + " · ".join(parts) + "[/]"
 
-    @staticmethod
-    def _arm_header(width: int) -> str:
-        name_w = ARM_NAME_W
+    def _arm_header(self, width: int) -> str:
+        name_w = self.widths[0]
         return (
             f"{'arm'.ljust(name_w)} {'progress'.ljust(12)} {'done'.rjust(9)} {'ok'.rjust(6)} "
             f"{'err'.rjust(5)} {'tokens'.rjust(9)} stream"
         )
 
-    @staticmethod
-    def _request_header(width: int) -> str:
-        task_w = TASK_W
+    def _request_header(self, width: int) -> str:
+        _, arm_w, task_w = self.widths
         return (
-            f"{'status'.ljust(7)}{'arm'.ljust(16)} {'task'.ljust(task_w)} {'#'.rjust(4)} "
+            f"{'status'.ljust(7)}{'arm'.ljust(arm_w)} {'task'.ljust(task_w)} {'#'.rjust(4)} "
             f"{'tokens'.rjust(7)} {'latency'.rjust(7)} error"
         )
 
