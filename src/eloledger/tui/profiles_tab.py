@@ -88,6 +88,20 @@ def effective_text(settings: dict[str, list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def active_targets() -> dict[str, list[str]]:
+    """Profile -> the client targets it is active for, from the switcher's own state file."""
+    try:
+        from eloledger.profiles.ownership import load_state
+
+        active = load_state().active
+    except Exception:  # an unreadable state file must not keep the tab from loading
+        return {}
+    found: dict[str, list[str]] = {}
+    for target, name in sorted(active.items()):
+        found.setdefault(name, []).append(target)
+    return found
+
+
 class ProfileForm(ModalScreen[Any]):
     """Add or edit a profile; the URL is checked by the doctor on every keystroke."""
 
@@ -352,6 +366,7 @@ class ProfilesTab(Horizontal):
         self.presets: dict[str, Any] = {}
         self.effective: dict[str, list[Any]] = {}
         self.last_applied: list[Any] = []
+        self.active: dict[str, list[str]] = {}  # profile -> the targets it is active for
         self._select_after: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -384,6 +399,7 @@ class ProfilesTab(Horizontal):
             from eloledger.tui.app import _message
 
             error = _message(exc)
+        active = active_targets()
         try:
             from eloledger.doctor.effective import effective_settings
 
@@ -392,6 +408,7 @@ class ProfilesTab(Horizontal):
             from eloledger.tui.app import _message
 
             error = error or _message(exc)
+        self.active = active
         self.app.call_from_thread(self._loaded, profiles, presets, effective, error)
 
     def _loaded(self, profiles: dict, presets: dict, effective: dict, error: str) -> None:
@@ -401,10 +418,12 @@ class ProfilesTab(Horizontal):
         self._select_after = None
         option_list.clear_options()
         for name in sorted(profiles):
-            option_list.add_option(Option(name, id=f"p:{name}"))
+            option_list.add_option(Option(self._label(name, ""), id=f"p:{name}"))
         for name in sorted(presets):
             if name not in profiles:
-                option_list.add_option(Option(f"{name} [dim](preset)[/]", id=f"p:{name}"))
+                option_list.add_option(
+                    Option(self._label(name, " [dim](preset)[/]"), id=f"p:{name}")
+                )
         if option_list.option_count:
             ids = [option_list.get_option_at_index(i).id for i in range(option_list.option_count)]
             wanted = f"p:{highlighted}" if highlighted else None
@@ -413,6 +432,12 @@ class ProfilesTab(Horizontal):
         self._show_selected()
         if error:
             self.query_one("#profile-summary", Static).update(f"[$error]{escape(error)}[/]")
+
+    def _label(self, name: str, suffix: str) -> str:
+        """● marks the profile clients were last switched to (and restores undo it)."""
+        if name in self.active:
+            return f"[b $success]●[/] {escape(name)}{suffix}"
+        return f"  {escape(name)}{suffix}"
 
     def selected_name(self) -> str | None:
         option_list = self.query_one("#profile-list", OptionList)
@@ -438,7 +463,11 @@ class ProfilesTab(Horizontal):
             summary.update("No profiles yet: press [b]n[/b] to add one.")
             return
         preset = profile.name not in self.profiles
-        summary.update(profile_summary(profile, preset=preset))
+        text = profile_summary(profile, preset=preset)
+        where = self.active.get(profile.name)
+        if where:
+            text += f"\n\n[$success]● active for: {escape(', '.join(where))}[/]"
+        summary.update(text)
 
     # -- actions --------------------------------------------------------------------------------
 

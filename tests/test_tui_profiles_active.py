@@ -1,0 +1,50 @@
+"""The Profiles list marks the active profile (issue 11 item 4, TUI part)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from eloledger.profiles.model import Profile
+from eloledger.profiles.store import save_profile
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.dialogs import DiffScreen
+from eloledger.tui.profiles_tab import ProfilesTab
+from eloledger.tui.testing import screen_text
+
+
+async def until(predicate, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return predicate()
+
+
+async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GW_KEY", "sk-gw-active-0123456789")
+    save_profile(
+        Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude"])
+    )
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        tab = app.query_one(ProfilesTab)
+        assert await until(lambda: "gw" in tab.profiles)
+        await pilot.pause(0.3)
+        assert "● gw" not in screen_text(app)
+        option_list = app.query_one("#profile-list", OptionList)
+        option_list.focus()
+        option_list.highlighted = 0
+        await pilot.press("u")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        assert await until(lambda: isinstance(app.screen, DiffScreen))
+        await pilot.press("a")
+        assert await until(lambda: "gw" in tab.active)
+        await pilot.pause(0.5)
+        text = screen_text(app)
+        assert "● gw" in text and "active for: claude" in text
