@@ -97,7 +97,10 @@ async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
         arms = [a for a in tab.curves.arms if len(a.tokens)]
         assert len(arms) >= 5
         plot = app.query_one("#elo-plot", PlotWidget)
-        assert len(plot._datasets) == len(arms) + 1  # the arms and ONE reference line
+        lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
+        assert len(lines) == len(arms) + 1  # the arms and ONE reference line
+        labels = {d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"}
+        assert labels == {chr(ord("A") + i) for i in range(len(arms))}  # each curve named
         legend = region_text(app, app.query_one("#elo-legend"))
         assert f"from {arms[0].name}" in " ".join(legend.split())
         await pilot.press("r")

@@ -65,8 +65,10 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
         xs = [math.log10(t) for t in arm.tokens]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
+        letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
-        keys.append(f"[{colour}]━[/] {escape(arm.name)}")
+        plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
+        keys.append(f"[b {colour}]{letter}[/] {escape(arm.name)}")
         xs_all += xs
         ys_all += ys
     if not xs_all:
@@ -89,8 +91,8 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     plot.set_ylabel("Elo")
     line = "  ".join(keys)
     return (
-        f"{line}\n[grey42]━[/] +400 Elo per 10× tokens from {escape(ref_arm.name)}"
-        " (r: the next arm's) · x: session budget, tokens (log)"
+        f"{line}\n[grey42]━[/] +400 Elo/10× tokens from {escape(ref_arm.name)} (r: next arm)"
+        " · x: budget, tokens (log)"
     )
 
 
