@@ -3,8 +3,6 @@ header, row styles explained, legend outside the plot, labelled points, one refe
 
 from __future__ import annotations
 
-import asyncio
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -13,18 +11,9 @@ from textual_plot import PlotWidget
 
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
-
-
-async def until(predicate, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
 
 
 def region_text(app: EloLedgerApp, widget) -> str:

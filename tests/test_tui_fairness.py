@@ -3,10 +3,8 @@ dialog and `eloledger fairness` give the same record for the same ledger and arm
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -18,18 +16,9 @@ from eloledger.rating.budget_sim import four_arms
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.budget_views import FairnessScreen
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 
 ROLES = ("old_1", "new_1", "old_n", "new_n")
-
-
-async def until(predicate, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
 
 
 @pytest.fixture

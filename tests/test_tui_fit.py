@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -13,18 +11,9 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import DiffScreen
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.profiles_tab import ProfilesTab, SwitchScreen
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
-
-
-async def until(predicate, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
 
 
 def footer_line(app: EloLedgerApp) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +10,7 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import HelpScreen, PathScreen
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.sources import LedgerWatch, LiveRun
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 
 SPEC = """\
 [experiment]
@@ -39,15 +37,6 @@ kind = "best_of_n"
 n = 2
 select = "verifier"
 """
-
-
-async def until(predicate, seconds: float = 60.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
 
 
 async def test_w_watches_a_ledger_typed_in_the_run_tab(tmp_path: Path) -> None:

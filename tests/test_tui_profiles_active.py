@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 from textual.widgets import OptionList
@@ -13,16 +11,7 @@ from eloledger.profiles.store import save_profile
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import DiffScreen
 from eloledger.tui.profiles_tab import ProfilesTab
-from eloledger.tui.testing import screen_text
-
-
-async def until(predicate, seconds: float = 30.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
+from eloledger.tui.testing import screen_text, until
 
 
 async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, monkeypatch) -> None:

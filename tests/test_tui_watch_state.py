@@ -4,9 +4,7 @@ ledger, skipped lines, the run's end, its spec's budget and plan, stale percenti
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -16,16 +14,7 @@ from eloledger.errors import UserError
 from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text
-
-
-async def wait_for(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
+from eloledger.tui.testing import screen_text, until
 
 
 def append(path: Path, rows: int, arm: str, *, latency: float = 200.0, task: str = "t") -> None:
@@ -57,7 +46,7 @@ async def test_a_missing_file_is_said_to_be_missing(tmp_path: Path) -> None:
         assert "waiting" in text and "later.jsonl" in text and "does not exist yet" in text
         assert "following" not in text
         append(path, 2, "a")
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 200)
+        assert await until(lambda: app.live_source.counters.total_tokens == 200)
         await pilot.pause(0.3)
         assert "does not exist yet" not in summary(app)
 
@@ -88,7 +77,7 @@ async def test_skipped_garbage_lines_are_counted_and_shown(tmp_path: Path) -> No
     append(path, 2, "a", task="u")
     app = EloLedgerApp(watch=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 500)
+        assert await until(lambda: app.live_source.counters.total_tokens == 500)
         await pilot.pause(0.3)
         text = summary(app)
         assert "1 line skipped" in text and "run.jsonl:4" in text
@@ -116,7 +105,7 @@ async def test_run_finished_loads_comparisons_and_shows_the_spec_plan(tmp_path: 
     append(ledger, 3, "b")
     app = EloLedgerApp(watch=ledger)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 600)
+        assert await until(lambda: app.live_source.counters.total_tokens == 600)
         await pilot.pause(0.3)
         text = summary(app)
         assert "following" in text and "run finished" not in text
@@ -124,8 +113,8 @@ async def test_run_finished_loads_comparisons_and_shows_the_spec_plan(tmp_path: 
         assert app.live_source.counters.arms["b"].planned == 12  # 3 tasks × 4 samples
         comparisons = tmp_path / "exp.comparisons.csv"
         comparisons.write_text("task_id,winner,loser\nt0,b,a\nt1,b,a\nt2,a,b\n", encoding="utf-8")
-        assert await wait_for(lambda: "run finished" in summary(app))
-        assert await wait_for(lambda: app.query_one(EloTab).data is not None)
+        assert await until(lambda: "run finished" in summary(app))
+        assert await until(lambda: app.query_one(EloTab).data is not None)
         assert app.query_one(EloTab).data.ledger == ledger
 
 
@@ -134,12 +123,12 @@ async def test_percentiles_start_over_when_the_file_is_replaced(tmp_path: Path) 
     append(path, 5, "a", latency=5000.0)
     app = EloLedgerApp(watch=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await wait_for(lambda: "p50 5.0s" in summary(app) or "p50 5.00s" in summary(app))
+        assert await until(lambda: "p50 5.0s" in summary(app) or "p50 5.00s" in summary(app))
         fresh = tmp_path / "fresh.jsonl"
         with LedgerWriter(fresh) as w:
             w.append({"task_id": "x", "arm": "z", "status": "ok", "total_tokens": 5})
         os.replace(fresh, path)
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 5)
+        assert await until(lambda: app.live_source.counters.total_tokens == 5)
         await pilot.pause(0.6)
         text = summary(app)
         assert "p50 -" in text and "5.0s" not in text
