@@ -68,6 +68,31 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(value)
 
 
+class TextScreen(ModalScreen[None]):
+    """A block of text (markup) to read and scroll; escape or enter closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter,q", "close", "Close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
+                                  border: thick $primary; background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self.text + "\n\n[$text-muted]escape/enter: close[/]")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 class PathScreen(ModalScreen["Path | None"]):
     """Ask for one file path; enter accepts it when the file exists (or ``must_exist`` is off)."""
 
