@@ -37,3 +37,30 @@ async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, m
         await pilot.pause(0.5)
         text = screen_text(app)
         assert "● gw" in text and "active for: claude" in text
+
+
+async def test_switch_diff_shows_without_the_key_and_cannot_be_applied(temp_home: Path) -> None:
+    """Issue 11 item 5: the URLs and settings are shown; the key is a placeholder."""
+    save_profile(
+        Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude"])
+    )
+    claude = temp_home / ".claude" / "settings.json"
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        tab = app.query_one(ProfilesTab)
+        assert await until(lambda: "gw" in tab.profiles)
+        await pilot.pause(0.3)
+        option_list = app.query_one("#profile-list", OptionList)
+        option_list.focus()
+        option_list.highlighted = 0
+        await pilot.press("u")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        assert await until(lambda: isinstance(app.screen, DiffScreen))
+        await pilot.pause(0.3)
+        text = " ".join(screen_text(app).split())
+        assert "preview only: $GW_KEY is not set" in text
+        assert "ANTHROPIC_BASE_URL" in text and "https://gw.example.com" in text
+        await pilot.press("a")  # nothing to apply without a key
+        await pilot.pause(0.5)
+        assert not claude.exists()

@@ -88,6 +88,15 @@ def effective_text(settings: dict[str, list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def missing_key_placeholder(profile: Any) -> str | None:
+    """A stand-in for a key that is not set (for a preview), or None when a key is there."""
+    from eloledger.profiles.store import resolve_key
+
+    if resolve_key(profile):
+        return None
+    return f"<${profile.key_env or 'key'} not set>"
+
+
 def active_targets() -> dict[str, list[str]]:
     """Profile -> the client targets it is active for, from the switcher's own state file."""
     try:
@@ -518,8 +527,21 @@ class ProfilesTab(Horizontal):
     def _plan(self, profile: Any, targets: list[str], scope: str) -> None:
         from eloledger.profiles.switch import plan_switch
 
+        preview = ""
         try:
-            plan = plan_switch(profile, targets, scope)
+            try:
+                plan = plan_switch(profile, targets, scope)
+            except Exception:
+                placeholder = missing_key_placeholder(profile)
+                if placeholder is None:
+                    raise
+                # No key in the environment: the URLs and settings can still be shown; the key
+                # appears as a placeholder and nothing can be applied (issue 11 item 5).
+                plan = plan_switch(profile, targets, scope, key=placeholder)
+                preview = (
+                    f"preview only: ${profile.key_env} is not set, so the key is shown as "
+                    f"{placeholder}; export it (or store the key) to apply"
+                )
         except Exception as exc:
             from eloledger.tui.app import _message
 
@@ -527,14 +549,15 @@ class ProfilesTab(Horizontal):
                 self.notify, _message(exc), title="Cannot switch", severity="error", timeout=12
             )
             return
-        self.app.call_from_thread(self._confirm_plan, plan)
+        self.app.call_from_thread(self._confirm_plan, plan, preview)
 
-    def _confirm_plan(self, plan: Any) -> None:
+    def _confirm_plan(self, plan: Any, preview: str = "") -> None:
         from eloledger.tui.dialogs import DiffScreen
 
         diffs = [(str(f.path), f.diff) for f in plan.files if f.changed]
         title = f"Switch to {plan.profile.name}: {len(diffs)} file(s) change (secrets masked)"
-        notes = plan.notes + [f"conflict: {c}" for c in plan.conflicts]
+        notes = ([preview] if preview else []) + plan.notes
+        notes += [f"conflict: {c}" for c in plan.conflicts]
         if notes:
             title += "\n" + "\n".join(notes)
 
@@ -542,7 +565,8 @@ class ProfilesTab(Horizontal):
             if apply:
                 self._apply(plan)
 
-        self.app.push_screen(DiffScreen(title, diffs, can_apply=bool(diffs)), answer)
+        can_apply = bool(diffs) and not preview
+        self.app.push_screen(DiffScreen(title, diffs, can_apply=can_apply), answer)
 
     @work(thread=True, exclusive=True, group="profiles-switch")
     def _apply(self, plan: Any) -> None:
