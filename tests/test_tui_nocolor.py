@@ -24,7 +24,10 @@ async def test_no_color_elo_plot_renders_without_crash(monkeypatch: pytest.Monke
     monkeypatch.setenv("NO_COLOR", "1")
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("4", "e")
+        await pilot.pause(0.5)  # the first refresh places focus; then the keys reach the tabs
+        await pilot.press("4")
+        await pilot.pause(0.3)
+        await pilot.press("e")
         await _wait_for_elo(app, pilot)
         await pilot.resize_terminal(120, 40)  # a relayout repaints the canvas at a new size
         await pilot.pause(0.3)

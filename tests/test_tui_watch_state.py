@@ -76,11 +76,10 @@ async def test_skipped_garbage_lines_are_counted_and_shown(tmp_path: Path) -> No
         fh.write("garbage line\n")
     append(path, 2, "a", task="u")
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         assert await until(lambda: app.live_source.counters.total_tokens == 500)
-        await pilot.pause(0.3)
-        text = summary(app)
-        assert "1 line skipped" in text and "run.jsonl:4" in text
+        assert await until(lambda: "1 line skipped" in summary(app))
+        assert "run.jsonl:4" in app.live_source.detail()
 
 
 async def test_run_finished_loads_comparisons_and_shows_the_spec_plan(tmp_path: Path) -> None:

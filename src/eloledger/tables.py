@@ -1,6 +1,7 @@
 """Render a list of records as a table, CSV, Markdown or JSON: one place for every command.
 
-The width rule (issue 11): a table printed to a terminal fits it. ``terminal_width`` says how
+The width rule (issue 11): a table printed to a terminal fits it (``COLUMNS``, else the
+terminal's width, else 80); piped or redirected output has no limit. ``terminal_width`` says how
 wide that is; ``render_table(..., width=W)`` drops the columns with a ``drop`` rank (highest
 first) until the table fits, then shortens the widest text column with "…", and says in a last
 line what was left out. CSV, Markdown and JSON always carry every column.
@@ -49,11 +50,9 @@ class Column:
 
 
 def terminal_width(stream: Any = None) -> int | None:
-    """How wide tables may be: ``COLUMNS`` if set, else the terminal's width (80 when a
-    terminal does not say), else None (piped or redirected: no limit)."""
-    env = os.environ.get("COLUMNS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
+    """How wide tables may be on ``stream`` (stdout): None (no limit) when it is not a
+    terminal (piped or redirected: scripts get every column); on a terminal, ``COLUMNS`` if
+    set, else the terminal's width, else 80."""
     stream = sys.stdout if stream is None else stream
     try:
         is_tty = stream.isatty()
@@ -61,6 +60,9 @@ def terminal_width(stream: Any = None) -> int | None:
         return None
     if not is_tty:
         return None
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
     try:
         columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):

@@ -91,8 +91,8 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     plot.set_ylabel("Elo")
     line = "  ".join(keys)
     return (
-        f"{line}\n[grey42]━[/] +400 Elo/10× tokens from {escape(ref_arm.name)} (r: next arm)"
-        " · x: budget, tokens (log)"
+        f"{line}\n[grey42]━[/] +400 Elo per 10× tokens from {escape(ref_arm.name)} (r: next)"
+        " · x: budget (log)"
     )
 
 
