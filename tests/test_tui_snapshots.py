@@ -111,7 +111,9 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
 
     async def typing(pilot) -> None:
         await pilot.pause(0.8)
-        await pilot.press("n", *"my-gw", "tab", *"https://gw.example.com/v1")
+        await pilot.press("n")
+        await pilot.pause(0.5)  # the form is mounted and focused before the typing starts
+        await pilot.press(*"my-gw", "tab", *"https://gw.example.com/v1")
         await pilot.pause(0.3)
 
     assert snap_compare(EloLedgerApp(), terminal_size=size, run_before=typing)
