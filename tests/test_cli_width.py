@@ -180,3 +180,40 @@ def test_terminal_width_without_a_terminal_is_unlimited(monkeypatch: pytest.Monk
     monkeypatch.setenv("COLUMNS", "100")
     with open(os.devnull, "w") as sink:
         assert terminal_width(sink) is None
+
+
+def test_new_counts_from_other_helpers_show_when_present(capsys: pytest.CaptureFixture) -> None:
+    """usage_estimated (ledger summary) and judge_no_verdict (run result) get a column when a
+    ledger or run has them, and no column otherwise."""
+    import argparse
+    from types import SimpleNamespace
+
+    from eloledger.cli import run_cmd, tokens_cmd
+
+    groups = [{"name": "a", "calls": 3, "ok": 3, "usage_estimated": 2, "total_tokens": 1234}]
+    titles = [c.title for c in tokens_cmd.table_columns("arm", groups)]
+    assert "estimated" in titles
+    assert "estimated" not in [c.title for c in tokens_cmd.table_columns("arm", [{"name": "a"}])]
+    arm = {"arm": "a", "kind": "single", "n": 1, "max_tokens": 64, "calls": 2, "errors": 0}
+    result = SimpleNamespace(
+        arms=[{**arm, "tokens": 5000, "length_rate": 0.0, "judge_no_verdict": 3}],
+        comparisons_path=None,
+        comparisons=0,
+        stopped="completed",
+        run_id="r",
+        experiment="e",
+        ledger_path=Path("x.jsonl"),
+        results_path=None,
+        attempts=2,
+        retries=0,
+        resumed_calls=0,
+        not_run=0,
+        judge_calls=0,
+        arm_tokens=5000,
+        judge_tokens=0,
+        elapsed_s=1.0,
+        warnings=[],
+    )
+    run_cmd.report(result, argparse.Namespace(format="table", bootstrap=0, wide=False))
+    out = capsys.readouterr().out
+    assert "no verdict" in out and "5,000" in out
