@@ -97,3 +97,17 @@ async def test_help_and_cancel_dialog_agree_on_calls_in_flight() -> None:
         await pilot.press("f1")
         await pilot.pause(0.2)
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_judge_no_verdict_counts_are_reported_when_present(tmp_path: Path) -> None:
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.pause(0.2)
+        arms = [{"arm": "a", "judge_no_verdict": 2}, {"arm": "b", "judge_no_verdict": 1}]
+        result = SimpleNamespace(
+            stopped="cancelled", ledger_path=tmp_path / "x.jsonl", comparisons_path=None, arms=arms
+        )
+        app._run_finished(result)
+        await pilot.pause(0.3)
+        messages = [n.message for n in app._notifications]
+        assert any("3 judge call(s) gave no verdict" in m for m in messages)

@@ -180,6 +180,14 @@ class EloLedgerApp(App[int]):
         ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
         comparisons = getattr(result, "comparisons_path", None)
         elo = self.query_one(EloTab)
+        no_verdict = sum(int(a.get("judge_no_verdict") or 0) for a in getattr(result, "arms", []))
+        if no_verdict:  # the judge could not decide: those pairs are not in the Elo table
+            self.notify(
+                f"{no_verdict} judge call(s) gave no verdict; those pairs are not compared.",
+                title="Judge",
+                severity="warning",
+                timeout=10,
+            )
         if comparisons and getattr(result, "comparisons", 1):
             self.notify(
                 f"Run {stopped}; ledger {ledger}. The Elo tab (4) fits its comparisons now.",
