@@ -64,3 +64,69 @@ def test_snapshot_profiles_tab(snap_compare) -> None:
 
 def test_snapshot_help(snap_compare) -> None:
     assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), press=["f1", "_"])
+
+
+def _elo_app() -> EloLedgerApp:
+    return EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
+
+
+async def _elo_loaded(app: EloLedgerApp, pilot) -> None:
+    deadline = time.monotonic() + 30
+    while app.query_one(EloTab).data is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    await pilot.pause(0.3)
+
+
+def test_snapshot_elo_plot_no_color(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_COLOR (issue 11 item 1): the Elo plot renders in monochrome instead of crashing."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = _elo_app()
+
+    async def loaded(pilot) -> None:
+        await _elo_loaded(app, pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_budget_curves(snap_compare, size: tuple[int, int]) -> None:
+    app = _elo_app()
+
+    async def curves(pilot) -> None:
+        await _elo_loaded(app, pilot)
+        await pilot.press("v")
+        deadline = time.monotonic() + 60
+        while app.query_one(EloTab).curves is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=curves)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> None:
+    """Issue 11 item 2: the text being typed is visible in the focused field."""
+
+    async def typing(pilot) -> None:
+        await pilot.pause(0.8)
+        await pilot.press("n")
+        await pilot.pause(0.5)  # the form is mounted and focused before the typing starts
+        await pilot.press(*"my-gw", "tab", *"https://gw.example.com/v1")
+        await pilot.pause(0.3)
+
+    assert snap_compare(EloLedgerApp(), terminal_size=size, run_before=typing)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_fairness_dialog(snap_compare, size: tuple[int, int]) -> None:
+    """Issue 11 item 16: the dialog shows its rounds and seed; nothing guessed by order."""
+    app = _elo_app()
+
+    async def dialog(pilot) -> None:
+        await _elo_loaded(app, pilot)
+        await pilot.press("f")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=dialog)

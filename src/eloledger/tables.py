@@ -1,4 +1,11 @@
-"""Render a list of records as a table, CSV, Markdown or JSON: one place for every command."""
+"""Render a list of records as a table, CSV, Markdown or JSON: one place for every command.
+
+The width rule (issue 11): a table printed to a terminal fits it (``COLUMNS``, else the
+terminal's width, else 80); piped or redirected output has no limit. ``terminal_width`` says how
+wide that is; ``render_table(..., width=W)`` drops the columns with a ``drop`` rank (highest
+first) until the table fits, then shortens the widest text column with "…", and says in a last
+line what was left out. CSV, Markdown and JSON always carry every column.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,9 @@ import csv
 import io
 import json
 import math
+import os
+import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +26,10 @@ class Column:
     key: str
     title: str
     digits: int | None = None  # None: print as is; n: fixed-point with n decimals
+    drop: int = 0  # 0: always shown; n > 0: left out to fit a terminal, highest n first
+    group: bool = False  # thousands separators in tables (never in CSV/Markdown)
 
-    def cell(self, record: Mapping[str, Any]) -> str:
+    def cell(self, record: Mapping[str, Any], *, human: bool = False) -> str:
         value = record.get(self.key)
         if value is None:
             return ""
@@ -26,20 +38,122 @@ class Column:
                 return ""
             if math.isinf(value):
                 return "inf" if value > 0 else "-inf"
+            sep = "," if human and self.group else ""
             if self.digits is not None:
-                return f"{value:.{self.digits}f}"
-            return f"{value:g}"
+                return f"{value:{sep}.{self.digits}f}"
+            return f"{value:,}" if sep else f"{value:g}"
         if isinstance(value, bool):
             return "yes" if value else ""
+        if isinstance(value, int) and human and self.group:
+            return f"{value:,}"
         return str(value)
 
 
-def render_table(records: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
-    """Aligned plain text: numbers right, text left."""
+def terminal_width(stream: Any = None) -> int | None:
+    """How wide tables may be on ``stream`` (stdout): None (no limit) when it is not a
+    terminal (piped or redirected: scripts get every column); on a terminal, ``COLUMNS`` if
+    set, else the terminal's width, else 80."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        is_tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return None
+    if not is_tty:
+        return None
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    return columns or 80
+
+
+def table_width(wide: bool = False) -> int | None:
+    """The limit a command's table gets: none with ``--wide``, else the terminal's width."""
+    return None if wide else terminal_width()
+
+
+def wrap(text: str, width: int | None) -> str:
+    """A note line wrapped to the table's width (unchanged without a limit)."""
+    if width is None:
+        return text
+    return "\n".join(textwrap.fill(line, width) if line else line for line in text.split("\n"))
+
+
+def render_table(
+    records: Sequence[Mapping[str, Any]],
+    columns: Sequence[Column],
+    *,
+    width: int | None = None,
+    wide_hint: str = "--wide",
+) -> str:
+    """Aligned plain text: numbers right, text left; at most ``width`` characters a line."""
+    shown = list(columns)
+    body = _cells(records, shown)
+    hidden: list[Column] = []
+    while width is not None and _line_width(shown, body) > width:
+        droppable = [i for i, c in enumerate(shown) if c.drop]
+        if not droppable:
+            break
+        hidden.append(shown.pop(max(droppable, key=lambda i: (shown[i].drop, i))))
+        body = _cells(records, shown)
+    if width is not None:
+        body = _shorten(shown, body, width)
+    out = _aligned(shown, body)
+    if hidden:
+        names = ", ".join(c.title for c in columns if c in hidden)
+        out += "\n" + wrap(
+            f"(not shown to fit {width} columns: {names}; {wide_hint} shows all)", width
+        )
+    return out
+
+
+def _cells(records: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> list[list[str]]:
+    return [[c.cell(r, human=True) for c in columns] for r in records]
+
+
+def _widths(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> list[int]:
+    return [max([len(c.title)] + [len(row[i]) for row in body]) for i, c in enumerate(columns)]
+
+
+def _line_width(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> int:
+    widths = _widths(columns, body)
+    return sum(widths) + 2 * max(0, len(widths) - 1)
+
+
+def _shorten(columns: Sequence[Column], body: list[list[str]], width: int) -> list[list[str]]:
+    """Cut the widest text column with "…" until the lines fit (numbers are never cut)."""
+    numeric = _numeric(columns, body)
+    while _line_width(columns, body) > width:
+        widths = _widths(columns, body)
+        text_cols = [i for i in range(len(columns)) if not numeric[i] and widths[i] > 8]
+        if not text_cols:
+            break
+        i = max(text_cols, key=lambda k: widths[k])
+        keep = max(8, widths[i] - (_line_width(columns, body) - width))
+        limit = max(keep, len(columns[i].title))
+        body = [
+            [
+                cell if k != i or len(cell) <= limit else cell[: limit - 1] + "…"
+                for k, cell in enumerate(row)
+            ]
+            for row in body
+        ]
+        if _widths(columns, body)[i] == widths[i]:
+            break
+    return body
+
+
+def _numeric(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> list[bool]:
+    return [all(_looks_numeric(row[i]) for row in body if row[i]) for i in range(len(columns))]
+
+
+def _aligned(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> str:
     header = [c.title for c in columns]
-    body = [[c.cell(r) for c in columns] for r in records]
-    widths = [max([len(h)] + [len(row[i]) for row in body]) for i, h in enumerate(header)]
-    numeric = [all(_looks_numeric(row[i]) for row in body if row[i]) for i in range(len(columns))]
+    widths = _widths(columns, body)
+    numeric = _numeric(columns, body)
 
     def line(cells: Sequence[str]) -> str:
         parts = [
@@ -78,9 +192,16 @@ def to_json(payload: Any) -> str:
     return json.dumps(_finite(payload), indent=2, ensure_ascii=False)
 
 
-def render(fmt: str, records: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
+def render(
+    fmt: str,
+    records: Sequence[Mapping[str, Any]],
+    columns: Sequence[Column],
+    *,
+    width: int | None = None,
+) -> str:
+    """``width`` limits tables only; CSV and Markdown always carry every column."""
     if fmt == "table":
-        return render_table(records, columns)
+        return render_table(records, columns, width=width)
     if fmt == "csv":
         return render_csv(records, columns)
     if fmt == "md":

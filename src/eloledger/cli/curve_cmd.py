@@ -131,21 +131,25 @@ def point_records(result: Any) -> list[dict[str, Any]]:
 
 
 def render(result: Any, fmt: str) -> str:
-    from eloledger.tables import Column, render_csv, render_table
+    from eloledger.tables import Column, render_csv, render_table, terminal_width, wrap
 
     records = point_records(result)
+    width = terminal_width()
     if fmt == "csv":
         keys = ("arm", "tokens", "elo", "ci_low", "ci_high", "reference_elo", "slope_per_decade")
         return render_csv(records, [Column(k, k, None) for k in keys])
     columns = [Column(key, title, digits) for key, title, digits in COLUMNS]
-    parts = [render_table(records, columns)]
+    parts = [render_table(records, columns, width=width)]
     summary = ", ".join(
         f"{a.name}: {'never' if a.b_inf is None else f'{a.b_inf:g} tokens'}" for a in result.arms
     )
-    parts.append(f"\nb_inf (slope stays below 400 Elo/decade from): {summary}")
+    parts.append("\n" + wrap(f"b_inf (slope stays below 400 Elo/decade from): {summary}", width))
     parts.append(
-        f"anchor: {result.anchor} = 1000 Elo; intervals: {result.bootstrap} rounds "
-        f"resampling {result.resample}"
+        wrap(
+            f"anchor: {result.anchor} = 1000 Elo; intervals: {result.bootstrap} rounds "
+            f"resampling {result.resample}",
+            width,
+        )
     )
     if result.splitting:
         split_records = [
@@ -154,7 +158,7 @@ def render(result: Any, fmt: str) -> str:
         ]
         split_columns = [Column(key, title, digits) for key, title, digits in SPLIT_COLUMNS]
         parts.append("\nbudget splitting (m sessions of B/m tokens vs one session of B):")
-        parts.append(render_table(split_records, split_columns))
+        parts.append(render_table(split_records, split_columns, width=width))
     return "\n".join(parts)
 
 

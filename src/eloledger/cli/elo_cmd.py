@@ -73,6 +73,23 @@ COST_COLUMNS = (
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
 )
+# Which columns give way on a narrow terminal (highest first); the rest always show.
+# With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
+# pass@1, tok/success. --wide (or csv/md/json) gives every column.
+DROP_ORDER = {
+    "raw_elo_per_1k": 12,
+    "pass_k": 11,
+    "rank_ci": 10,
+    "wins": 9,
+    "delta_elo": 8,
+    "elo_per_decade": 7,
+    "games": 6,
+    "pass_at_k": 5,
+    "dominated": 4,
+    "rank": 3,
+    "tokens_per_success": 2,
+    "pass_at_1": 1,
+}
 CSV_KEYS = ("name", "elo", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "games", "wins")
 LC_COLUMNS = (("lc_elo", "lc_elo", 1), ("lc_ci", "LC 95% CI", None))
 LC_CSV_KEYS = ("lc_elo", "lc_ci_low", "lc_ci_high")
@@ -151,6 +168,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
     )
+    add_wide_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -262,9 +280,17 @@ def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
     return arm_costs(ledger), [*ledger.warnings, *count_warnings(ledger)]
 
 
+def add_wide_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="every column in the table, however wide (default: fit the terminal)",
+    )
+
+
 def render_text(report: Any, args: argparse.Namespace) -> str:
     """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
-    from eloledger.tables import Column, render
+    from eloledger.tables import Column, render, table_width, wrap
 
     lc = report.length_coef is not None
     spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (COST_COLUMNS if report.has_costs else ())
@@ -284,17 +310,18 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
         keys += tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
         cols = [Column(k, k, digits.get(k)) for k in keys]
         return render("csv", report.players, cols)
-    cols = [Column(k, title, digits) for k, title, digits in spec]
+    width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
+    cols = [Column(k, title, digits, drop=DROP_ORDER.get(k, 0)) for k, title, digits in spec]
     records = [_display(r) for r in report.players]
-    body = render(args.format, records, cols)
+    body = render(args.format, records, cols, width=width)
     notes = [_anchor_note(report, args)]
     if lc:
         notes.append(_length_note(report.length_coef))
-    if report.has_costs:
+    if report.has_costs and "raw/1k*" in body.split("\n", 1)[0]:
         notes.append(RAW_NOTE)
     if args.format == "md":
         return body + "\n\n" + "\n".join(f"_{n}_  " for n in notes)
-    return body + "\n\n" + "\n".join(notes)
+    return body + "\n\n" + "\n".join(wrap(n, width) for n in notes)
 
 
 def _display(rec: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
 import sys
 from typing import Any
@@ -84,14 +83,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="R",
         help="token or sample ratio new_n/old_n that counts as spending more (default 1.5)",
     )
-    parser.add_argument("--format", choices=("json", "table"), default="json", help="output format")
+    parser.add_argument(
+        "--format",
+        choices=("json", "table"),
+        default=None,
+        help="output format (default: table on a terminal, json when piped or redirected)",
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.errors import UserError
-    from eloledger.rating.budget_io import ledger_fingerprint, load_rows
-    from eloledger.rating.fairness import fairness_verdict
+    from eloledger.rating.budget_io import fairness_record
     from eloledger.tables import to_json
 
     for flag, value in (
@@ -103,23 +106,18 @@ def handle(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{flag} {value}: must be a finite number >= 0", fix=f"see {flag} in --help"
             )
-    rows, warnings = load_rows(args.ledger)
-    record = fairness_verdict(
-        rows,
-        args.old_1,
-        args.new_1,
-        args.old_n,
-        args.new_n,
+    arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
+    record = fairness_record(
+        args.ledger,
+        arms,
         bootstrap=args.bootstrap,
         seed=args.seed,
         pass_threshold=args.pass_threshold,
         tps_tolerance=args.tps_tolerance,
         leak_ratio=args.leak_ratio,
     )
-    record["ledger"] = {**ledger_fingerprint(args.ledger), "rows": len(rows)}
-    record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    record["warnings"][:0] = warnings
-    if args.format == "json":
+    fmt = args.format or ("table" if sys.stdout.isatty() else "json")
+    if fmt == "json":
         print(to_json(record))
         return 0
     for warning in record["warnings"]:
@@ -129,8 +127,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def render_table(record: dict[str, Any]) -> str:
-    from eloledger.tables import Column
-    from eloledger.tables import render_table as table
+    from functools import partial
+
+    from eloledger.tables import Column, terminal_width, wrap
+    from eloledger.tables import render_table as table_text
+
+    width = terminal_width()
+    table = partial(table_text, width=width)
 
     metric_rows = [
         {"metric": name, **values, "ci": _ci(values)} for name, values in record["metrics"].items()
@@ -163,7 +166,7 @@ def render_table(record: dict[str, Any]) -> str:
         f"ledger sha256 {record['ledger']['sha256'][:12]}",
         f"rule: {record['rule']}",
     ]
-    return "\n".join(parts)
+    return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
 
 
 def _ci(values: dict[str, Any]) -> str:

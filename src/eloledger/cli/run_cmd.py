@@ -70,6 +70,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="task-bootstrap rounds for the Elo intervals (default 1000)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    from eloledger.cli.elo_cmd import add_wide_option
+
+    add_wide_option(parser)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -169,18 +172,20 @@ def _run_summary(result: Any) -> str:
 
 def report(result: Any, args: argparse.Namespace) -> int:
     """The Elo table from the comparisons + ledger, plus per-arm call statistics."""
-    from eloledger.tables import Column, render, to_json
+    from eloledger.tables import Column, render, table_width, to_json
 
     arms_cols = [
         Column("arm", "arm"),
         Column("kind", "kind"),
         Column("n", "n"),
-        Column("max_tokens", "max_tokens"),
-        Column("calls", "calls"),
-        Column("errors", "errors"),
-        Column("tokens", "tokens"),
+        Column("max_tokens", "max_tokens", drop=1),
+        Column("calls", "calls", group=True),
+        Column("errors", "errors", group=True),
+        Column("tokens", "tokens", group=True),
         Column("length_rate", "length%", 1),
     ]
+    if any(a.get("judge_no_verdict") for a in result.arms):
+        arms_cols.append(Column("judge_no_verdict", "no verdict", group=True))
     arms = [
         {**a, "length_rate": None if a["length_rate"] is None else 100 * a["length_rate"]}
         for a in result.arms
@@ -222,7 +227,7 @@ def report(result: Any, args: argparse.Namespace) -> int:
     if elo_text:
         print(elo_text.rstrip("\n"))
         print()
-    print(render("table", arms, arms_cols))
+    print(render("table", arms, arms_cols, width=table_width(getattr(args, "wide", False))))
     print("length% = share of ok calls cut by max_tokens (finish_reason = length)")
     return status
 
@@ -247,6 +252,7 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         task_weight="none",
         format="json" if args.format == "json" else "table",
         example=False,
+        wide=getattr(args, "wide", False),
     )
     try:
         report = elo_cmd.compute(ns)

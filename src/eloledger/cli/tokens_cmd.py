@@ -28,6 +28,7 @@ examples:
   eloledger tokens runs/ledger.jsonl
   eloledger tokens runs/shard-*.jsonl             # shards of one run, merged
   eloledger tokens runs/ --by model               # every ledger in a folder
+  eloledger tokens runs/ledger.jsonl --sort cost --wide
   eloledger tokens runs/ledger.jsonl --by task --format csv > tokens_by_task.csv
   eloledger tokens runs/ledger.jsonl --format json | jq '.groups[] | {name, total_tokens}'"""
 
@@ -58,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="table",
         help="output format (default: table)",
     )
+    from eloledger.cli.elo_cmd import add_wide_option
+
+    add_wide_option(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -66,7 +70,7 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.merge import read_ledgers
     from eloledger.ledger.prices import load_prices
     from eloledger.ledger.summary import add_costs, summarize, summary_warnings
-    from eloledger.tables import render, to_json
+    from eloledger.tables import render, table_width, to_json
 
     prices = load_prices()
     columns = (*SUMMARY_COLUMNS, *(PRICE_COLUMNS if prices else ()))
@@ -82,10 +86,11 @@ def handle(args: argparse.Namespace) -> int:
         print(to_json({"by": args.by, "groups": groups, "warnings": warnings}))
         return 0
     has_cost = any(g.get("cost") is not None for g in groups)
-    table_columns = _columns(args.by, has_cost, args.format)
+    table_columns = _columns(args.by, has_cost, args.format, groups)
     if args.format in ("table", "md"):
         records = [_display(g) for g in [*groups, _totals(groups)]]
-        print(render(args.format, records, table_columns))
+        width = table_width(args.wide) if args.format == "table" else None
+        print(render(args.format, records, table_columns, width=width))
     else:
         print(render(args.format, groups, table_columns))
     for message in warnings:
@@ -100,14 +105,14 @@ def _sorted(groups: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
     return sorted(groups, key=lambda g: (g.get(key) is None, -(g.get(key) or 0), str(g["name"])))
 
 
-def _columns(by: str, has_cost: bool, fmt: str) -> list[Any]:
+def _columns(by: str, has_cost: bool, fmt: str, groups: list[dict[str, Any]]) -> list[Any]:
     from eloledger.tables import Column
 
     table = fmt in ("table", "md")
     columns = [
         Column("name", by),
         Column("calls", "calls"),
-        Column("ok", "ok"),
+        Column("ok", "ok", drop=3),
         Column("errors", "errors"),
         Column("usage_missing", "usage missing" if table else "usage_missing"),
         Column("usage_estimated", "estimated" if table else "usage_estimated"),
@@ -115,16 +120,18 @@ def _columns(by: str, has_cost: bool, fmt: str) -> list[Any]:
     if not table:
         columns.append(Column("estimated_token_share", "estimated_token_share", 4))
     columns += [
-        Column("prompt_tokens", "prompt"),
-        Column("completion_tokens", "completion"),
+        Column("prompt_tokens", "prompt", drop=5),
+        Column("completion_tokens", "completion", drop=4),
         Column("total_tokens", "total"),
-        Column("mean_total_tokens", "mean/call", None if table else 1),
+        Column("mean_total_tokens", "mean/call", None if table else 1, drop=2),
         Column("task_mean_total_tokens", "mean/task", None if table else 1),
     ]
     if has_cost:
         columns.append(Column("cost", "cost", 4))
     if not table:
         columns = [Column(c.key, c.key, c.digits) for c in columns]
+    elif not any(g.get("usage_estimated") for g in groups):  # shown only when there are any
+        columns = [c for c in columns if c.key != "usage_estimated"]
     return columns
 
 

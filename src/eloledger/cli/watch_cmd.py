@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check_ledger_path(path: Path) -> Path:
-    """A missing file is fine only when its folder exists (the run may not have started)."""
+    """A missing file is fine only when its folder exists (the run may not have started);
+    a file whose first line is not a ledger row is refused (it is the wrong file)."""
     if path.is_dir():
         raise UserError(f"{path}: is a folder, not a ledger file", fix="pass the .jsonl file")
     if path.exists():
@@ -70,7 +71,31 @@ def check_ledger_path(path: Path) -> Path:
             f"{path}: no such file or folder",
             fix="check the path; the run writes its ledger where its spec says",
         )
+    check_first_line(path)
     return path
+
+
+def check_first_line(path: Path) -> None:
+    """Refuse a file whose first complete line is not a ledger row (JSON object per call)."""
+    from eloledger.ledger.reader import parse_line
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return  # not there yet, or unreadable now: the viewer says so while it waits
+    if b"\n" not in head:
+        return  # empty, or a first line still being written
+    first = head.split(b"\n", 1)[0]
+    if not first.strip():
+        return
+    try:
+        parse_line(first, where=f"{path}:1")
+    except UserError as exc:
+        raise UserError(
+            f"{path}:1: this is not a ledger: {exc.message.removeprefix(f'{path}:1: ')}",
+            fix="give the run's .jsonl ledger (the 'ledger' path of its spec)",
+        ) from None
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -40,3 +40,27 @@ def _fingerprint(path: Path) -> dict[str, Any]:
             digest.update(block)
             size += len(block)
     return {"path": str(path), "bytes": size, "sha256": digest.hexdigest()}
+
+
+def fairness_record(
+    path: str | os.PathLike[str], arms: dict[str, str], **options: Any
+) -> dict[str, Any]:
+    """The fairness verdict of a ledger file, as ``eloledger fairness`` and the TUI give it.
+
+    One function for both faces, so the same ledger, arms and options give the same record
+    (the dialog once used its own rounds and read the file its own way; issue 11 item 16).
+    ``arms`` maps the roles old_1, new_1, old_n, new_n to arm names; ``options`` are
+    :func:`eloledger.rating.fairness.fairness_verdict`'s (bootstrap, seed, thresholds).
+    """
+    import datetime as dt
+
+    from eloledger.rating.fairness import fairness_verdict
+
+    rows, warnings = load_rows(path)
+    record = fairness_verdict(
+        rows, arms["old_1"], arms["new_1"], arms["old_n"], arms["new_n"], **options
+    )
+    record["ledger"] = {**ledger_fingerprint(path), "rows": len(rows)}
+    record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    record["warnings"][:0] = warnings
+    return record

@@ -11,8 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.color import Color
+from textual.filter import LineFilter, Monochrome, monochrome_style
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -33,6 +36,7 @@ class EloLedgerApp(App[int]):
     Screen { layout: vertical; }
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
+    ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show_tab('profiles')", "Profiles", show=False),
@@ -86,6 +90,12 @@ class EloLedgerApp(App[int]):
         self._resume = resume
         self.live_source: RunSource | None = source
 
+    def get_line_filters(self) -> list[LineFilter]:
+        """Textual's filters, with the NO_COLOR one made safe for unstyled segments."""
+        return [
+            _SAFE_MONOCHROME if isinstance(f, Monochrome) else f for f in super().get_line_filters()
+        ]
+
     def compose(self) -> ComposeResult:
         kwargs = {"clock": self._clock} if self._clock else {}
         with TabbedContent(initial=self._initial_tab, id="tabs"):
@@ -97,7 +107,7 @@ class EloLedgerApp(App[int]):
                 yield DoctorTab()
             with TabPane("Elo", id="elo"):
                 yield EloTab(inputs=self._elo_inputs)
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.action_show_tab, self._initial_tab)
@@ -120,7 +130,7 @@ class EloLedgerApp(App[int]):
         from eloledger.tui.sources import LedgerWatch
 
         try:
-            watch = LedgerWatch(path, from_start=from_start)
+            watch = LedgerWatch(path, from_start=from_start, on_finished=self._watched_run_ended)
         except ImportError:
             self.notify(
                 "Following a ledger needs eloledger.ledger.follow (not installed).",
@@ -130,6 +140,15 @@ class EloLedgerApp(App[int]):
         self.live_source = watch
         self.run_view.attach(watch)
         self.run_worker(watch.run(), name="watch", group="source", exclusive=True)
+
+    def _watched_run_ended(self, comparisons: Path) -> None:
+        """The followed run wrote its comparisons: fit them with its ledger in the Elo tab."""
+        watch = self.live_source
+        ledger = getattr(watch, "path", None)
+        self.query_one(EloTab).load(comparisons, ledger)
+        self.notify(
+            f"Run finished: {comparisons.name} loaded in the Elo tab (4).", title="Run", timeout=8
+        )
 
     def start_run(self, spec: Any) -> None:
         from eloledger.tui.sources import LiveRun
@@ -157,20 +176,35 @@ class EloLedgerApp(App[int]):
             self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
-        ledger_path = getattr(result, "ledger_path", None)
-        self.notify(
-            f"Run finished ({getattr(result, 'stopped', 'done')}); ledger {ledger_path}. "
-            "Fitting Elo (Elo tab).",
-            timeout=10,
-        )
-        comparisons = getattr(result, "comparisons_path", None) or getattr(
-            result, "comparisons", None
-        )
+        stopped = str(getattr(result, "stopped", "") or "done")
         ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
-        if comparisons:
-            self.query_one(EloTab).load(Path(comparisons), Path(ledger) if ledger else None)
+        comparisons = getattr(result, "comparisons_path", None)
+        elo = self.query_one(EloTab)
+        no_verdict = sum(int(a.get("judge_no_verdict") or 0) for a in getattr(result, "arms", []))
+        if no_verdict:  # the judge could not decide: those pairs are not in the Elo table
+            self.notify(
+                f"{no_verdict} judge call(s) gave no verdict; those pairs are not compared.",
+                title="Judge",
+                severity="warning",
+                timeout=10,
+            )
+        if comparisons and getattr(result, "comparisons", 1):
+            self.notify(
+                f"Run {stopped}; ledger {ledger}. The Elo tab (4) fits its comparisons now.",
+                title="Run finished",
+                timeout=10,
+            )
+            elo.load(Path(comparisons), Path(ledger) if ledger else None)
             if self._demo:
                 self.action_show_tab("elo")
+            return
+        why = (
+            "the run was cancelled before its answers were judged"
+            if stopped == "cancelled"
+            else "the run produced no comparisons (one arm, or no call succeeded)"
+        )
+        elo.explain_empty(f"No Elo table for this run: {why}. Ledger: {ledger}")
+        self.notify(f"Run {stopped}; ledger {ledger}. No Elo table: {why}.", timeout=10)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -218,6 +252,14 @@ class EloLedgerApp(App[int]):
             "Run the demo", "Simulator + built-in tasks, live (ctrl+r)", self.action_run_demo
         )
         yield SystemCommand(
+            "Open a spec and run it", "Run tab: o", self._run_view_action("open_spec")
+        )
+        yield SystemCommand(
+            "Watch a ledger",
+            "Run tab: w (follow a file another process writes)",
+            self._run_view_action("watch_ledger"),
+        )
+        yield SystemCommand(
             "Pause / resume the run", "Run tab: p", self._run_view_action("toggle_pause")
         )
         yield SystemCommand("Cancel the run", "Run tab: x", self._run_view_action("cancel_run"))
@@ -235,6 +277,23 @@ class EloLedgerApp(App[int]):
             getattr(self.run_view, f"action_{name}")()
 
         return run
+
+
+class SafeMonochrome(Monochrome):
+    """Textual's NO_COLOR filter, but a segment without a style stays without one.
+
+    textual-plot's canvas returns ``Strip.blank(0)`` (style None) for lines outside its size;
+    ``Monochrome`` reads ``style.color`` and crashed the app (issue 11 item 1).
+    """
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [
+            Segment(text, None if style is None else monochrome_style(style), None)
+            for text, style, _ in segments
+        ]
+
+
+_SAFE_MONOCHROME = SafeMonochrome()
 
 
 def _message(exc: BaseException) -> str:

@@ -18,12 +18,13 @@ from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
-from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot import HiResMode, PlotWidget
 
 from eloledger.tui import fmt
+from eloledger.tui.dialogs import EnterSubmits
 
 CURVE_BOOTSTRAP = 200
-FAIRNESS_BOOTSTRAP = 1000
+FAIRNESS_BOOTSTRAP = 2000  # the default of `eloledger fairness` and fairness_verdict
 COLOURS = ("cyan", "yellow", "magenta", "green", "red", "blue", "white")
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 
@@ -43,55 +44,56 @@ def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int 
 def compute_fairness(
     ledger: Path, arms: dict[str, str], *, bootstrap: int = FAIRNESS_BOOTSTRAP, seed: int = 0
 ) -> dict[str, Any]:
-    from eloledger.rating.fairness import fairness_verdict
+    """The record ``eloledger fairness LEDGER --old-1 .. --bootstrap B --seed S`` prints."""
+    from eloledger.rating.budget_io import fairness_record
 
-    return fairness_verdict(
-        ledger_rows(ledger),
-        arms["old_1"],
-        arms["new_1"],
-        arms["old_n"],
-        arms["new_n"],
-        bootstrap=bootstrap,
-        seed=seed,
-    )
+    return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
 
-def draw_curves(plot: PlotWidget, curves: Any) -> None:
-    """Each arm's Elo against its budget (log axis) and its best-of-k reference (+400/decade)."""
+def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
+    """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (+400 per
+    decade), so five or more arms stay readable; returns the legend line (drawn outside)."""
     from eloledger.tui.elo_tab import LogTokensFormatter
 
     plot.clear()
     plot.set_x_formatter(LogTokensFormatter())
     xs_all: list[float] = []
     ys_all: list[float] = []
-    for index, arm in enumerate(curves.arms):
-        if not len(arm.tokens):
-            continue
+    keys: list[str] = []
+    drawn = [arm for arm in curves.arms if len(arm.tokens)]
+    for index, arm in enumerate(drawn):
         xs = [math.log10(t) for t in arm.tokens]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
-        plot.plot(xs, ys, line_style=colour, label=arm.name, hires_mode=HiResMode.BRAILLE)
-        reference = [float(e) for e in arm.reference_elo]
-        plot.plot(
-            xs,
-            reference,
-            line_style="grey42",
-            label="best-of-k reference" if index == 0 else None,
-            hires_mode=HiResMode.BRAILLE,
-        )
+        letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
+        plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
+        plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
+        keys.append(f"[b {colour}]{letter}[/] {escape(arm.name)}")
         xs_all += xs
         ys_all += ys
     if not xs_all:
         plot.set_xlabel("no budget curves: the ledger has no scored sessions")
-        return
+        return ""
+    ref_arm = drawn[reference % len(drawn)]
+    xs = [math.log10(t) for t in ref_arm.tokens]
+    plot.plot(
+        xs,
+        [float(e) for e in ref_arm.reference_elo],
+        line_style="grey42",
+        hires_mode=HiResMode.BRAILLE,
+    )
     span = (max(xs_all) - min(xs_all)) or 1.0
     plot.set_xlimits(min(xs_all) - 0.05 * span, max(xs_all) + 0.05 * span)
     low, high = min(ys_all), max(ys_all)
     pad = (high - low) * 0.1 or 50
     plot.set_ylimits(low - pad, high + pad)
-    plot.set_xlabel("session budget, tokens (log) · grey: +400 Elo per 10× tokens")
+    plot.set_xlabel("session budget, tokens (log)")
     plot.set_ylabel("Elo")
-    plot.show_legend(LegendLocation.TOPLEFT)
+    line = "  ".join(keys)
+    return (
+        f"{line}\n[grey42]━[/] +400 Elo per 10× tokens from {escape(ref_arm.name)} (r: next)"
+        " · x: budget (log)"
+    )
 
 
 def curves_status(curves: Any) -> str:
@@ -104,20 +106,55 @@ def curves_status(curves: Any) -> str:
 
 
 def verdict_text(record: dict[str, Any]) -> str:
+    """The verdict, the pass@1 change with its interval, and the inputs that produced them."""
     verdict = str(record.get("verdict", "?"))
     colour = {"real_improvement": "$success", "budget_leakage": "$error"}.get(verdict, "$warning")
-    return f"[b {colour}]{escape(verdict)}[/]: {escape(str(record.get('reason', '')))}"
+    inputs = record.get("inputs", {})
+    arms = " ".join(f"{role}={inputs.get(role, '?')}" for role in ROLES)
+    lines = [f"[b {colour}]{escape(verdict)}[/]: {escape(str(record.get('reason', '')))}"]
+    pass1 = record.get("metrics", {}).get("pass1_delta", {})
+    if pass1.get("estimate") is not None:
+        lines.append(
+            f"pass@1 new_1 − old_1: {100 * pass1['estimate']:+.1f} pp"
+            + (
+                f" (95% CI {100 * pass1['ci_low']:+.1f} to {100 * pass1['ci_high']:+.1f})"
+                if pass1.get("ci_low") is not None and pass1.get("ci_high") is not None
+                else ""
+            )
+        )
+    lines.append(
+        f"[$text-muted]inputs: {escape(arms)} · {inputs.get('bootstrap', '?')} bootstrap rounds"
+        f" · seed {inputs.get('seed', '?')} (= eloledger fairness with these arms)[/]"
+    )
+    return "\n".join(lines)
 
 
-class FairnessScreen(ModalScreen[dict[str, str] | None]):
-    """Pick the four arms of the old/new × 1/N design."""
+def guess_roles(arms: list[str]) -> dict[str, str | None]:
+    """An arm named after a role (old_1, new-n, ...) fills it; nothing is guessed from order."""
+    found: dict[str, str | None] = {}
+    for role in ROLES:
+        wanted = {role, role.replace("_", "-"), role.replace("_", "")}
+        found[role] = next((a for a in arms if a.lower() in wanted), None)
+    return found
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+
+class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
+    """Pick the four arms of the old/new × 1/N design; enter judges."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Back"),
+        EnterSubmits.ENTER,
+    ]
     DEFAULT_CSS = """
     FairnessScreen { align: center middle; }
-    FairnessScreen > Vertical { width: 70; max-width: 100%; height: auto;
-                                border: thick $primary; background: $surface; padding: 0 2; }
-    FairnessScreen Horizontal { height: auto; align-horizontal: right; }
+    FairnessScreen > Vertical { width: 70; max-width: 100%; height: auto; max-height: 100%;
+                                border: thick $primary; background: $surface; padding: 0 1; }
+    FairnessScreen .fair-row { height: 1; margin-top: 1; }
+    FairnessScreen .fair-row Label { width: 22; }
+    FairnessScreen .fair-row Select { width: 1fr; }
+    FairnessScreen #fair-help { height: auto; color: $text-muted; }
+    FairnessScreen Horizontal#fair-buttons { height: auto; align-horizontal: right;
+                                             margin-top: 1; }
     FairnessScreen #fair-error { color: $error; height: auto; }
     """
 
@@ -128,27 +165,47 @@ class FairnessScreen(ModalScreen[dict[str, str] | None]):
         "new_n": "new arm, N samples",
     }
 
-    def __init__(self, arms: list[str]) -> None:
+    def __init__(self, arms: list[str], *, bootstrap: int = FAIRNESS_BOOTSTRAP, seed: int = 0):
         super().__init__()
         self.arms = arms
+        self.bootstrap = bootstrap
+        self.seed = seed
 
     def compose(self) -> ComposeResult:
         options = [(a, a) for a in self.arms]
-        guesses = dict(zip(ROLES, (self.arms * 4)[:4], strict=True))
+        guesses = guess_roles(self.arms)
         with Vertical():
-            yield Label("Budget fairness: is the gain real, or only more tokens/samples?")
+            yield Static(
+                "Budget fairness: is the gain real, or only more tokens/samples?\n"
+                f"{self.bootstrap} bootstrap rounds over tasks, seed {self.seed} "
+                "(the defaults of eloledger fairness)",
+                id="fair-help",
+            )
             for role in ROLES:
-                yield Label(self.LABELS[role])
-                yield Select(options, value=guesses[role], allow_blank=False, id=f"fair-{role}")
+                with Horizontal(classes="fair-row"):
+                    yield Label(self.LABELS[role])
+                    yield Select(
+                        options,
+                        value=guesses[role] or Select.NULL,
+                        prompt="choose an arm",
+                        id=f"fair-{role}",
+                        compact=True,
+                    )
             yield Static("", id="fair-error")
-            with Horizontal():
-                yield Button("Judge (enter)", id="fair-ok", variant="primary")
+            with Horizontal(id="fair-buttons"):
+                yield Button("Judge (enter)", id="fair-ok", variant="primary", compact=True)
 
     @on(Button.Pressed, "#fair-ok")
-    def _ok(self) -> None:
-        chosen = {role: str(self.query_one(f"#fair-{role}", Select).value) for role in ROLES}
+    def action_submit(self) -> None:
+        values = {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
+        error = self.query_one("#fair-error", Static)
+        missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
+        if missing:
+            error.update("choose an arm for: " + ", ".join(missing))
+            return
+        chosen = {role: str(value) for role, value in values.items()}
         if chosen["old_1"] == chosen["new_1"] or chosen["old_n"] == chosen["new_n"]:
-            self.query_one("#fair-error", Static).update("old and new must be different arms")
+            error.update("old and new must be different arms")
             return
         self.dismiss(chosen)
 

@@ -9,7 +9,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Button, Input, Markdown, Select, Static
+
+
+class EnterSubmits:
+    """Enter submits a form dialog from any field; space ticks a box or opens a list.
+
+    Without this, enter on a checkbox toggles it and on a list opens it, so a button labelled
+    "(enter)" could only be reached with several tabs. While a list is open, enter picks from it.
+    Dialogs mixing this in define ``action_submit``.
+    """
+
+    ENTER = Binding("enter", "submit", "Submit", show=False, priority=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "submit":
+            return not any(select.expanded for select in self.query(Select))  # type: ignore[attr-defined]
+        return True
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -50,6 +66,77 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
+
+
+class TextScreen(ModalScreen[None]):
+    """A block of text (markup) to read and scroll; escape or enter closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter,q", "close", "Close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
+                                  border: thick $primary; background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self.text + "\n\n[$text-muted]escape/enter: close[/]")
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class PathScreen(ModalScreen["Path | None"]):
+    """Ask for one file path; enter accepts it when the file exists (or ``must_exist`` is off)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+    DEFAULT_CSS = """
+    PathScreen { align: center middle; }
+    PathScreen > Vertical { width: 76; max-width: 100%; height: auto; border: thick $primary;
+                            background: $surface; padding: 1 2; }
+    PathScreen #path-help { height: auto; }
+    PathScreen #path-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, question: str, placeholder: str, *, must_exist: bool = True) -> None:
+        super().__init__()
+        self.question = question
+        self.placeholder = placeholder
+        self.must_exist = must_exist
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"{self.question}\n[b]enter[/b] accept · [b]escape[/b] back", id="path-help"
+            )
+            yield Input(placeholder=self.placeholder, id="path-input", compact=True)
+            yield Static("", id="path-error")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        from pathlib import Path
+
+        text = event.value.strip()
+        path = Path(text).expanduser()
+        if not text:
+            self.query_one("#path-error", Static).update("type a path")
+        elif path.is_dir():
+            self.query_one("#path-error", Static).update(f"{text}: is a folder; give a file")
+        elif self.must_exist and not path.is_file():
+            self.query_one("#path-error", Static).update(f"{text}: no such file")
+        elif not path.parent.is_dir():
+            self.query_one("#path-error", Static).update(f"{path.parent}: no such folder")
+        else:
+            self.dismiss(path)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class DiffScreen(ModalScreen[bool]):
@@ -113,8 +200,10 @@ Four tabs, all usable by keyboard alone (over SSH too).
 applies all or nothing), `b` backups and restore, `r` reload. The right side shows, per client,
 the value it will actually use and where it comes from.
 
-**Run**: `ctrl+r` run the demo, `p` pause/resume, `x` cancel (calls in flight finish), `f` follow
-the newest requests (`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
+**Run**: `ctrl+r` run the demo, `o` open a spec and run it, `w` watch a ledger, `p` pause/resume
+(no new calls start; calls in flight finish; the clock stops), `x` cancel (calls in flight are
+aborted; `eloledger run SPEC --resume` redoes them), `f` follow the newest requests
+(`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
 
 **Doctor**: `r` run the checks offline, `P` probe now (live requests to the configured gateways),
 `enter` on a finding shows evidence and fix, `a` applies a fix when it is a profile or config

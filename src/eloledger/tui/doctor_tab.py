@@ -15,6 +15,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from rich.table import Table
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -186,14 +188,7 @@ class DoctorTab(Vertical):
         for target, items in group_findings(findings):
             option_list.add_option(Option(f"[b]── {escape(target)}[/b]", disabled=True))
             for f in items:
-                mark, colour = SEVERITY_MARK.get(f.severity, ("?", "$text"))
-                apply = " [$success]a: apply[/]" if self.fixable(f) else ""
-                option_list.add_option(
-                    Option(
-                        f"[{colour}]{mark} {f.code}[/]{apply} {escape(f.message)}",
-                        id=str(findings.index(f)),
-                    )
-                )
+                option_list.add_option(Option(self._prompt(f), id=str(findings.index(f))))
         first = next(
             (
                 i
@@ -205,6 +200,20 @@ class DoctorTab(Vertical):
         option_list.highlighted = first
         self._detail()
         self.refresh_bindings()
+
+    def _prompt(self, f: Any) -> Table:
+        """Mark | code, message: wrapped lines hang under the text, not under the mark."""
+        mark, colour = SEVERITY_MARK.get(f.severity, ("?", "$text"))
+        colour = {"$error": "red", "$warning": "yellow"}.get(colour, "")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=1, no_wrap=True)
+        grid.add_column(ratio=1)
+        body = Text.assemble((f.code, f"bold {colour}".strip()))
+        if self.fixable(f):
+            body.append(" a: apply", style="green")
+        body.append(" " + f.message)
+        grid.add_row(Text(mark, style=colour), body)
+        return grid
 
     def fixable(self, finding: Any) -> bool:
         """True when ``a`` can apply this finding's fix (a config edit or a profile change)."""
@@ -230,11 +239,31 @@ class DoctorTab(Vertical):
             how = "\n[b]a[/b] applies this fix to the profile (diff first)"
         else:
             how = ""
+        # the fix first: it is what the user came for; enter shows everything in a dialog
         box.update(
-            f"[b]{f.code}[/b] ({f.severity}) on {escape(f.target)}\n{escape(f.message)}\n"
-            + (f"[$text-muted]evidence:[/] {escape(f.evidence)}\n" if f.evidence else "")
-            + (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
+            (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
             + how
+            + (f"\n[$text-muted]evidence:[/] {escape(f.evidence)}" if f.evidence else "")
+            + "\n[$text-muted]enter: the whole finding[/]"
+        )
+        option_list = self.query_one("#doctor-list", OptionList)
+        self.call_after_refresh(option_list.scroll_to_highlight)
+
+    @on(OptionList.OptionSelected, "#doctor-list")
+    def _open(self) -> None:
+        """Enter: the finding, its evidence and its fix in full, in a scrollable dialog."""
+        from eloledger.tui.dialogs import TextScreen
+
+        f = self.selected()
+        if f is None:
+            return
+        self.app.push_screen(
+            TextScreen(
+                f"[b]{escape(f.code)}[/b] ({f.severity}) on {escape(f.target)}\n\n"
+                f"{escape(f.message)}\n\n"
+                + (f"[$text-muted]evidence:[/] {escape(f.evidence)}\n\n" if f.evidence else "")
+                + (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "no fix given")
+            )
         )
 
     # -- applying a fix -------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
-from textual_plot import HiResMode, LegendLocation, PlotWidget
+from textual_plot import HiResMode, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
 from eloledger.tui import fmt
@@ -174,8 +174,9 @@ class ThresholdScreen(ModalScreen[float | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Back")]
     DEFAULT_CSS = """
     ThresholdScreen { align: center middle; }
-    ThresholdScreen > Vertical { width: 60; height: auto; border: thick $primary;
-                                 background: $surface; padding: 1 2; }
+    ThresholdScreen > Vertical { width: 64; max-width: 100%; height: auto;
+                                 border: thick $primary; background: $surface; padding: 1 2; }
+    ThresholdScreen #threshold-help { height: auto; }
     ThresholdScreen #threshold-error { color: $error; height: auto; }
     """
 
@@ -185,8 +186,12 @@ class ThresholdScreen(ModalScreen[float | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Worth it from how many Elo per 1K tokens per task? (enter to set)")
-            yield Input(value=f"{self.current:g}", id="threshold-input")
+            yield Static(
+                "An arm is worth its extra tokens from how many Elo per 1K tokens per task "
+                "(marginal)? [b]enter[/b] sets it · [b]escape[/b] back",
+                id="threshold-help",
+            )
+            yield Input(value=f"{self.current:g}", id="threshold-input", compact=True)
             yield Static("", id="threshold-error")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -252,22 +257,25 @@ class OpenScreen(ModalScreen[tuple[Path, Path | None] | None]):
 
 class EloTab(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("s", "sort_next", "Sort"),
+        Binding("s", "sort_next", "Sort", key_display="s/S"),
         Binding("S", "sort_reverse", "Reverse", show=False),
         Binding("t", "threshold", "Threshold"),
         Binding("o", "open", "Open"),
         Binding("e", "example", "Example", show=False),
         Binding("v", "toggle_view", "Curves"),
+        Binding("r", "next_reference", "Reference", show=False),
         Binding("f", "fairness", "Fairness"),
-        Binding("c", "export('csv')", "CSV"),
-        Binding("m", "export('md')", "Markdown"),
+        Binding("c", "export('csv')", "CSV/MD", key_display="c/m"),
+        Binding("m", "export('md')", "Markdown", show=False),
     ]
     DEFAULT_CSS = """
     EloTab { height: 1fr; }
     EloTab #elo-status { height: auto; padding: 0 1; color: $text-muted; }
-    EloTab #elo-table { height: auto; max-height: 12; }
+    EloTab #elo-table { height: auto; max-height: 12; scrollbar-size-horizontal: 0; }
     EloTab #elo-verdict { height: auto; padding: 0 1; }
+    EloTab #elo-rows { height: auto; padding: 0 1; color: $text-muted; }
     EloTab #elo-plot { height: 1fr; min-height: 8; }
+    EloTab #elo-legend { height: auto; padding: 0 1; }
     EloTab #elo-empty { padding: 1 2; color: $text-muted; }
     """
 
@@ -282,6 +290,8 @@ class EloTab(Vertical, can_focus=True):
         self.view = "arms"  # or "curves": the budget curves of the ledger's sessions
         self.curves: Any = None
         self.verdict: dict[str, Any] | None = None
+        self.reference = 0  # which arm's best-of-k reference the curves view draws
+        self.verdict_shown = False  # the fairness line takes a row only when it has something
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -291,15 +301,19 @@ class EloTab(Vertical, can_focus=True):
             id="elo-empty",
         )
         yield Static("", id="elo-status")
-        table: DataTable = DataTable(id="elo-table", cursor_type="row", zebra_stripes=True)
+        table: DataTable = DataTable(
+            id="elo-table", cursor_type="row", zebra_stripes=True, fixed_columns=1
+        )
         yield table
+        yield Static("", id="elo-rows")
         yield Static("", id="elo-verdict")
         yield PlotWidget(id="elo-plot", allow_pan_and_zoom=False)
+        yield Static("", id="elo-legend")
 
     def on_mount(self) -> None:
-        table = self.query_one("#elo-table", DataTable)
-        for key, title, _ in COLUMNS:
-            table.add_column(title, key=key)
+        plot = self.query_one("#elo-plot", PlotWidget)
+        plot.margin_top = 1  # 80×24: every row goes to the data (the legend is below it)
+        plot.margin_bottom = 1
         self._show(False)
         if self.inputs is not None:
             self.load(*self.inputs)
@@ -307,10 +321,24 @@ class EloTab(Vertical, can_focus=True):
     def _show(self, has_data: bool) -> None:
         self.can_focus = not has_data  # empty: the tab itself takes focus so 'o'/'e' work
         self.query_one("#elo-empty").display = not has_data
-        for wid in ("#elo-status", "#elo-table", "#elo-plot", "#elo-verdict"):
+        for wid in (
+            "#elo-status",
+            "#elo-table",
+            "#elo-rows",
+            "#elo-verdict",
+            "#elo-plot",
+            "#elo-legend",
+        ):
             self.query_one(wid).display = has_data
 
     # -- loading --------------------------------------------------------------------------------
+
+    def explain_empty(self, why: str) -> None:
+        """Say why there is no table (a cancelled run), keeping the ways to get one."""
+        self.query_one("#elo-empty", Static).update(
+            f"{escape(why)}\n\n• [b]o[/b] open a comparisons file (+ its ledger)\n"
+            "• [b]e[/b] the example shipped with eloledger"
+        )
 
     def load(self, comparisons: Path, ledger: Path | None = None) -> None:
         self.query_one("#elo-empty", Static).update(f"Fitting {comparisons.name} …")
@@ -336,7 +364,7 @@ class EloTab(Vertical, can_focus=True):
         self.curves = None
         self.verdict = None
         self.view = "arms"
-        self.query_one("#elo-verdict", Static).update("")
+        self._say_verdict("")
         self._show(True)
         self.refresh_table()
         self.refresh_plot()
@@ -362,8 +390,13 @@ class EloTab(Vertical, can_focus=True):
         if self.data is None:
             return
         table = self.query_one("#elo-table", DataTable)
-        table.clear()
+        table.clear(columns=True)
+        arrow = "↓" if self.sort_reverse else "↑"
+        for index, (key, title, _) in enumerate(COLUMNS):
+            label = f"{title}{arrow}" if index == self.sort_index else title
+            table.add_column(label, key=key)
         knee_name = knee(self.data.players, self.threshold) if self.data.has_costs else None
+        letters = self.plot_letters()
         for p in self.sorted_players():
             style = ""
             marginal = p.get("marginal_elo_per_1k")
@@ -377,18 +410,34 @@ class EloTab(Vertical, can_focus=True):
                 Text(cell(p, k, d), style=style, justify="left" if k == "name" else "right")
                 for k, _, d in COLUMNS
             ]
+            if p["name"] in letters:
+                cells[0] = Text.assemble((letters[p["name"]] + " ", "bold yellow"), cells[0])
             table.add_row(*cells, key=p["name"])
-        sort_title = COLUMNS[self.sort_index][1]
-        arrow = "↓" if self.sort_reverse else "↑"
-        status = (
-            f"{self.data.source} · anchor {self.data.anchor} = 1000 · sort {sort_title} {arrow}"
-            f" · worth it ≥ {self.threshold:g} Elo/1K"
-        )
+        status = f"{self.data.source} · anchor {self.data.anchor} = 1000 Elo"
         if self.data.has_costs:
             status += f" · knee: {knee_name or '-'}"
         else:
             status += " · no ledger: token columns empty"
-        self.query_one("#elo-status", Static).update(status)
+        self.query_one("#elo-status", Static).update(escape(status))
+        self.query_one("#elo-rows", Static).update(
+            f"rows: [reverse]knee[/] · [i]italic[/]: marg. < {self.threshold:g} Elo/1K (t)"
+            " · [dim]dim[/]: dominated · → more columns"
+        )
+
+    def plotted(self) -> list[dict[str, Any]]:
+        """The arms with a token cost and an Elo, cheapest first (the points on the plot)."""
+        assert self.data is not None
+        pts = [
+            p
+            for p in self.data.players
+            if _finite(p.get("tokens_per_task"))
+            and p["tokens_per_task"] > 0
+            and _finite(p.get("elo"))
+        ]
+        return sorted(pts, key=lambda p: p["tokens_per_task"])
+
+    def plot_letters(self) -> dict[str, str]:
+        return arm_letters([p["name"] for p in self.plotted()])
 
     def refresh_plot(self) -> None:
         if self.data is None:
@@ -397,18 +446,14 @@ class EloTab(Vertical, can_focus=True):
         if self.view == "curves" and self.curves is not None:
             from eloledger.tui.budget_views import draw_curves
 
-            draw_curves(plot, self.curves)
+            legend = draw_curves(plot, self.curves, self.reference)
+            self.query_one("#elo-legend", Static).update(legend)
             return
         plot.clear()
-        pts = [
-            p
-            for p in self.data.players
-            if _finite(p.get("tokens_per_task"))
-            and p["tokens_per_task"] > 0
-            and _finite(p.get("elo"))
-        ]
+        pts = self.plotted()
         if not pts:
             plot.set_xlabel("no token costs: open the run's ledger too (o)")
+            self.query_one("#elo-legend", Static).update("")
             return
         plot.set_x_formatter(LogTokensFormatter())
         pts.sort(key=lambda p: p["tokens_per_task"])
@@ -419,7 +464,6 @@ class EloTab(Vertical, can_focus=True):
             [math.log10(p["tokens_per_task"]) for p in frontier],
             [p["elo"] for p in frontier],
             line_style="cyan",
-            label="frontier",
             hires_mode=HiResMode.BRAILLE,
         )
         anchor = next((p for p in pts if p["name"] == self.data.anchor), pts[0])
@@ -429,14 +473,13 @@ class EloTab(Vertical, can_focus=True):
             [x0, x1],
             [y0, y0 + 400 * (x1 - x0)],
             line_style="grey50",
-            label="best-of-k +400·log10 k",
             hires_mode=HiResMode.BRAILLE,
         )
-        plot.scatter(xs, ys, marker="●", marker_style="yellow", label="arms")
+        letters = arm_letters([p["name"] for p in pts])
         knee_name = knee(self.data.players, self.threshold)
-        knee_point = next((p for p in pts if p["name"] == knee_name), None)
-        if knee_point is not None:
-            plot.add_v_line(math.log10(knee_point["tokens_per_task"]), "red", f"knee: {knee_name}")
+        for p, x, y in zip(pts, xs, ys, strict=True):
+            style = "bold red" if p["name"] == knee_name else "bold yellow"
+            plot.scatter([x], [y], marker=letters[p["name"]], marker_style=style)
         span = max(xs) - min(xs) or 1.0
         plot.set_xlimits(min(xs) - 0.08 * span, max(xs) + 0.08 * span)
         low = min(min(ys), y0)
@@ -447,7 +490,13 @@ class EloTab(Vertical, can_focus=True):
         plot.set_ylimits(low - pad, high + pad)
         plot.set_xlabel("tokens per task (log)")
         plot.set_ylabel("Elo")
-        plot.show_legend(LegendLocation.BOTTOMRIGHT)
+        last = letters[pts[-1]["name"]]
+        self.query_one("#elo-legend", Static).update(
+            f"x: tokens per task (log) · y: Elo · [b yellow]A–{last}[/]: the arms (table)"
+            + (f", [b red]{letters[knee_name]}[/] the knee" if knee_name in letters else "")
+            + f"\n[cyan]━[/] frontier  [grey50]━[/] best-of-k from {escape(anchor['name'])}:"
+            " +400 Elo per 10× tokens"
+        )
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -478,6 +527,12 @@ class EloTab(Vertical, can_focus=True):
         else:
             self.sort_index = index
         self.refresh_table()
+
+    def action_next_reference(self) -> None:
+        """Curves view: draw the next arm's best-of-k reference line (one at a time)."""
+        if self.view == "curves" and self.curves is not None:
+            self.reference += 1
+            self.refresh_plot()
 
     def action_threshold(self) -> None:
         def done(value: float | None) -> None:
@@ -552,7 +607,7 @@ class EloTab(Vertical, can_focus=True):
 
         def chosen(answer: dict[str, str] | None) -> None:
             if answer is not None:
-                self.query_one("#elo-verdict", Static).update("judging budget fairness …")
+                self._say_verdict("judging budget fairness …")
                 self._compute_fairness(ledger, answer)
 
         self.app.push_screen(FairnessScreen(arms), chosen)
@@ -567,11 +622,17 @@ class EloTab(Vertical, can_focus=True):
             from eloledger.tui.app import _message
 
             message = f"[$error]{escape(_message(exc))}[/]"
-            self.app.call_from_thread(self.query_one("#elo-verdict", Static).update, message)
+            self.app.call_from_thread(self._say_verdict, message)
             return
         self.verdict = record
         text = verdict_text(record)
-        self.app.call_from_thread(self.query_one("#elo-verdict", Static).update, text)
+        self.app.call_from_thread(self._say_verdict, text)
+
+    def _say_verdict(self, text: str) -> None:
+        self.verdict_shown = bool(text)
+        verdict = self.query_one("#elo-verdict", Static)
+        verdict.update(text)
+        verdict.display = self.verdict_shown and self.data is not None
 
     def action_export(self, fmt_name: str) -> None:
         if self.data is None:
@@ -609,6 +670,12 @@ class EloTab(Vertical, can_focus=True):
         yield SystemCommand(
             "Elo: export Markdown", "m (into the current folder)", go("export('md')")
         )
+
+
+def arm_letters(names: Sequence[str]) -> dict[str, str]:
+    """One letter per arm for its point on the plot (A, B, ...; named in the legend line)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return {name: alphabet[i % len(alphabet)] for i, name in enumerate(names)}
 
 
 def _finite(value: Any) -> bool:

@@ -29,6 +29,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from eloledger.redact import mask_url
+from eloledger.tui.dialogs import EnterSubmits
 
 CLIENT_LABELS = {
     "claude": "Claude Code",
@@ -89,6 +90,29 @@ def effective_text(settings: dict[str, list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def missing_key_placeholder(profile: Any) -> str | None:
+    """A stand-in for a key that is not set (for a preview), or None when a key is there."""
+    from eloledger.profiles.store import resolve_key
+
+    if resolve_key(profile):
+        return None
+    return f"<${profile.key_env or 'key'} not set>"
+
+
+def active_targets() -> dict[str, list[str]]:
+    """Profile -> the client targets it is active for, from the switcher's own state file."""
+    try:
+        from eloledger.profiles.ownership import load_state
+
+        active = load_state().active
+    except Exception:  # an unreadable state file must not keep the tab from loading
+        return {}
+    found: dict[str, list[str]] = {}
+    for target, name in sorted(active.items()):
+        found.setdefault(name, []).append(target)
+    return found
+
+
 class ProfileForm(ModalScreen[Any]):
     """Add or edit a profile; the URL is checked by the doctor on every keystroke."""
 
@@ -97,15 +121,18 @@ class ProfileForm(ModalScreen[Any]):
         Binding("ctrl+s", "save", "Save"),
     ]
     DEFAULT_CSS = """
-    ProfileForm { align: center middle; }
-    ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: 90%; border: thick $primary;
-                                   background: $surface; padding: 0 1; }
-    ProfileForm Input { height: 1; border: none; padding: 0 1; background: $boost; }
+    ProfileForm { align: center top; }  /* top: the form does not jump as checks appear */
+    ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
+                                   border: thick $primary; background: $surface; padding: 0 1; }
+    ProfileForm Input, ProfileForm Input:focus { height: 1; border: none; padding: 0 1;
+                                                 background: $boost; }
     ProfileForm Input:focus { background: $primary 30%; }
-    ProfileForm Label { margin-top: 1; color: $text-muted; }
+    ProfileForm Label { color: $text-muted; }
+    ProfileForm Select { margin-bottom: 0; }
     ProfileForm #form-url-check { height: auto; min-height: 1; }
     ProfileForm #form-error { color: $error; height: auto; }
-    ProfileForm Horizontal { height: auto; align-horizontal: right; }
+    ProfileForm Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    ProfileForm Button { margin-left: 2; }
     """
 
     def __init__(self, profile: Any | None = None) -> None:
@@ -121,6 +148,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=p.name if p else "",
                 id="form-name",
+                select_on_focus=False,
                 placeholder="my-gateway",
                 disabled=p is not None,
             )
@@ -128,6 +156,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=p.base_url if p else "",
                 id="form-url",
+                select_on_focus=False,
                 placeholder="https://gateway.example.com",
             )
             yield Static("", id="form-url-check")
@@ -135,6 +164,7 @@ class ProfileForm(ModalScreen[Any]):
             yield Input(
                 value=(p.key_env or "") if p else "",
                 id="form-key-env",
+                select_on_focus=False,
                 placeholder="MY_GATEWAY_KEY",
             )
             yield Label("Anthropic-side header form")
@@ -143,20 +173,22 @@ class ProfileForm(ModalScreen[Any]):
                 value=p.auth if p else "bearer",
                 allow_blank=False,
                 id="form-auth",
+                compact=True,
             )
             yield Label("Default model (optional)")
-            yield Input(value=(p.model or "") if p else "", id="form-model")
+            yield Input(value=(p.model or "") if p else "", id="form-model", select_on_focus=False)
             yield Label("Wire protocol the runner speaks")
             yield Select(
                 [(w, w) for w in WIRE_APIS],
                 value=p.wire_api if p else "openai-chat",
                 allow_blank=False,
                 id="form-wire",
+                compact=True,
             )
             yield Static("", id="form-error")
             with Horizontal():
-                yield Button("Cancel (esc)", id="form-cancel")
-                yield Button("Save (ctrl+s)", id="form-save", variant="primary")
+                yield Button("Cancel (esc)", id="form-cancel", compact=True)
+                yield Button("Save (ctrl+s)", id="form-save", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#form-url" if self.profile else "#form-name", Input).focus()
@@ -218,15 +250,19 @@ class ProfileForm(ModalScreen[Any]):
         self.dismiss(None)
 
 
-class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
-    """Pick the targets (and Claude Code scope) to switch."""
+class SwitchScreen(EnterSubmits, ModalScreen[tuple[list[str], str] | None]):
+    """Pick the targets (and Claude Code scope) to switch; space ticks, enter shows the diff."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Back"),
+        EnterSubmits.ENTER,
+    ]
     DEFAULT_CSS = """
     SwitchScreen { align: center middle; }
-    SwitchScreen > Vertical { width: 64; height: auto; border: thick $primary;
-                              background: $surface; padding: 1 2; }
-    SwitchScreen Horizontal { height: auto; align-horizontal: right; }
+    SwitchScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%;
+                              border: thick $primary; background: $surface; padding: 0 1; }
+    SwitchScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
+    SwitchScreen Label { margin-top: 1; }
     SwitchScreen #switch-error { color: $error; height: auto; }
     """
 
@@ -246,20 +282,27 @@ class SwitchScreen(ModalScreen[tuple[list[str], str] | None]):
                     value=serves and target != "shell",
                     id=f"switch-{target}",
                     disabled=not serves,
+                    compact=True,
                 )
             yield Label("Claude Code scope")
             yield Select(
-                [(s, s) for s in SCOPES], value="user", allow_blank=False, id="switch-scope"
+                [(s, s) for s in SCOPES],
+                value="user",
+                allow_blank=False,
+                id="switch-scope",
+                compact=True,
             )
             yield Static("", id="switch-error")
             with Horizontal():
-                yield Button("Show the diff (enter)", id="switch-ok", variant="primary")
+                yield Button(
+                    "Show the diff (enter)", id="switch-ok", variant="primary", compact=True
+                )
 
     def on_mount(self) -> None:
         self.query_one(Checkbox).focus()
 
     @on(Button.Pressed, "#switch-ok")
-    def _ok(self) -> None:
+    def action_submit(self) -> None:
         from eloledger.profiles.writers import TARGETS
 
         chosen = [t for t in TARGETS if self.query_one(f"#switch-{t}", Checkbox).value]
@@ -281,6 +324,7 @@ class BackupsScreen(ModalScreen[str | None]):
     BackupsScreen > Vertical { width: 90%; height: 80%; border: thick $primary;
                                background: $surface; padding: 0 1; }
     BackupsScreen OptionList { height: 1fr; }
+    BackupsScreen #backups-help { height: auto; }
     """
 
     def __init__(self, backups: list[Any]) -> None:
@@ -291,9 +335,10 @@ class BackupsScreen(ModalScreen[str | None]):
         import time
 
         with Vertical():
-            yield Label(
-                "Backups (newest first) — enter restores every file of the set; "
-                "the current files are backed up first"
+            yield Static(
+                "Backups, newest first. [b]enter[/b] restores every file of the highlighted set "
+                "(the current files are backed up first) · [b]escape[/b] back",
+                id="backups-help",
             )
             options = []
             for b in reversed(self.backups):
@@ -332,6 +377,7 @@ class ProfilesTab(Horizontal):
         self.presets: dict[str, Any] = {}
         self.effective: dict[str, list[Any]] = {}
         self.last_applied: list[Any] = []
+        self.active: dict[str, list[str]] = {}  # profile -> the targets it is active for
         self._select_after: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -364,6 +410,7 @@ class ProfilesTab(Horizontal):
             from eloledger.tui.app import _message
 
             error = _message(exc)
+        active = active_targets()
         try:
             from eloledger.doctor.effective import effective_settings
 
@@ -372,6 +419,7 @@ class ProfilesTab(Horizontal):
             from eloledger.tui.app import _message
 
             error = error or _message(exc)
+        self.active = active
         self.app.call_from_thread(self._loaded, profiles, presets, effective, error)
 
     def _loaded(self, profiles: dict, presets: dict, effective: dict, error: str) -> None:
@@ -381,10 +429,12 @@ class ProfilesTab(Horizontal):
         self._select_after = None
         option_list.clear_options()
         for name in sorted(profiles):
-            option_list.add_option(Option(name, id=f"p:{name}"))
+            option_list.add_option(Option(self._label(name, ""), id=f"p:{name}"))
         for name in sorted(presets):
             if name not in profiles:
-                option_list.add_option(Option(f"{name} [dim](preset)[/]", id=f"p:{name}"))
+                option_list.add_option(
+                    Option(self._label(name, " [dim](preset)[/]"), id=f"p:{name}")
+                )
         if option_list.option_count:
             ids = [option_list.get_option_at_index(i).id for i in range(option_list.option_count)]
             wanted = f"p:{highlighted}" if highlighted else None
@@ -393,6 +443,12 @@ class ProfilesTab(Horizontal):
         self._show_selected()
         if error:
             self.query_one("#profile-summary", Static).update(f"[$error]{escape(error)}[/]")
+
+    def _label(self, name: str, suffix: str) -> str:
+        """● marks the profile clients were last switched to (and restores undo it)."""
+        if name in self.active:
+            return f"[b $success]●[/] {escape(name)}{suffix}"
+        return f"  {escape(name)}{suffix}"
 
     def selected_name(self) -> str | None:
         option_list = self.query_one("#profile-list", OptionList)
@@ -418,7 +474,11 @@ class ProfilesTab(Horizontal):
             summary.update("No profiles yet: press [b]n[/b] to add one.")
             return
         preset = profile.name not in self.profiles
-        summary.update(profile_summary(profile, preset=preset))
+        text = profile_summary(profile, preset=preset)
+        where = self.active.get(profile.name)
+        if where:
+            text += f"\n\n[$success]● active for: {escape(', '.join(where))}[/]"
+        summary.update(text)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -469,8 +529,21 @@ class ProfilesTab(Horizontal):
     def _plan(self, profile: Any, targets: list[str], scope: str) -> None:
         from eloledger.profiles.switch import plan_switch
 
+        preview = ""
         try:
-            plan = plan_switch(profile, targets, scope)
+            try:
+                plan = plan_switch(profile, targets, scope)
+            except Exception:
+                placeholder = missing_key_placeholder(profile)
+                if placeholder is None:
+                    raise
+                # No key in the environment: the URLs and settings can still be shown; the key
+                # appears as a placeholder and nothing can be applied (issue 11 item 5).
+                plan = plan_switch(profile, targets, scope, key=placeholder)
+                preview = (
+                    f"preview only: ${profile.key_env} is not set, so the key is shown as "
+                    f"{placeholder}; export it (or store the key) to apply"
+                )
         except Exception as exc:
             from eloledger.tui.app import _message
 
@@ -478,14 +551,15 @@ class ProfilesTab(Horizontal):
                 self.notify, _message(exc), title="Cannot switch", severity="error", timeout=12
             )
             return
-        self.app.call_from_thread(self._confirm_plan, plan)
+        self.app.call_from_thread(self._confirm_plan, plan, preview)
 
-    def _confirm_plan(self, plan: Any) -> None:
+    def _confirm_plan(self, plan: Any, preview: str = "") -> None:
         from eloledger.tui.dialogs import DiffScreen
 
         diffs = [(str(f.path), f.diff) for f in plan.files if f.changed]
         title = f"Switch to {plan.profile.name}: {len(diffs)} file(s) change (secrets masked)"
-        notes = plan.notes + [f"conflict: {c}" for c in plan.conflicts]
+        notes = ([preview] if preview else []) + plan.notes
+        notes += [f"conflict: {c}" for c in plan.conflicts]
         if notes:
             title += "\n" + "\n".join(notes)
 
@@ -493,7 +567,8 @@ class ProfilesTab(Horizontal):
             if apply:
                 self._apply(plan)
 
-        self.app.push_screen(DiffScreen(title, diffs, can_apply=bool(diffs)), answer)
+        can_apply = bool(diffs) and not preview
+        self.app.push_screen(DiffScreen(title, diffs, can_apply=can_apply), answer)
 
     @work(thread=True, exclusive=True, group="profiles-switch")
     def _apply(self, plan: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from textual.app import ComposeResult
@@ -56,9 +56,8 @@ class RunSource(Protocol):
     def cancel(self) -> None: ...
 
 
-def arm_cells(arm: ArmCounters, width: int) -> Cells:
+def arm_cells(arm: ArmCounters, width: int, name_w: int = ARM_NAME_W) -> Cells:
     """name, progress bar, done/planned, ok, errors, tokens, streaming estimate."""
-    name_w = ARM_NAME_W
     fraction = arm.done / arm.planned if arm.planned else None
     done = f"{arm.done}/{arm.planned}" if arm.planned else f"{arm.done}"
     return [
@@ -73,6 +72,19 @@ def arm_cells(arm: ArmCounters, width: int) -> Cells:
             "line-list--dim",
         ),
     ]
+
+
+def column_widths(arms: list[str], tasks: list[str], width: int) -> tuple[int, int, int]:
+    """(arm list name, request arm, request task) widths: long arm names get the room an
+    empty or short task column leaves, so names are cut only when the screen is full."""
+    longest_arm = max((len(a) for a in arms), default=3)
+    longest_task = max((len(t) for t in tasks), default=0)
+    task_w = max(4, min(TASK_W, longest_task))
+    spare = max(0, width - 2 - (7 + 1 + task_w + 1 + 5 + 8 + 8 + 11))  # the other columns
+    request_arm = max(8, min(longest_arm, spare, 40))
+    arm_spare = max(0, width - 2 - (13 + 10 + 7 + 6 + 10 + 7))
+    list_arm = max(8, min(longest_arm, arm_spare, 40))
+    return list_arm, request_arm, task_w
 
 
 def arm_key(arm: ArmCounters) -> tuple:
@@ -92,12 +104,11 @@ ARM_HEADER = ("arm", "progress", "done", "ok", "err", "tokens", "stream")
 _STATUS_CLASS = {"ok": "line-list--ok", "error": "line-list--error", "retry": "line-list--warn"}
 
 
-def request_cells(req: RequestLine, width: int) -> Cells:
+def request_cells(req: RequestLine, width: int, arm_w: int = 16, task_w: int = TASK_W) -> Cells:
     """status, arm, task, sample, tokens, latency, error class."""
-    task_w = TASK_W
     return [
         (fmt.fit(req.status, 7), _STATUS_CLASS.get(req.status, "line-list--dim")),
-        (fmt.fit(req.arm, 16) + " ", "line-list--accent"),
+        (fmt.fit(req.arm, arm_w) + " ", "line-list--accent"),
         (fmt.fit(req.task_id, task_w) + " ", ""),
         (f"#{req.sample}".rjust(4) + " ", "line-list--dim"),
         (fmt.compact(req.tokens).rjust(7) + " ", ""),
@@ -126,6 +137,29 @@ def requests_seen(counters: RunCounters) -> int:
     return sum(a.done for a in counters.arms.values()) + counters.retries
 
 
+class ActiveTimer:
+    """Elapsed run time that stands still while paused and stops when the run has ended."""
+
+    def __init__(self) -> None:
+        self.paused_total = 0.0
+        self.paused_since: float | None = None
+        self.ended_at: float | None = None
+
+    def elapsed(self, now: float, started: float, state: str) -> float:
+        if state == "paused":
+            if self.paused_since is None:
+                self.paused_since = now
+        elif self.paused_since is not None:
+            self.paused_total += now - self.paused_since
+            self.paused_since = None
+        if state in ("running", "following", "paused", "cancelling"):
+            self.ended_at = None
+        elif self.ended_at is None:
+            self.ended_at = now
+        end = self.paused_since or self.ended_at or now
+        return max(0.0, end - started - self.paused_total)
+
+
 class RunView(Vertical, can_focus=True):
     """Summary numbers, the arms and the request list of one :class:`RunSource`."""
 
@@ -133,6 +167,8 @@ class RunView(Vertical, can_focus=True):
         Binding("p", "toggle_pause", "Pause/resume"),
         Binding("x", "cancel_run", "Cancel run"),
         Binding("f", "follow", "Follow tail"),
+        Binding("o", "open_spec", "Open spec"),
+        Binding("w", "watch_ledger", "Watch"),
     ]
     DEFAULT_CSS = """
     RunView { height: 1fr; }
@@ -159,22 +195,37 @@ class RunView(Vertical, can_focus=True):
         self._rate_samples: deque[tuple[float, int]] = deque(maxlen=64)
         self._p50: float | None = None
         self._p95: float | None = None
-        self._latency_seen = -1
+        self._latency_seen: tuple[int, int] | None = None
         self._summary_text = ""
         self._arms: list[ArmCounters] = []
         self._rates: deque[float] = deque(maxlen=PLOT_POINTS)
         self._last_rate = 0.0
+        self._resume_rate = 0.0  # shown for the first half second after a resume
+        self._timer = ActiveTimer()
         self.ticks = 0
         self.plot_updates = 0
+        self.widths = (ARM_NAME_W, 16, TASK_W)  # arm list name, request arm, request task
 
     def compose(self) -> ComposeResult:
         yield Static(self._empty_text(), id="run-empty")
         yield Static("", id="run-summary")
+        yield Static("tokens/s, last 2 min", classes="run-heading", id="run-rate-label")
         yield Sparkline(list(self._rates), summary_function=max, id="run-rate")
         yield Static(self._arm_header(80), classes="run-heading", id="run-arms-heading")
-        yield LineList(self._arms, arm_cells, key=arm_key, follow=False, id="run-arms")
+        yield LineList(
+            self._arms,
+            lambda arm, width: arm_cells(arm, width, self.widths[0]),
+            key=arm_key,
+            follow=False,
+            id="run-arms",
+        )
         yield Static(self._request_header(80), classes="run-heading", id="run-requests-heading")
-        yield LineList(deque(), request_cells, key=request_key, id="run-requests")
+        yield LineList(
+            deque(),
+            lambda req, width: request_cells(req, width, self.widths[1], self.widths[2]),
+            key=lambda req: (*request_key(req), self.widths),
+            id="run-requests",
+        )
 
     def on_mount(self) -> None:
         self.query_one("#run-arms", LineList).can_focus = False
@@ -186,15 +237,28 @@ class RunView(Vertical, can_focus=True):
 
     def on_resize(self) -> None:
         self._fit_plot()
-        width = self.size.width
-        self.query_one("#run-arms-heading", Static).update(self._arm_header(width))
-        self.query_one("#run-requests-heading", Static).update(self._request_header(width))
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        if self.source is None:
+            return
+        counters = self.source.counters
+        tasks = [r.task_id for r in list(counters.requests)[-200:]]
+        widths = column_widths(list(counters.arms), tasks, self.size.width or 80)
+        if widths == self.widths:
+            return
+        self.widths = widths
+        self.query_one("#run-arms-heading", Static).update(self._arm_header(0))
+        self.query_one("#run-requests-heading", Static).update(self._request_header(0))
+        self.query_one("#run-arms", LineList).refresh()
+        self.query_one("#run-requests", LineList).refresh()
 
     def attach(self, source: RunSource | None) -> None:
         """Show another run (or none)."""
         self.source = source
         self._rate_samples.clear()
-        self._latency_seen = -1
+        self._timer = ActiveTimer()
+        self._latency_seen = None
         self._p50 = self._p95 = None
         if self.is_mounted:
             self._show_source()
@@ -237,13 +301,16 @@ class RunView(Vertical, can_focus=True):
             if len(arms) != len(self._arms):
                 arm_list.styles.height = max(1, min(len(arms), 8))
             self._arms[:] = arms
+            self._fit_columns()
             arm_list.sync()
             sync_agent_sessions(self, counters)
             requests.sync()
 
     def _fit_plot(self) -> None:
         has = self.source is not None
-        self.query_one("#run-rate").display = has and self.size.height >= PLOT_MIN_HEIGHT
+        shown = has and self.size.height >= PLOT_MIN_HEIGHT
+        self.query_one("#run-rate").display = shown
+        self.query_one("#run-rate-label").display = shown
 
     def _update_plot(self) -> None:
         """1 Hz: one point of tokens/s history (the plot never redraws per token)."""
@@ -259,13 +326,15 @@ class RunView(Vertical, can_focus=True):
         if self.source is None:
             return
         counters = self.source.counters
-        seen = requests_seen(counters)
+        seen = (id(counters), requests_seen(counters))
         if seen == self._latency_seen:
             return
         self._latency_seen = seen
         if counters.latencies_ms:
             values = np.fromiter(counters.latencies_ms, dtype=float)
             self._p50, self._p95 = (float(v) for v in np.percentile(values, [50, 95]))
+        else:  # a replaced file starts over: no stale figures from the old one
+            self._p50 = self._p95 = None
 
     def tokens_per_second(self, counters: RunCounters) -> float:
         now = self.clock()
@@ -274,17 +343,24 @@ class RunView(Vertical, can_focus=True):
         while len(self._rate_samples) > 2 and now - self._rate_samples[0][0] > RATE_WINDOW_S:
             self._rate_samples.popleft()
         t0, n0 = self._rate_samples[0]
-        if now - t0 < 0.5:  # not enough history yet: use the run average
+        if now - t0 < 0.5:  # not enough history yet: the last rate, else the run average
+            if self._resume_rate:
+                return self._resume_rate
             return tokens / max(1e-9, now - counters.started_at)
         return max(0.0, (tokens - n0) / (now - t0))
 
     def summary_text(self, source: RunSource) -> str:
         c = source.counters
         state = source.state()
-        elapsed = self.clock() - c.started_at
+        active = state in ("running", "following")
+        now = self.clock()
+        elapsed = self._timer.elapsed(now, c.started_at, state)
         if getattr(source, "from_ledger", False) and c.first_ts is not None:
             elapsed = (c.last_ts or c.first_ts) - c.first_ts  # the run's span, not the viewer's
-        rate = self.tokens_per_second(c) if state in ("running", "following") else None
+        if not active:  # tokens that arrive while paused must not count as a burst on resume
+            self._rate_samples.clear()
+            self._resume_rate = self._last_rate or self._resume_rate
+        rate = self.tokens_per_second(c) if active else None
         self._last_rate = rate or 0.0
         state_style = {
             "running": "$success",
@@ -292,6 +368,8 @@ class RunView(Vertical, can_focus=True):
             "paused": "$warning",
             "cancelling": "$warning",
             "failed": "$error",
+            "waiting": "$warning",
+            "not a ledger": "$error",
         }.get(state, "$text-muted")
         lines = [
             f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {escape(source.label)}"
@@ -332,19 +410,17 @@ class RunView(Vertical, can_focus=True):
         parts = [f"{escape(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
         return "[b]Errors[/b]  [$error]" + " · ".join(parts) + "[/]"
 
-    @staticmethod
-    def _arm_header(width: int) -> str:
-        name_w = ARM_NAME_W
+    def _arm_header(self, width: int) -> str:
+        name_w = self.widths[0]
         return (
             f"{'arm'.ljust(name_w)} {'progress'.ljust(12)} {'done'.rjust(9)} {'ok'.rjust(6)} "
             f"{'err'.rjust(5)} {'tokens'.rjust(9)} stream"
         )
 
-    @staticmethod
-    def _request_header(width: int) -> str:
-        task_w = TASK_W
+    def _request_header(self, width: int) -> str:
+        _, arm_w, task_w = self.widths
         return (
-            f"{'status'.ljust(7)}{'arm'.ljust(16)} {'task'.ljust(task_w)} {'#'.rjust(4)} "
+            f"{'status'.ljust(7)}{'arm'.ljust(arm_w)} {'task'.ljust(task_w)} {'#'.rjust(4)} "
             f"{'tokens'.rjust(7)} {'latency'.rjust(7)} error"
         )
 
@@ -354,9 +430,9 @@ class RunView(Vertical, can_focus=True):
             "No run yet.\n\n"
             "• Press [b]ctrl+r[/b] (or use the command palette, [b]ctrl+p[/b]) to run the demo "
             "experiment on the built-in simulator.\n"
-            "• Start a run of your own: [b]eloledger run SPEC.toml[/b]\n"
-            "• Watch a run written by another process or machine: "
-            "[b]eloledger watch LEDGER.jsonl[/b]"
+            "• [b]o[/b] open a spec and run it (or [b]eloledger run SPEC.toml[/b])\n"
+            "• [b]w[/b] watch a ledger written by another process or machine "
+            "(or [b]eloledger watch LEDGER.jsonl[/b])"
         )
 
     # -- actions --------------------------------------------------------------------------------
@@ -391,6 +467,35 @@ class RunView(Vertical, can_focus=True):
                 "'eloledger run SPEC --resume' completes the run later."
             ),
             done,
+        )
+
+    def action_open_spec(self) -> None:
+        """Ask for a spec file and start it here (the app refuses while a run is going)."""
+        from eloledger.tui.dialogs import PathScreen
+
+        def chosen(path: Any) -> None:
+            if path is not None:
+                self.app.start_run(path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(
+            PathScreen("Experiment spec (TOML) to run now:", "my-spec.toml"), chosen
+        )
+
+    def action_watch_ledger(self) -> None:
+        """Ask for a ledger and follow it (a missing file is waited for)."""
+        from eloledger.tui.dialogs import PathScreen
+
+        def chosen(path: Any) -> None:
+            if path is not None:
+                self.app.start_watch(path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(
+            PathScreen(
+                "Ledger (JSONL) to follow; a file that does not exist yet is waited for:",
+                "runs/exp.ledger.jsonl",
+                must_exist=False,
+            ),
+            chosen,
         )
 
     def action_follow(self) -> None:

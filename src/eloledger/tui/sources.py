@@ -53,12 +53,23 @@ class LedgerWatch:
     over when the file is truncated or replaced; then the counters start over too (otherwise the
     rows read again would be counted twice). Pausing stops reading (the file keeps growing;
     resuming catches up).
+
+    What it says is what is known (issue 11 item 6): "waiting" while the file does not exist,
+    "not a ledger" when every line so far was skipped, the count of skipped lines, and "run
+    finished" once the runner has written the comparisons file beside the ledger (its last act;
+    ``on_finished`` gets that file). A spec beside the ledger that names it gives the budget and
+    each arm's planned calls.
     """
 
     from_ledger = True  # the view knows a ledger cannot tell calls in flight
 
     def __init__(
-        self, path: str | Path, *, from_start: bool = True, interval: float = POLL_INTERVAL_S
+        self,
+        path: str | Path,
+        *,
+        from_start: bool = True,
+        interval: float = POLL_INTERVAL_S,
+        on_finished: Callable[[Path], None] | None = None,
     ) -> None:
         from eloledger.ledger.follow import LedgerFollower
 
@@ -69,17 +80,40 @@ class LedgerWatch:
         self.follower = LedgerFollower(self.path, from_start=from_start)
         self.rows_seen = 0
         self.restarts = 0
+        self.skipped = 0
+        self.last_skipped = ""
         self.paused = False
         self.last_error = ""
+        self.exists = self.path.exists()
+        self.finished = False
+        self.on_finished = on_finished
+        self.spec_path: Path | None = None
+        self.plan: dict[str, int] = {}
+        self.budget_tokens: int | None = None
+        self._warnings_read = 0
+        self._comparisons_mtime: float | None = None
         self._stopped = False
 
     def state(self) -> str:
-        return "paused" if self.paused else "following"
+        if not self.exists:
+            return "waiting"
+        if self.rows_seen == 0 and self.skipped:
+            return "not a ledger"
+        if self.paused:
+            return "paused"
+        return "run finished" if self.finished else "following"
 
     def detail(self) -> str:
+        if not self.exists:
+            return f"{self.path.name} does not exist yet (the run creates it)"
         parts = [f"{self.rows_seen:,} rows"]
+        if self.skipped:
+            noun = "line" if self.skipped == 1 else "lines"
+            parts.append(f"{self.skipped:,} {noun} skipped (last: {self.last_skipped})")
         if self.restarts:
             parts.append(f"file restarted ×{self.restarts}")
+        if self.spec_path is not None:
+            parts.append(f"spec {self.spec_path.name}")
         if self.last_error:
             parts.append(self.last_error)
         return " · ".join(parts)
@@ -102,25 +136,53 @@ class LedgerWatch:
 
     async def poll_once(self) -> int:
         """Read what is new (in a thread) and fold it in; returns rows applied."""
+        self.exists = self.path.exists()
         try:
             rows = await asyncio.to_thread(self.follower.poll)
-        except FileNotFoundError:
-            self.last_error = "waiting for the file to appear"
-            return 0
         except Exception as exc:  # a bad line must not kill the viewer: show it, keep following
             self.last_error = _one_line(exc)
             return 0
         if self._follower_restarted():
             self.restarts += 1
             self.counters = RunCounters()
+            self._apply_plan()
             self.rows_seen = 0
+            self.skipped = 0
+            self.last_skipped = ""
+        self._count_skipped()
         self.last_error = ""
         for start in range(0, len(rows), APPLY_CHUNK):
             for row in rows[start : start + APPLY_CHUNK]:
                 self.counters.apply_row(row)
             self.rows_seen += min(APPLY_CHUNK, len(rows) - start)
             await asyncio.sleep(0)
+        self._check_finished()
         return len(rows)
+
+    def _count_skipped(self) -> None:
+        """The follower keeps a warning per unreadable line; count them and keep the last."""
+        new = self.follower.warnings[self._warnings_read :]
+        self._warnings_read = len(self.follower.warnings)
+        for message in new:
+            if message.startswith("skipped "):
+                self.skipped += 1
+                self.last_skipped = message[len("skipped ") :][:120]
+
+    def _check_finished(self) -> None:
+        """The comparisons file, written after the ledger's last row, marks the run's end."""
+        comparisons = comparisons_beside(self.path)
+        try:
+            mtime = comparisons.stat().st_mtime
+            finished = mtime >= self.path.stat().st_mtime
+        except OSError:
+            self.finished = False
+            return
+        self.finished = finished
+        if finished and mtime != self._comparisons_mtime:
+            self._comparisons_mtime = mtime
+            if self.on_finished is not None:
+                with contextlib.suppress(Exception):
+                    self.on_finished(comparisons)
 
     def _follower_restarted(self) -> bool:
         """The follower reports restarts (truncated/replaced file) through a counter attribute."""
@@ -131,11 +193,57 @@ class LedgerWatch:
         self._follower_restarts = count
         return count > seen
 
+    def _apply_plan(self) -> None:
+        if self.budget_tokens:
+            self.counters.budget_tokens = self.budget_tokens
+        for arm, planned in self.plan.items():
+            self.counters.arm(arm).planned = planned
+
+    async def load_plan(self) -> None:
+        """Find the spec that writes this ledger (beside it) for the budget and planned calls."""
+        found = await asyncio.to_thread(spec_plan, self.path)
+        if found is not None:
+            self.spec_path, self.budget_tokens, self.plan = found
+            self._apply_plan()
+
     async def run(self) -> None:
+        await self.load_plan()
         while not self._stopped:
             if not self.paused:
                 await self.poll_once()
             await asyncio.sleep(self.interval)
+
+
+def comparisons_beside(ledger: Path) -> Path:
+    """Where the runner writes the comparisons of the run whose ledger this is."""
+    from eloledger.runner.spec import _sibling  # the runner's one naming rule for run files
+
+    return _sibling(ledger, ".comparisons.csv")
+
+
+def spec_plan(ledger: Path, limit: int = 20) -> tuple[Path, int | None, dict[str, int]] | None:
+    """A spec file beside the ledger whose ``ledger`` is this file: (path, budget, plan).
+
+    The plan is what the runner sets: tasks × sessions × samples per arm. Specs that do not
+    parse, or that write elsewhere, are passed over (this is a hint, never an error).
+    """
+    try:
+        from eloledger.runner.run import resolve_tasks
+        from eloledger.runner.spec import load_spec
+    except ImportError:
+        return None
+    target = ledger.resolve()
+    for candidate in sorted(ledger.parent.glob("*.toml"))[:limit]:
+        try:
+            spec = load_spec(candidate)
+            if Path(spec.ledger).resolve() != target:
+                continue
+            tasks = len(resolve_tasks(spec))
+        except Exception:
+            continue
+        plan = {arm.name: tasks * spec.sessions * arm.n for arm in spec.arms}
+        return candidate, spec.max_total_tokens, plan
+    return None
 
 
 class LiveRun:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
+
 from textual.app import App
 
 from eloledger.runner.counters import RunCounters
@@ -35,3 +39,13 @@ def sample_counters(rows: int = 40) -> RunCounters:
     for arm in counters.arms.values():
         arm.planned = 20
     return counters
+
+
+async def until(predicate: Callable[[], object], seconds: float = 30.0) -> bool:
+    """Wait (polling every 50 ms) until ``predicate()`` is true; its last value either way."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(predicate())

@@ -1,0 +1,98 @@
+"""The Elo tab at 80×24 (issue 11 items 11 and 12): pinned arm column, sort marked in the
+header, row styles explained, legend outside the plot, labelled points, one reference line."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from textual.widgets import DataTable
+from textual_plot import PlotWidget
+
+from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.testing import screen_text, until
+
+EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
+
+
+def region_text(app: EloLedgerApp, widget) -> str:
+    lines = screen_text(app).splitlines()
+    r = widget.region
+    return "\n".join(line[r.x : r.right] for line in lines[r.y : r.bottom])
+
+
+async def open_example(pilot, app: EloLedgerApp) -> EloTab:
+    tab = app.query_one(EloTab)
+    assert await until(lambda: tab.data is not None)
+    await pilot.pause(0.3)
+    return tab
+
+
+async def test_table_pins_the_arm_column_and_marks_the_sort() -> None:
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_example(pilot, app)
+        table = app.query_one("#elo-table", DataTable)
+        assert "Elo↓" in region_text(app, table)
+        table.scroll_to(x=table.max_scroll_x, animate=False)
+        await pilot.pause(0.2)
+        assert table.scroll_x > 0
+        text = region_text(app, table)
+        assert "best_of_8" in text and "games" in text  # arm pinned while scrolled right
+        await pilot.press("s")
+        await pilot.pause(0.2)
+        header = region_text(app, app.query_one("#elo-table", DataTable)).splitlines()[0]
+        assert "95% CI↓" in header and "Elo↓" not in header
+        flat = " ".join(screen_text(app).split())
+        assert "rows: knee · italic: marg. < 50 Elo/1K (t) · dim: dominated" in flat
+
+
+async def test_plot_legend_is_outside_and_points_are_labelled() -> None:
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        tab = await open_example(pilot, app)
+        plot = app.query_one("#elo-plot", PlotWidget)
+        inside = region_text(app, plot)
+        assert "frontier" not in inside and "best-of-k" not in inside
+        assert sum(inside.count(letter) for letter in "ABCDE") >= 5  # every arm is a letter
+        legend = region_text(app, app.query_one("#elo-legend"))
+        assert "frontier" in legend and "A–E" in legend and "the knee" in legend
+        assert plot.region.height >= 8
+        await pilot.press("c")  # an export toast
+        await pilot.pause(0.3)
+        toasts = list(app.screen.query("Toast"))
+        assert toasts and all(not t.region.overlaps(plot.region) for t in toasts)
+        assert (
+            tab.exported
+            and str(tab.exported[0]) in " ".join(screen_text(app).split())
+            or (tab.exported[0].name in screen_text(app))
+        )
+
+
+async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
+    app = EloLedgerApp(
+        initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        tab = await open_example(pilot, app)
+        await pilot.press("v")
+        assert await until(lambda: tab.curves is not None)
+        await pilot.pause(0.3)
+        arms = [a for a in tab.curves.arms if len(a.tokens)]
+        assert len(arms) >= 5
+        plot = app.query_one("#elo-plot", PlotWidget)
+        lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
+        assert len(lines) == len(arms) + 1  # the arms and ONE reference line
+        labels = {d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"}
+        assert labels == {chr(ord("A") + i) for i in range(len(arms))}  # each curve named
+        legend = region_text(app, app.query_one("#elo-legend"))
+        assert f"from {arms[0].name}" in " ".join(legend.split())
+        await pilot.press("r")
+        await pilot.pause(0.3)
+        legend = region_text(app, app.query_one("#elo-legend"))
+        assert f"from {arms[1].name}" in " ".join(legend.split())
