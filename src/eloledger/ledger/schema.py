@@ -8,6 +8,9 @@ strategy, ``attempt`` the retries of one call. ``ts`` is Unix time in seconds (f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 SCHEMA_VERSION = 1
 
 # Canonical fields, in the order a writer emits them.
@@ -74,3 +77,18 @@ ALIASES: dict[str, str] = {
 }
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+# An agent session that ran out of turns or time is judged on the files it left (it failed at
+# the task, not the infrastructure at serving it); auth, api, crash and budget stops are not.
+JUDGED_AGENT_ERRORS = ("max_turns", "timeout")
+
+
+def judgeable(row: Mapping[str, Any]) -> bool:
+    """Whether a sample row takes part in selection, comparisons and budget curves.
+
+    One rule for the runner and every reader, so an arm's Elo table and its curves judge the
+    same sessions.
+    """
+    if str(row.get("status") or "ok") == "ok":
+        return True
+    return bool(row.get("agent")) and row.get("error_class") in JUDGED_AGENT_ERRORS

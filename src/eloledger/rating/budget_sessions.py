@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.errors import UserError
+from eloledger.ledger.schema import judgeable
 
 BUDGET_ROLES = ("sample", "select")
 
@@ -87,8 +88,12 @@ def row_tokens(row: Mapping[str, Any]) -> float | None:
 
 
 def row_score(row: Mapping[str, Any]) -> float | None:
-    """The score of an ok call: ``score`` if numeric, else ``passed`` as 1/0, else None."""
-    if str(row.get("status") or "ok") != "ok":
+    """The score of a judged call: ``score`` if numeric, else ``passed`` as 1/0, else None.
+
+    Judged calls are ok calls and agent sessions cut by their turn or time limit (scored on the
+    files they left), as in the run's own comparisons (``ledger.schema.judgeable``).
+    """
+    if not judgeable(row):
         return None
     score = _number(row.get("score"))
     if score is not None:

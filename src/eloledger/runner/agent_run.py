@@ -38,18 +38,6 @@ WIRE_OF = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli"
 _CONTENT_KEEP = 8000
 
 
-# An agent that ran out of turns or time is judged on the files it left (it failed at the
-# task, not the infrastructure at serving it); auth, api, crash and budget stops are not.
-JUDGED_ERRORS = ("max_turns", "timeout")
-
-
-def judgeable(row: dict[str, Any]) -> bool:
-    """Whether a sample row takes part in selection and comparisons."""
-    if row.get("status") == "ok":
-        return True
-    return bool(row.get("agent")) and row.get("error_class") in JUDGED_ERRORS
-
-
 def agent_arms(spec: ExperimentSpec) -> list[tuple[int, ArmSpec]]:
     return [(i, a) for i, a in enumerate(spec.arms) if a.kind == "agent"]
 

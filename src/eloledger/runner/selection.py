@@ -11,7 +11,7 @@ from typing import Any
 
 from eloledger.judges.compare import ArmResult, majority
 from eloledger.judges.extract import extract_answer
-from eloledger.runner.agent_run import judgeable
+from eloledger.ledger.schema import judgeable
 from eloledger.runner.spec import ArmSpec
 from eloledger.tasks import Task
 
