@@ -60,6 +60,12 @@ class AgentLogWatch(LedgerWatch):
         self.last_error = ""
         self._stopped = False
 
+    def state(self) -> str:
+        return "paused" if self.paused else "following"
+
+    async def load_plan(self) -> None:
+        """Session logs have no spec beside them: nothing is planned, no budget."""
+
     def detail(self) -> str:
         report = self.follower.report
         parts = [f"{self.calls_seen:,} calls", f"{len(self.follower.scanner.files):,} files"]
