@@ -13,32 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import eloledger as _cli
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.run_view import RunView
 from eloledger.tui.testing import screen_text, until
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
-from test_ledger_estimated import SPEC
+from test_ledger_estimated import SPEC, add_gateway_profile, run_against_gateway
 
 
 def _run_ledger(tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A ledger written by `eloledger run` against the strict gateway in ``mode``."""
     monkeypatch.setenv("GW_KEY", GOOD_KEY)
-    ledger = tmp_path / "l.jsonl"
-    (tmp_path / "spec.toml").write_text(SPEC)
-    with serve(GatewayConfig(mode=mode)) as gw:
-        added = _cli(
-            "profile", "add", "gw", "--base-url", gw.root, "--key-env", "GW_KEY",
-            "--wire-api", "openai-chat", "--model", "gpt-strict",
-        )  # fmt: skip
-        assert added.returncode == 0, added.stderr
-        run = _cli(
-            "run", str(tmp_path / "spec.toml"), "--headless", "--quiet", "--bootstrap", "0",
-            "--ledger", str(ledger),
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
-    return ledger
+    return run_against_gateway(tmp_path, mode)[0]
 
 
 def _usage_sources(ledger: Path) -> set[str]:
@@ -53,21 +39,18 @@ def _assert_estimate_warning(text: str) -> None:
     assert any("'eloledger doctor'" in line and "include_usage" in line for line in lines), text
 
 
-async def test_watched_estimated_ledger_warns_in_run_view_and_elo_tab(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ledger = _run_ledger(tmp_path, "stream_no_usage", monkeypatch)
-    assert _usage_sources(ledger) == {"estimated"}
+async def _watch_text(ledger: Path, ready: str) -> tuple[str, str]:
+    """The screen of the Run view following ``ledger`` once ``ready`` shows, and its markup."""
     app = EloLedgerApp(watch=ledger)
     async with app.run_test(size=(80, 24)) as pilot:
-        view = app.query_one(RunView)
-        assert await until(lambda: "ESTIMATE" in screen_text(app), 20), screen_text(app)
+        assert await until(lambda: ready in screen_text(app), 20), screen_text(app)
         await pilot.pause(0.2)
-        _assert_estimate_warning(screen_text(app))
-        summary = view._summary_text
-        assert "[b $warning]Usage" in summary  # the line itself is in warning style
-        assert all(len(line) <= 80 for line in screen_text(app).splitlines())
+        return screen_text(app), app.query_one(RunView)._summary_text
 
+
+async def _elo_tab_text(ledger: Path) -> tuple[str, bool]:
+    """The screen of the Elo tab on the run's comparisons + ledger, and whether its
+    estimated-usage line is displayed."""
     comparisons = ledger.with_name("l.comparisons.csv")
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comparisons, ledger))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -75,10 +58,23 @@ async def test_watched_estimated_ledger_warns_in_run_view_and_elo_tab(
         assert await until(lambda: tab.data is not None, 20)
         await pilot.pause(0.3)
         usage = tab.query_one("#elo-usage")
-        assert usage.display and usage.region.height >= 1
-        text = screen_text(app)
-        assert "ESTIMATED token counts" in text and "one (4 calls" in text, text
-        assert "include_usage" in text
+        return screen_text(app), bool(usage.display and usage.region.height >= 1)
+
+
+async def test_watched_estimated_ledger_warns_in_run_view_and_elo_tab(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = _run_ledger(tmp_path, "stream_no_usage", monkeypatch)
+    assert _usage_sources(ledger) == {"estimated"}
+    text, markup = await _watch_text(ledger, "ESTIMATE")
+    _assert_estimate_warning(text)
+    assert "[b $warning]Usage" in markup  # the Usage line itself is in warning style
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+    text, shown = await _elo_tab_text(ledger)
+    assert shown
+    assert "ESTIMATED token counts" in text and "one (4 calls" in text, text
+    assert "include_usage" in text
 
 
 async def test_server_usage_ledger_shows_no_estimate_warning(
@@ -86,21 +82,11 @@ async def test_server_usage_ledger_shows_no_estimate_warning(
 ) -> None:
     ledger = _run_ledger(tmp_path, "ok", monkeypatch)
     assert _usage_sources(ledger) == {"server"}
-    app = EloLedgerApp(watch=ledger)
-    async with app.run_test(size=(80, 24)) as pilot:
-        assert await until(lambda: "server-reported 16 calls" in screen_text(app), 20)
-        await pilot.pause(0.2)
-        text = screen_text(app)
-        assert "ESTIMATE" not in text and "include_usage" not in text
-        assert "[$warning" not in app.query_one(RunView)._summary_text
-    comparisons = ledger.with_name("l.comparisons.csv")
-    app = EloLedgerApp(initial_tab="elo", elo_inputs=(comparisons, ledger))
-    async with app.run_test(size=(80, 24)) as pilot:
-        tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None, 20)
-        await pilot.pause(0.3)
-        assert not tab.query_one("#elo-usage").display
-        assert "ESTIMATED" not in screen_text(app)
+    text, markup = await _watch_text(ledger, "server-reported 16 calls")
+    assert "ESTIMATE" not in text and "include_usage" not in text
+    assert "$warning" not in markup
+    text, shown = await _elo_tab_text(ledger)
+    assert not shown and "ESTIMATED" not in text
 
 
 async def test_live_run_in_the_app_warns_about_estimated_usage(
@@ -110,11 +96,7 @@ async def test_live_run_in_the_app_warns_about_estimated_usage(
     spec = tmp_path / "spec.toml"
     spec.write_text(SPEC)
     with serve(GatewayConfig(mode="stream_no_usage")) as gw:
-        added = _cli(
-            "profile", "add", "gw", "--base-url", gw.root, "--key-env", "GW_KEY",
-            "--wire-api", "openai-chat", "--model", "gpt-strict",
-        )  # fmt: skip
-        assert added.returncode == 0, added.stderr
+        add_gateway_profile(gw.root)
         app = EloLedgerApp()
         async with app.run_test(size=(80, 24)) as pilot:
             app.start_run(spec)
