@@ -230,7 +230,7 @@ def check_root(url: str, *, target: str | None = None, evidence: str = "") -> li
     pasted = make(
         "url.endpoint_path",
         target,
-        f"{match.group(0)!r} is an endpoint path; the profile takes the gateway root and each "
+        f"{match.group(0)!r} is a full endpoint path; the profile takes the gateway root and each "
         "client appends its own path",
         evidence,
         fix,
