@@ -381,3 +381,33 @@ def test_cancel_kills_running_sessions_and_writes_no_row(tmp_path: Path, clients
     pids = [json.loads(x)["pid"] for x in (clients / "calls.log").read_text().splitlines()]
     assert len(pids) == 2 and not [p for p in pids if _alive(p)]
     assert not _alive(int((clients / "child.pid").read_text()))  # the CLI's own child too
+
+
+def test_arms_table_leaves_max_tokens_and_length_out_for_agent_arms(
+    tmp_path: Path, clients: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CLI session has no max_tokens and no finish_reason: '-' in the table, null in JSON."""
+    import argparse
+
+    from eloledger.cli import run_cmd
+
+    spec = _load(_spec(tmp_path, FIX_VS_LAZY, limit=1))
+    result = asyncio.run(run_experiment(spec))
+    assert {a["arm"] for a in result.arms} == {"fixer", "lazy"}
+    for arm in result.arms:
+        assert arm["kind"] == "agent" and arm["ok"] == 1
+        assert arm["max_tokens"] is None and arm["length_rate"] is None
+
+    run_cmd.report(result, argparse.Namespace(format="table", bootstrap=0, wide=True))
+    table = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(table) if line.startswith("arm ") and "length%" in line)
+    cut = table[at].index("max_tokens")
+    for name in ("fixer", "lazy"):
+        row = next(line for line in table[at:] if line.startswith(name + " "))
+        assert "512" not in row and "0.0" not in row, row
+        assert row[cut : cut + len("max_tokens")].strip() == "-", row
+        assert row.rstrip().endswith("-"), row
+
+    run_cmd.report(result, argparse.Namespace(format="json", bootstrap=0, wide=True))
+    arms = json.loads(capsys.readouterr().out)["arms"]
+    assert [(a["max_tokens"], a["length_rate"]) for a in arms] == [(None, None), (None, None)]

@@ -120,3 +120,41 @@ def test_a_key_in_the_query_string_is_masked_in_the_finding() -> None:
     assert finding.fix == "use https://gw.example/v1"
     plain = check_url("https://gw.example/v1?utm_source=x", "openai")
     assert "?utm_source=x" in plain[0].message  # nothing secret: shown as is
+
+
+@pytest.mark.parametrize(
+    ("root", "fixed"),
+    [
+        ("https://gw.example.com/v1/chat", "https://gw.example.com"),
+        ("https://gw.example.com/v1/chat/completions", "https://gw.example.com"),
+        ("https://gw.example.com/v1/messages", "https://gw.example.com"),
+        ("https://gw.example.com/api/v1/responses/", "https://gw.example.com/api"),
+        (
+            "https://gw.example.com/v1beta/models/gemini-2.5-pro:generateContent",
+            "https://gw.example.com",
+        ),
+        ("https://gw.example.com/api/v1beta/models", "https://gw.example.com/api"),
+        ("https://gw.example.com/v1beta", "https://gw.example.com"),
+    ],
+)
+def test_profile_root_with_a_pasted_endpoint_is_an_error_with_the_root(
+    root: str, fixed: str
+) -> None:
+    """The derived client URLs would be .../v1/chat/v1 and the like: the root is the fix."""
+    from eloledger.doctor.urls import check_root
+    from eloledger.profiles.model import derive_base_url
+
+    findings = check_root(root, target="profile")
+    endpoint = [f for f in findings if f.code == "url.endpoint_path"]
+    assert len(endpoint) == 1 and endpoint[0].severity == "error", findings
+    assert all(f.fix == f"use {fixed}" for f in findings), findings
+    assert check_root(fixed) == []
+    assert derive_base_url(fixed, "openai") == fixed + "/v1"  # what the fix gives the clients
+
+
+def test_profile_root_endpoint_fix_keeps_other_problems_fixed() -> None:
+    from eloledger.doctor.urls import check_root
+
+    findings = check_root("https://gw.example.com/v1/chat?ref=x", target="profile")
+    assert {f.code for f in findings} == {"url.endpoint_path", "url.query_string"}
+    assert {f.fix for f in findings} == {"use https://gw.example.com"}

@@ -38,23 +38,34 @@ n = 3
 """
 
 
-@pytest.fixture
-def estimated_ledger(temp_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+def add_gateway_profile(root: str) -> None:
+    """Profile "gw" (key in $GW_KEY) pointing at a strict gateway's root."""
+    added = _cli(
+        "profile", "add", "gw", "--base-url", root, "--key-env", "GW_KEY",
+        "--wire-api", "openai-chat", "--model", "gpt-strict",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+
+
+def run_against_gateway(tmp_path: Path, mode: str) -> tuple[Path, list]:
+    """`eloledger run` of SPEC against the strict gateway in ``mode``: (ledger, requests)."""
     ledger = tmp_path / "l.jsonl"
     (tmp_path / "spec.toml").write_text(SPEC)
-    with serve(GatewayConfig(mode="stream_no_usage")) as gw:
-        added = _cli(
-            "profile", "add", "gw", "--base-url", gw.root, "--key-env", "GW_KEY",
-            "--wire-api", "openai-chat", "--model", "gpt-strict",
-        )  # fmt: skip
-        assert added.returncode == 0, added.stderr
+    with serve(GatewayConfig(mode=mode)) as gw:
+        add_gateway_profile(gw.root)
         run = _cli(
             "run", str(tmp_path / "spec.toml"), "--headless", "--quiet", "--bootstrap", "0",
             "--ledger", str(ledger),
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
-        streamed = [r for r in gw.requests if r.body and r.body.get("stream")]
+    return ledger, gw.requests
+
+
+@pytest.fixture
+def estimated_ledger(temp_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+    ledger, requests = run_against_gateway(tmp_path, "stream_no_usage")
+    streamed = [r for r in requests if r.body and r.body.get("stream")]
     assert streamed, "the runner should have streamed (the gateway drops usage on streams)"
     rows = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert rows and all(r["usage_source"] == "estimated" for r in rows)

@@ -21,13 +21,18 @@ async def _wait(predicate, pilot, seconds: float = 10.0) -> None:
     await pilot.pause(0.2)
 
 
+async def _new_form(app: EloLedgerApp, pilot) -> None:
+    """Open the "new profile" form once the Profiles tab has loaded."""
+    await _wait(lambda: app.query_one(ProfilesTab).presets, pilot)
+    await pilot.press("n")
+    await pilot.pause()
+    assert isinstance(app.screen, ProfileForm)
+
+
 async def test_focused_input_shows_the_text_being_typed_at_80x24() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _wait(lambda: app.query_one(ProfilesTab).presets, pilot)
-        await pilot.press("n")
-        await pilot.pause()
-        assert isinstance(app.screen, ProfileForm)
+        await _new_form(app, pilot)
         await pilot.press(*"my-gw")
         await pilot.press("tab", *"https://gw.example.com")
         await pilot.pause(0.2)
@@ -53,3 +58,18 @@ async def test_edit_places_the_cursor_at_the_end_and_keeps_the_url() -> None:
         await pilot.press("ctrl+s")
         await _wait(lambda: load_profiles()["mine"].base_url.endswith("/api"), pilot)
         assert load_profiles()["mine"].base_url == "https://gw.example.com/api"
+
+
+async def test_typing_a_pasted_endpoint_as_root_shows_the_error_and_the_root() -> None:
+    """`.../v1/chat` is no root: the form must not say "URL looks right" (it did)."""
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _new_form(app, pilot)
+        await pilot.press(*"my-gw", "tab", *"https://gw.example.com/v1/chat")
+        await pilot.pause(0.3)
+        check = str(app.screen.query_one("#form-url-check").render())
+        assert "looks right" not in check
+        assert "error:" in check and "use https://gw.example.com" in check, check
+        await pilot.press(*["backspace"] * len("/v1/chat"))  # back to the root
+        await pilot.pause(0.3)
+        assert "looks right" in str(app.screen.query_one("#form-url-check").render())

@@ -188,6 +188,8 @@ def report(result: Any, args: argparse.Namespace) -> int:
         arms_cols.append(Column("judge_no_verdict", "no verdict", group=True))
     arms = [
         {**a, "length_rate": None if a["length_rate"] is None else 100 * a["length_rate"]}
+        if a.get("kind") != "agent"
+        else {**a, "max_tokens": "-", "length_rate": "-"}  # meaningless for a CLI session
         for a in result.arms
     ]
     elo_text, elo_payload, status = _elo(result, args)

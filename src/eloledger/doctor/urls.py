@@ -10,6 +10,7 @@ must stay fast and side-effect free.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from eloledger.clientfacts import URL_FAMILY
@@ -55,6 +56,12 @@ _ENDPOINTS = {
     "gemini": ("/v1beta/models", "/models"),
 }
 _GEMINI_ENDPOINT = re.compile(r"(/v1beta|/v1)?/models/[^/]+:(stream)?[gG]enerateContent$")
+# A profile root is shared by every client: a version segment followed by an API path, or
+# Gemini's /v1beta, means an endpoint was pasted (the root is what comes before it).
+_ROOT_ENDPOINT = re.compile(
+    r"/v1/(chat|completions|messages|responses|embeddings|models)(/.*)?$|/v1beta(/.*)?$",
+    re.IGNORECASE,
+)
 _VERSION_SEGMENT = re.compile(r"^v\d+(alpha|beta)?\d*$")
 
 
@@ -204,8 +211,31 @@ def check_root(url: str, *, target: str | None = None, evidence: str = "") -> li
     problems that survive the derivation are reported: scheme, whitespace, query, fragment,
     a pasted endpoint, a trailing slash.
     """
-    findings = check_url(url, "anthropic", target=target or "profile", evidence=evidence)
-    return [f for f in findings if f.code != "url.extra_v1"]
+    target = target or "profile"
+    evidence = evidence or f"base URL {shown_url(url)!r}"
+    parts = urlsplit(re.sub(r"\s+", "", url))
+    match = _ROOT_ENDPOINT.search(parts.path.rstrip("/"))
+    if match is None or not parts.netloc:
+        findings = check_url(url, "anthropic", target=target, evidence=evidence)
+        return [f for f in findings if f.code != "url.extra_v1"]
+    # Caught here, not by check_url: /v1/chat and /v1beta/... are no endpoint of any one
+    # family, yet each client would append its own path after them (.../v1/chat/v1).
+    root = urlunsplit(parts._replace(path=parts.path[: match.start()]))
+    rest = [
+        f
+        for f in check_url(root, "anthropic", target=target, evidence=evidence)
+        if f.code not in ("url.extra_v1", "url.trailing_slash")
+    ]
+    fix = f"use {suggested_url(root, 'anthropic')}"
+    pasted = make(
+        "url.endpoint_path",
+        target,
+        f"{match.group(0)!r} is a full endpoint path; the profile takes the gateway root and each "
+        "client appends its own path",
+        evidence,
+        fix,
+    )
+    return [pasted, *(replace(f, fix=fix) for f in rest)]
 
 
 def suggested_url(url: str, wire: str) -> str:

@@ -2,7 +2,8 @@
 
 Each arm: calls (final attempts), ok, errors with their classes, tokens (every sample row,
 retries included: the arm's cost), the share of ok calls cut by ``max_tokens`` and the judge
-calls without a verdict that concern it.
+calls without a verdict that concern it. Agent arms have neither ``max_tokens`` nor a
+cut-off share (None).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def arm_stats(
             s["tokens"] += int(row.get("total_tokens") or 0)
     for s in stats.values():
         s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
+        if s["kind"] == "agent":  # a CLI session has no max_tokens and no finish_reason
+            s["max_tokens"] = s["length"] = s["length_rate"] = None
     return list(stats.values())
 
 

@@ -26,6 +26,7 @@ class ArmCounters:
     completion_tokens: int = 0
     total_tokens: int = 0
     estimated_tokens: int = 0  # tokens counted while streaming, not yet replaced by usage
+    usage_estimated_calls: int = 0  # finished calls whose usage is eloledger's estimate
 
 
 @dataclass
@@ -110,6 +111,7 @@ class RunCounters:
             self.server_reported_calls += 1
         elif row.get("usage_source") == "estimated":
             self.estimated_calls += 1
+            arm.usage_estimated_calls += 1
         if status == "ok":
             arm.ok += 1
             arm.done += 1

@@ -91,6 +91,11 @@ def compute_elo(
     )
 
 
+def estimated_usage_warning(warnings: Sequence[str]) -> str:
+    """The report's warning that tokens are estimates: it stays on screen, not just a toast."""
+    return next((f"⚠ {w}" for w in warnings if "ESTIMATED" in w), "")
+
+
 def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
     """The costliest non-dominated arm whose marginal Elo per 1K still reaches ``threshold``."""
     frontier = [p for p in players if _finite(p.get("tokens_per_task")) and not p.get("dominated")]
@@ -271,6 +276,7 @@ class EloTab(Vertical, can_focus=True):
     DEFAULT_CSS = """
     EloTab { height: 1fr; }
     EloTab #elo-status { height: auto; padding: 0 1; color: $text-muted; }
+    EloTab #elo-usage { height: auto; padding: 0 1; color: $warning; text-style: bold; }
     EloTab #elo-table { height: auto; max-height: 12; scrollbar-size-horizontal: 0; }
     EloTab #elo-verdict { height: auto; padding: 0 1; }
     EloTab #elo-rows { height: auto; padding: 0 1; color: $text-muted; }
@@ -301,6 +307,7 @@ class EloTab(Vertical, can_focus=True):
             id="elo-empty",
         )
         yield Static("", id="elo-status")
+        yield Static("", id="elo-usage")
         table: DataTable = DataTable(
             id="elo-table", cursor_type="row", zebra_stripes=True, fixed_columns=1
         )
@@ -321,6 +328,8 @@ class EloTab(Vertical, can_focus=True):
     def _show(self, has_data: bool) -> None:
         self.can_focus = not has_data  # empty: the tab itself takes focus so 'o'/'e' work
         self.query_one("#elo-empty").display = not has_data
+        if not has_data:
+            self.query_one("#elo-usage").display = False
         for wid in (
             "#elo-status",
             "#elo-table",
@@ -373,6 +382,10 @@ class EloTab(Vertical, can_focus=True):
         idle = focused is None or focused is self or type(focused).__name__ == "ContentTabs"
         if self.is_on_screen and idle:
             self.query_one("#elo-table", DataTable).focus()
+        usage = estimated_usage_warning(data.warnings)
+        shown = self.query_one("#elo-usage", Static)
+        shown.update(escape(usage))
+        shown.display = bool(usage)
         for warning in data.warnings[:3]:
             self.notify(warning, title="Elo warning", severity="warning", timeout=8)
 

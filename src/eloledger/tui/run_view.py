@@ -137,6 +137,27 @@ def requests_seen(counters: RunCounters) -> int:
     return sum(a.done for a in counters.arms.values()) + counters.retries
 
 
+def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
+    """The Usage line; when calls carry no server usage, a loud warning that names the arms,
+    says whose numbers the tokens are and how to fix it (each line fits ``width``)."""
+    line = (
+        f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
+        f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok"
+    )
+    if not c.estimated_calls:
+        return [line]
+    arms = ", ".join(
+        f"{a.name} ({a.usage_estimated_calls})" for a in c.arms.values() if a.usage_estimated_calls
+    )
+    head = "⚠ tokens are eloledger's ESTIMATE (gateway sent no usage): "
+    return [
+        f"[b $warning]Usage   server-reported {c.server_reported_calls} calls · ESTIMATED "
+        f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok[/]",
+        f"[b $warning]{escape(fmt.fit(head + arms, width).rstrip())}[/]",
+        "[$warning]  fix: no usage on streams; 'eloledger doctor' explains it (include_usage)[/]",
+    ]
+
+
 class ActiveTimer:
     """Elapsed run time that stands still while paused and stops when the run has ended."""
 
@@ -377,8 +398,7 @@ class RunView(Vertical, can_focus=True):
             f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
             + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
-            f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
-            f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok",
+            *usage_lines(c, max(40, (self.size.width or 80) - 2)),
             self._budget_line(c),
             (
                 f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight"
