@@ -68,3 +68,12 @@ async def test_the_sessions_panel_fits_80_columns() -> None:
         line = next(x for x in screen_text(app).splitlines() if x.startswith("max_turns"))
         assert line.rstrip().endswith("12:34") and "1.23M" in line, line
         assert line.split()[4:8] == ["gemini", "12", "34", "1.23M"], line
+
+
+def test_agent_report_and_log_usage_count_as_reported_not_estimated() -> None:
+    """Found at 80x24 watching the agent demo: "server-reported 0 calls" for 24 sessions whose
+    tokens came from the CLIs' final reports."""
+    counters = RunCounters()
+    for source in ("report", "log", "server", "estimated"):
+        counters.apply_row({"arm": "a", "status": "ok", "total_tokens": 10, "usage_source": source})
+    assert counters.server_reported_calls == 3 and counters.estimated_calls == 1

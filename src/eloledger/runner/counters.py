@@ -14,6 +14,10 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+# Usage the gateway reported: in its answer (server), in an agent CLI's final report of the
+# session (report), or in the session log the CLI wrote (log). Only "estimated" is eloledger's.
+EXACT_USAGE = frozenset({"server", "report", "log"})
+
 
 @dataclass
 class ArmCounters:
@@ -107,7 +111,7 @@ class RunCounters:
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.total_tokens += total
-        if row.get("usage_source") == "server":
+        if row.get("usage_source") in EXACT_USAGE:
             self.server_reported_calls += 1
         elif row.get("usage_source") == "estimated":
             self.estimated_calls += 1
