@@ -145,17 +145,14 @@ async def run_experiment(
 
 def _check_ledger(path: Path, resume: bool) -> None:
     """Refuse before the first request: a ledger that is not a file, or one with rows already."""
-    check_writable(path)  # a folder or a FIFO: one clear line before anything reads it
+    check_writable(path)  # a folder, FIFO or socket: one clear line before anything reads it
     try:
         info = path.stat()
     except FileNotFoundError:
         return
-    except OSError as exc:
-        raise UserError(f"{path}: cannot use as ledger ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(info.st_mode):  # a directory fails, a FIFO would block --resume
-        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+    if not stat.S_ISREG(info.st_mode):  # a device the writer could take: a run reads it back
         raise UserError(
-            f"{path}: the ledger is {what}",
+            f"{path}: the ledger is not a regular file",
             fix="give a file path with --ledger (e.g. runs/NAME.ledger.jsonl)",
         )
     if resume:
