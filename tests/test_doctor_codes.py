@@ -63,6 +63,17 @@ def _probe(
     return result.findings
 
 
+def _relay_probe(model: str, *, litellm_upstream_401: bool = False) -> list[Finding]:
+    from relay_emulator import GOOD, RelayConfig
+    from relay_emulator import serve as serve_relay
+
+    config = RelayConfig()
+    if litellm_upstream_401:
+        config.models[model] = "litellm_upstream_401"
+    with serve_relay(config) as relay:
+        return probe(ProbeTarget("t", relay.v1, "openai-chat", GOOD, model), timeout=5).findings
+
+
 def _ledger(home: Path, rows: list[dict]) -> Path:
     path = home / "ledger.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -149,6 +160,9 @@ SCENARIOS: dict[str, Scenario] = {
         ).findings
     ),
     "net.timeout": lambda h, m: _probe(GatewayConfig(mode="slow", delay=1.5), timeout=0.3),
+    # issue 24: a relay whose upstream times out (408 in 0.3 s), and LiteLLM's upstream key
+    "net.gateway_timeout": lambda h, m: _relay_probe("slow-upstream"),
+    "auth.upstream_key": lambda h, m: _relay_probe("gpt-4o-mini", litellm_upstream_401=True),
     "net.tls": lambda h, m: _probe(GatewayConfig(), url=lambda g: f"https://127.0.0.1:{g.port}/v1"),
     "response.not_json": lambda h, m: _probe(GatewayConfig(mode="html")),
     "usage.missing": lambda h, m: _probe(GatewayConfig(mode="usage_missing")),

@@ -32,6 +32,18 @@ from eloledger.doctor.answers import (
     usage_where,
 )
 from eloledger.doctor.findings import Finding, make
+from eloledger.doctor.gateways import (
+    AUTH,
+    COOLDOWN,
+    GATEWAY_TIMEOUT,
+    MODEL,
+    QUOTA,
+    UPSTREAM_AUTH,
+    from_upstream,
+    message_of,
+    read_error,
+    retry_after_hint,
+)
 from eloledger.doctor.neterrors import is_dns, is_tls
 from eloledger.doctor.urls import family, neighbour_urls
 from eloledger.redact import register_secret, scrub
@@ -99,10 +111,16 @@ class ProbeResult:
     model: str | None = None  # the model the generation requests used
     exchanges: list[str] = field(default_factory=list)  # "POST /v1/messages 200 (41 ms)"
     elapsed_ms: float = 0.0  # the slowest single request: what a client would wait
+    generated: bool = False  # a generation request answered 2xx with a usable answer
 
     @property
     def ok(self) -> bool:
-        return not any(f.severity == "error" for f in self.findings)
+        """Passed: a generation answered and no finding is an error.
+
+        Why the generation: "no error finding" alone called a probe whose only generation was
+        refused (400, 408, 429) a pass, which a run then contradicted on every call.
+        """
+        return self.generated and not any(f.severity == "error" for f in self.findings)
 
     def passed_finding(self) -> Finding | None:
         """A ``probe.ok`` finding saying what was checked, or None when the probe failed.
@@ -111,7 +129,7 @@ class ProbeResult:
         passing probe is the answer to "is this gateway fine?"
         """
         if not self.ok or not self.exchanges:
-            return None
+            return None  # ok needs an answered generation: see :attr:`ok`
         t = self.target
         usage = ""
         if self.usage:
@@ -193,11 +211,13 @@ class _Prober:
             usage = usage_from_stream(t.wire, stream.events)
         else:  # the gateway ignored stream=true and answered one JSON body
             usage = usage_from_body(t.wire, stream.json())
+        self.result.generated = True
         if has_tokens(usage):
             self.result.usage = usage
             return self.result
         plain = self._send("POST", *self._generate(t.base_url, model, stream=False))
         if self._transport_failed(plain) or not self._http_ok(plain, listing, model):
+            self.result.generated = False
             return self.result
         plain_usage = usage_from_body(t.wire, plain.json())
         self.result.usage = plain_usage or usage
@@ -313,10 +333,17 @@ class _Prober:
         return self._send("POST", url, payload, auth=auth)
 
     def _http_ok(self, ex: Exchange, listing: Exchange, model: str | None) -> bool:
-        """Classify a non-2xx (or a 2xx that is not the API); True when the answer is usable."""
+        """Classify a non-2xx (or a 2xx that is not the API); True when the answer is usable.
+
+        The body is read before the status (:func:`~eloledger.doctor.gateways.read_error`):
+        gateways answer a wrong key with 400, an unknown model with 400 or 503, exhausted
+        credit with 401 or 403. A refused generation is always an error: the run would fail.
+        """
         t = self.t
         status = ex.status or 0
         body = ex.json()
+        if not 200 <= status < 400 and self._gateway_said(ex, listing, model, body):
+            return False
         if 300 <= status < 400:
             self._add(
                 "response.not_json",
@@ -350,6 +377,8 @@ class _Prober:
         if status == 401 or is_key_rejection(status, body):
             self._unauthorised(ex, model)
             return False
+        generation = ex.method == "POST"
+        severity = "error" if generation else None
         if status == 403:
             what = repr(model) if model else "this endpoint"
             self._add(
@@ -371,13 +400,14 @@ class _Prober:
                     "add credit or raise the quota for this key; do not start the evaluation",
                 )
             else:
-                retry = ex.headers.get("retry-after")
-                hint = f"Retry-After: {retry} s" if retry else "no Retry-After header"
+                hint = retry_after_hint(ex.headers)
                 self._add(
                     "rate.limited",
-                    f"rate limited ({hint})",
+                    f"rate limited ({hint})" + (": the probe's generation failed" * generation),
                     f"{ex.summary()} [{hint}]",
-                    "lower the run's concurrency or wait; the runner honours Retry-After",
+                    "lower the run's concurrency or wait; the runner honours Retry-After "
+                    "(also LiteLLM's llm_provider-retry-after)",
+                    severity=severity,
                 )
             return False
         if status >= 500:
@@ -388,24 +418,93 @@ class _Prober:
                 "retry later; if it persists report it to the gateway",
             )
             return False
+        said = message_of(body, ex.text)
         self._add(
             "request.rejected",
-            f"the minimal probe request was rejected (HTTP {status})",
+            f"the minimal probe request was rejected (HTTP {status})"
+            + (f": {said[:160]}" if said else ""),
             ex.summary(),
             "check the model name and the wire protocol for this gateway",
+            severity=severity,
         )
         return False
 
-    def _unauthorised(self, ex: Exchange, model: str | None) -> None:
+    def _gateway_said(self, ex: Exchange, listing: Exchange, model: str | None, body: Any) -> bool:
+        """Findings for what the error body says (not only its status); True when it did."""
+        t = self.t
+        status = ex.status or 0
+        kind = read_error(
+            status, body, ex.text, elapsed_s=ex.elapsed_ms / 1000, timeout_s=self.timeout
+        )
+        said = message_of(body, ex.text)[:200]
+        listed = self.result.models
+        if kind == QUOTA:
+            self._add(
+                "rate.quota",
+                f"quota or credit exhausted (HTTP {status}: {said}): retrying will not help",
+                ex.summary(),
+                "add credit or raise the quota for this key; do not start the evaluation",
+            )
+        elif kind == UPSTREAM_AUTH:
+            self._add(
+                "auth.upstream_key",
+                "the gateway accepts your key, but the gateway's upstream rejects its own key "
+                f"for this model (HTTP {status})",
+                ex.summary(),
+                f"fix the gateway's config (its provider key for {model or 'this model'}); "
+                f"nothing to change in {t.key_label} or in the clients' headers",
+            )
+        elif kind == AUTH and status != 401:
+            self._unauthorised(ex, model, said)
+        elif kind == MODEL or (
+            model is not None
+            and status != 401
+            and listing.status == 200
+            and listed
+            and model not in listed
+        ):
+            choices = ", ".join(listed[:6]) if listed else "a model the gateway lists"
+            if from_upstream(body, ex.text) and listed and model in listed:
+                what = (
+                    f"the gateway lists {model!r} but its upstream does not know the model its "
+                    f"config maps it to (HTTP {status})"
+                )
+                fix = f"fix the gateway's model mapping for {model!r}, or use another: {choices}"
+            else:
+                what = f"the gateway does not know the model {model!r} (HTTP {status}: {said})"
+                fix = f"set the model to one it serves: {choices}"
+            self._add("model.not_found", what, ex.summary(), fix)
+        elif kind == COOLDOWN:
+            self._add(
+                "rate.limited",
+                "the gateway has put the model in cooldown after an earlier upstream failure "
+                f"(HTTP 429; {retry_after_hint(ex.headers)}): the probe's generation failed",
+                ex.summary(),
+                "the cause is the upstream error before the cooldown (look at the gateway's log, "
+                "or probe again after the cooldown to see it); lowering concurrency will not help",
+                severity="error",
+            )
+        elif kind == GATEWAY_TIMEOUT:
+            self._add(
+                "net.gateway_timeout",
+                f"the gateway timed out on its upstream after {ex.elapsed_ms / 1000:.1f} s "
+                f"(HTTP {status}; the probe would have waited {self.timeout:g} s)",
+                ex.summary(),
+                "raise the gateway's own timeout for this model (LiteLLM: timeout in "
+                "litellm_params), or use a faster model; raising timeout_s will not help",
+            )
+        else:
+            return False
+        return True
+
+    def _unauthorised(self, ex: Exchange, model: str | None, said: str = "") -> None:
         t = self.t
         alternate = _ALTERNATE.get(t.auth)
         if alternate:
             retry = self._again(t.base_url, model, alternate)
-            if (
-                retry.error is None
-                and retry.status not in (401, 403)
-                and not is_key_rejection(retry.status or 0, retry.json())
-            ):
+            # Only a 2xx proves the other header works: a 429 (LiteLLM's cooldown) or a 400
+            # says nothing about the key.
+            if retry.error is None and 200 <= (retry.status or 0) < 300:
                 self._add(
                     "auth.header_form",
                     f"the gateway rejects the key as {_HEADER[t.auth]} but accepts it as "
@@ -414,9 +513,15 @@ class _Prober:
                     _header_fix(t, alternate),
                 )
                 return
+        said = said or message_of(ex.json(), ex.text)[:200]
+        hint = ""
+        if "no connected db" in said.lower() or "no_db_connection" in said.lower():
+            hint = " (LiteLLM without a database accepts only its master key)"
         self._add(
             "auth.unauthorized",
-            f"the gateway rejects the key from {t.key_label}",
+            f"the gateway rejects the key from {t.key_label} (HTTP {ex.status}"
+            + (f": {said}" if said else "")
+            + f"){hint}",
             ex.summary(),
             f"check the value of {t.key_label} (it must be a key for "
             f"{self.host}); sent as {_HEADER[t.auth]}",
@@ -566,9 +671,11 @@ class _Prober:
         }
         return _join(base, f"/v1beta/models/{model}:{verb}"), body
 
-    def _add(self, code: str, message: str, evidence: str, fix: str) -> None:
+    def _add(
+        self, code: str, message: str, evidence: str, fix: str, *, severity: str | None = None
+    ) -> None:
         target = f"{self.t.name} ({self.t.wire})"
-        self.result.findings.append(make(code, target, message, evidence, fix))
+        self.result.findings.append(make(code, target, message, evidence, fix, severity=severity))
 
 
 class _BudgetExhausted(Exception):

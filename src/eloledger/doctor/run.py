@@ -94,6 +94,7 @@ def run_doctor(
     if not offline:
         targets = profile_targets(chosen, wires) if chosen else live_targets(eff)
         report.add_probes(probe_all(targets, timeout=timeout))
+        report.findings = confirmed_by_probes(report.findings, report.probes, report.notes)
     if ledger is not None:
         expected = list(expect_models)
         if chosen is not None and not expected:
@@ -140,9 +141,34 @@ def run_adhoc(
             timeout=timeout,
         )
         report.add_probes([result])
+        report.findings = confirmed_by_probes(report.findings, report.probes, report.notes)
     report.findings = _dedupe(report.findings)
     report.findings.sort(key=sort_key)
     return report
+
+
+def confirmed_by_probes(
+    findings: list[Finding], probes: list[ProbeResult], notes: list[str]
+) -> list[Finding]:
+    """Drop ``url.missing_v1`` for a base URL at which a probe's generation just succeeded.
+
+    Why: gateways such as LiteLLM serve ``/chat/completions`` at the root as well as under
+    ``/v1``; a warning that the probe has just disproved sends users to "fix" a working URL.
+    """
+    proven: dict[str, str] = {}
+    for result in probes:
+        t = result.target
+        if result.generated and t.wire.startswith("openai-"):
+            for f in check_url(t.base_url, t.wire):
+                if f.code == "url.missing_v1":
+                    proven[f.fix] = t.base_url
+    kept = [f for f in findings if not (f.code == "url.missing_v1" and f.fix in proven)]
+    for url in dict.fromkeys(proven[f.fix] for f in findings if f not in kept):
+        notes.append(
+            f"url.missing_v1 left out for {url}: the probe's generation succeeded there "
+            "(this gateway also serves the path without /v1)"
+        )
+    return kept
 
 
 def scoped_to_profile(
