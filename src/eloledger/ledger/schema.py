@@ -58,6 +58,7 @@ FIELDS: tuple[str, ...] = (
     "turns",  # model turns of an agent session
     "tool_calls",  # tool calls of an agent session
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
+    "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id), issue 24
 )
 
 ROLES = ("sample", "select", "judge", "probe")

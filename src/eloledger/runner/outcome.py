@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 BREAK_AFTER = 5
-PERSISTENT = frozenset({"auth", "permission", "quota", "not_found"})
+PERSISTENT = frozenset({"auth", "permission", "quota", "not_found", "upstream_auth"})
 
 # error_class -> (doctor code, what it means, the fix); {key}, {host}, {model} are filled in
 _ADVICE: dict[str, tuple[str, str, str]] = {
@@ -26,6 +26,23 @@ _ADVICE: dict[str, tuple[str, str, str]] = {
         "auth.unauthorized",
         "the gateway rejects the key from {key}",
         "check the value of {key} (it must be a key for {host})",
+    ),
+    "upstream_auth": (
+        "auth.upstream_key",
+        "the gateway's upstream rejects the gateway's own key for {model} (your key is fine)",
+        "fix the gateway's config (its provider key for {model}); {key} needs no change",
+    ),
+    "cooldown": (
+        "rate.limited",
+        "the gateway put {model} in cooldown after an upstream failure",
+        "find the upstream error before the cooldown (the ledger's first non-429 error row, or "
+        "the gateway's log); lowering concurrency will not help",
+    ),
+    "gateway_timeout": (
+        "net.gateway_timeout",
+        "the gateway timed out on its upstream, well inside timeout_s",
+        "raise the gateway's own timeout for {model} (LiteLLM: timeout in litellm_params); "
+        "raising timeout_s will not help",
     ),
     "permission": (
         "auth.forbidden",
@@ -91,6 +108,10 @@ class Breaker:
         self.run = 0
         self.tripped: tuple[str, int | None] | None = None  # (error_class, http_status)
         self.model: str | None = None  # the model of the call that tripped it
+        # the first failure retries cannot fix: when the gateway then answers with cooldown
+        # 429s (LiteLLM after an upstream 404/401) it is the cause, and the run stops on it
+        self.cause: tuple[str, int | None, str | None] | None = None
+        self.after_cooldown = False
 
     def record(self, row: dict[str, Any]) -> None:
         if row.get("status") == "ok":
@@ -98,6 +119,13 @@ class Breaker:
             self.streak.clear()
             return
         cls = str(row.get("error_class") or "")
+        if cls in PERSISTENT and self.cause is None:
+            self.cause = (cls, row.get("http_status"), row.get("model"))
+        if cls == "cooldown":  # caused by an earlier failure: neither resets nor extends it
+            if self.cause is not None and self.tripped is None:
+                self.tripped, self.model = self.cause[:2], self.cause[2]
+                self.after_cooldown = True
+            return
         if cls not in PERSISTENT or row.get("will_retry"):
             self.run = 0
             self.streak.clear()
@@ -114,6 +142,11 @@ class Breaker:
         cls, status = self.tripped
         http = f" (HTTP {status})" if status else ""
         where = replace(where, model=self.model or where.model)
+        if self.after_cooldown:
+            return (
+                f"stopped: a {cls} failure{http} that retries cannot fix, then the gateway "
+                f"answered with cooldown 429s: {skipped} calls skipped: {advice(cls, where)}"
+            )
         return (
             f"stopped after {self.limit} consecutive {cls} failures{http}: "
             f"{skipped} calls skipped: {advice(cls, where)}"
@@ -133,7 +166,9 @@ def arm_failures(arms: list[dict[str, Any]], where: Where) -> list[str]:
         )
         line = f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} failed: {parts})"
         if classes:
-            line += ": " + advice(classes.most_common(1)[0][0][0], where)
+            # the persistent cause behind cooldown 429s, not the 429s, is what to fix
+            ranked = [c for (c, _), _n in classes.most_common() if c in PERSISTENT]
+            line += ": " + advice(ranked[0] if ranked else classes.most_common(1)[0][0][0], where)
         causes.append(line)
     return causes
 

@@ -15,7 +15,6 @@ event with orjson, because the SDK's typed model per chunk cost ~5x more CPU per
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from eloledger.doctor import gateways
 from eloledger.redact import scrub
 from eloledger.wire import Usage, anthropic_usage, is_quota_error, openai_usage
 
@@ -33,8 +33,20 @@ except ImportError:  # pragma: no cover - older SDKs
 
 # Classes the runner retries; the others (auth, permission, not_found, quota, bad_request,
 # bad_response) will fail the same way again.
+# ``cooldown`` (LiteLLM's 429 after an upstream failure) and ``gateway_timeout`` (a 408/504 well
+# inside timeout_s: the gateway gave up on its upstream) are retried, but the breaker
+# (:mod:`.outcome`) stops a run whose cooldowns follow an error retries cannot fix.
 RETRYABLE = frozenset(
-    {"rate_limit", "server", "overloaded", "timeout", "connection", "stream_error"}
+    {
+        "rate_limit",
+        "server",
+        "overloaded",
+        "timeout",
+        "connection",
+        "stream_error",
+        "cooldown",
+        "gateway_timeout",
+    }
 )
 
 
@@ -57,6 +69,8 @@ class CallResult:
     http_status: int | None = None
     retry_after_s: float | None = None
     streamed_estimate: int = 0  # tokens counted on the stream (what the live counter got)
+    request_id: str | None = None  # the gateway's x-request-id / x-litellm-call-id
+    response_id: str | None = None  # the answer's own id (chatcmpl-…, msg_…, resp_…)
 
     def ledger_fields(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -73,6 +87,8 @@ class CallResult:
             "error": self.error,
             "http_status": self.http_status,
             "finish_reason": self.finish_reason,
+            "request_id": self.request_id,
+            "call_id": self.response_id,
             "content": self.content,
         }
         return {k: v for k, v in row.items() if v is not None}
@@ -143,6 +159,7 @@ class Provider:
         result = CallResult()
         started = time.perf_counter()
         state = _StreamState(result, started, on_tokens)
+        state.max_tokens = max_tokens
         body = {
             "model": model or self.model,
             "max_tokens": max_tokens,
@@ -158,12 +175,16 @@ class Provider:
         except BaseException as exc:  # noqa: BLE001 - every provider failure becomes a row
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
-            cls, status, message, retry_after = classify(exc)
+            elapsed = time.perf_counter() - started
+            cls, status, message, retry_after = classify(exc, elapsed, self.timeout_s)
             result.status = "error"
             result.error_class = cls
             result.http_status = status
             result.error = scrub(message)[:1000]
             result.retry_after_s = retry_after
+            response = getattr(exc, "response", None)
+            if response is not None and result.request_id is None:
+                result.request_id = gateways.request_id(response.headers)
         result.latency_ms = (time.perf_counter() - started) * 1000.0
         result.content = "".join(state.parts)
         _settle_usage(result, prompt, state)
@@ -192,12 +213,14 @@ class Provider:
             **extra,
         )
         async with request as response:
-            _check_event_stream(response)
+            if await _whole_body(response, state, self.wire_api):
+                return
             async for _, data in _sse(response):
                 if data == b"[DONE]":
                     state.ended = True
                     continue  # read to the end, so the connection goes back to the pool
                 chunk = _json(data)
+                state.result.response_id = state.result.response_id or chunk.get("id")
                 if chunk.get("error"):
                     raise StreamError(f"error event in stream: {_error_text(chunk['error'])}")
                 usage = openai_usage(chunk.get("usage"))
@@ -221,7 +244,8 @@ class Provider:
             extra_headers=b["headers"],
         )
         async with request as response:
-            _check_event_stream(response)
+            if await _whole_body(response, state, self.wire_api):
+                return
             async for event_name, data in _sse(response):
                 if data == b"[DONE]":
                     continue
@@ -231,6 +255,7 @@ class Provider:
                     state.text(event.get("delta") or "")
                 elif kind in ("response.completed", "response.incomplete"):
                     body = event.get("response") or {}
+                    state.result.response_id = body.get("id") or state.result.response_id
                     usage = openai_usage(body.get("usage"))
                     if usage is not None:
                         state.set_usage(usage)
@@ -260,7 +285,8 @@ class Provider:
         start_usage: Any = None
         delta_usages: list[Any] = []
         async with request as response:
-            _check_event_stream(response)
+            if await _whole_body(response, state, self.wire_api):
+                return
             async for event_name, data in _sse(response):
                 event = _json(data)
                 kind = event.get("type") or event_name or ""
@@ -270,6 +296,7 @@ class Provider:
                         state.text(text)
                 elif kind == "message_start":
                     start_usage = (event.get("message") or {}).get("usage")
+                    state.result.response_id = (event.get("message") or {}).get("id")
                 elif kind == "message_delta":
                     if event.get("usage"):
                         delta_usages.append(event["usage"])
@@ -356,6 +383,7 @@ class _StreamState:
         self.parts: list[str] = []
         self.usage: Usage | None = None
         self.ended = False
+        self.max_tokens: int | None = None  # an estimate never exceeds what was asked for
 
     def text(self, delta: str) -> None:
         if self.result.ttft_ms is None:
@@ -374,6 +402,61 @@ class _StreamState:
     def require_end(self) -> None:
         if not self.ended and self.result.finish_reason is None:
             raise StreamError("the stream ended before the model finished (no finish reason)")
+
+
+async def _whole_body(response: Any, state: _StreamState, wire: str) -> bool:
+    """True when a stream was asked but the gateway answered one complete JSON body (read).
+
+    Some gateways (LiteLLM's Anthropic mock, some relay channels) ignore ``stream=true``; the
+    doctor accepts that answer, so the runner takes its text and usage too rather than throw
+    a paid answer away as ``bad_response``. Anything else that is not an event stream is.
+    """
+    state.result.request_id = gateways.request_id(response.headers)
+    ctype = response.headers.get("content-type", "")
+    if "text/event-stream" in ctype:
+        return False
+    if "json" in ctype:
+        body = gateways.body_of(await response.read())
+        if isinstance(body, dict) and _take_whole(body, state, wire):
+            return True
+    _check_event_stream(response)
+    return False  # pragma: no cover - _check_event_stream raised
+
+
+def _take_whole(body: dict[str, Any], state: _StreamState, wire: str) -> bool:
+    """Fill the state from a non-stream answer; False when the body is not one."""
+    if body.get("error"):
+        raise StreamError(f"error answer under HTTP 200: {_error_text(body['error'])}")
+    result = state.result
+    if wire == "anthropic" and isinstance(body.get("content"), list):
+        text = "".join(b.get("text") or "" for b in body["content"] if isinstance(b, dict))
+        usage = anthropic_usage(body.get("usage"), body.get("usage"))
+        reason = body.get("stop_reason")
+        result.finish_reason = _ANTHROPIC_STOP.get(reason, reason) if reason else "stop"
+    elif wire == "openai-responses" and isinstance(body.get("output"), list):
+        text = "".join(
+            part.get("text") or ""
+            for item in body["output"]
+            if isinstance(item, dict)
+            for part in item.get("content") or ()
+            if isinstance(part, dict)
+        )
+        usage = openai_usage(body.get("usage"))
+        result.finish_reason = "length" if body.get("status") == "incomplete" else "stop"
+    elif isinstance(body.get("choices"), list) and body["choices"]:
+        choice = body["choices"][0] if isinstance(body["choices"][0], dict) else {}
+        text = str((choice.get("message") or {}).get("content") or "")
+        usage = openai_usage(body.get("usage"))
+        result.finish_reason = choice.get("finish_reason") or "stop"
+    else:
+        return False
+    result.response_id = body.get("id")
+    if text:
+        state.text(text)
+    if usage is not None:
+        state.set_usage(usage)
+    state.ended = True
+    return True
 
 
 def _check_event_stream(response: Any) -> None:
@@ -399,24 +482,48 @@ def _settle_usage(result: CallResult, prompt: str, state: _StreamState) -> None:
     if result.status == "ok":
         result.usage_note = "zero_usage" if usage is not None else "no_usage"
     if result.status == "ok" or result.streamed_estimate:
-        # Tokens were spent: estimate them rather than record a zero-token success.
+        # Tokens were spent: estimate them rather than record a zero-token success; never
+        # more than max_tokens (the ~4 characters a token guess overshoots on cut streams).
         result.prompt_tokens = max(1, len(prompt) // 4)
-        result.completion_tokens = result.streamed_estimate
+        estimate = result.streamed_estimate
+        if state.max_tokens is not None and state.max_tokens > 0:
+            estimate = min(estimate, state.max_tokens)
+        result.completion_tokens = estimate
         result.total_tokens = result.prompt_tokens + result.completion_tokens
         result.usage_source = "estimated"
     else:
         result.usage_source = "missing"
 
 
-def classify(exc: BaseException) -> tuple[str, int | None, str, float | None]:
-    """``(error_class, http_status, message, retry_after_s)`` for any failure of a call."""
+def classify(
+    exc: BaseException, elapsed_s: float | None = None, timeout_s: float | None = None
+) -> tuple[str, int | None, str, float | None]:
+    """``(error_class, http_status, message, retry_after_s)`` for any failure of a call.
+
+    The gateway's body is read as well as its status (:mod:`eloledger.doctor.gateways`), the
+    same reading the doctor's probe makes, so the run and the doctor name the same cause.
+    """
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         response = getattr(exc, "response", None)
-        body = getattr(exc, "body", None)
-        message = f"HTTP {status}: {_body_message(body) or getattr(exc, 'message', '') or exc}"
-        retry_after = _retry_after(response.headers) if response is not None else None
-        return _class_for_status(status, body, message), status, message, retry_after
+        body = _parsed_body(getattr(exc, "body", None))
+        said = gateways.message_of(body, body if isinstance(body, str) else "")
+        message = f"HTTP {status}: {said or getattr(exc, 'message', '') or exc}"
+        retry_after = gateways.retry_after_s(response.headers) if response is not None else None
+        kind = gateways.read_error(
+            status,
+            body,
+            body if isinstance(body, str) else "",
+            elapsed_s=elapsed_s,
+            timeout_s=timeout_s,
+        )
+        cls = _KIND_CLASS.get(kind) if kind else None
+        if cls == "gateway_timeout" and timeout_s is not None and elapsed_s is not None:
+            message += (
+                f" (after {elapsed_s:.1f} s, well inside timeout_s = {timeout_s:g}: the gateway's "
+                "own timeout for its upstream)"
+            )
+        return cls or _class_for_status(status, body, message), status, message, retry_after
     if isinstance(exc, BadResponse):
         return "bad_response", 200, str(exc), None
     if isinstance(exc, StreamError):
@@ -439,6 +546,32 @@ def classify(exc: BaseException) -> tuple[str, int | None, str, float | None]:
     if module.split(".")[0] in ("openai", "anthropic", "httpx2", "httpx", "pydantic"):
         return "bad_response", None, f"{name}: {exc}", None
     return "internal", None, f"eloledger bug while calling: {name}: {exc}", None
+
+
+_KIND_CLASS = {
+    gateways.QUOTA: "quota",
+    gateways.UPSTREAM_AUTH: "upstream_auth",
+    gateways.AUTH: "auth",
+    gateways.MODEL: "not_found",
+    gateways.COOLDOWN: "cooldown",
+    gateways.GATEWAY_TIMEOUT: "gateway_timeout",
+}
+
+
+def _parsed_body(body: Any) -> Any:
+    """The SDK's error body: JSON as given; a string parsed as JSON or as SSE error events."""
+    if not isinstance(body, (str, bytes)):
+        return body
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    parsed = gateways.body_of(text)
+    if parsed is not None:
+        return parsed
+    for line in text.splitlines():  # an error sent as an event stream (LiteLLM's responses)
+        if line.startswith("data:"):
+            event = gateways.body_of(line[5:].strip())
+            if isinstance(event, dict) and event.get("error"):
+                return event
+    return text.strip()[:1000]
 
 
 def _class_for_status(status: int, body: Any, message: str) -> str:
@@ -474,35 +607,10 @@ def _body_error(body: Any) -> dict:
     return {}
 
 
-def _body_message(body: Any) -> str:
-    err = _body_error(body)
-    text = err.get("message") or ""
-    kind = err.get("code") or err.get("type")
-    return f"{kind}: {text}" if kind and text else str(text or kind or "")
-
-
 def _body_code(body: Any) -> str:
     err = _body_error(body)
     return f"{err.get('code') or ''} {err.get('type') or ''}"
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(0.0, float(value) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+# the name tests/test_runner_providers.py imports
+_retry_after = gateways.retry_after_s
