@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-GOOD = "sk-relay-good-0123456789"
-EXHAUSTED = "sk-relay-exhausted-0123456789"  # the token's own quota is used up
-NO_USER_QUOTA = "sk-relay-broke-0123456789"  # the user's balance is empty
+GOOD = "sk-Rl7xQ2mN9pV4wK8sT3bY6cJ1"
+EXHAUSTED = "sk-Zq5hF8dL2gW7rX4nM9vB3kP6"  # the token's own quota is used up
+NO_USER_QUOTA = "sk-Jt3cV6yH1sD9fQ5wE8aR2uN7"  # the user's balance is empty
 
 MESSAGES = {
     "zh": {
@@ -67,7 +67,7 @@ class RelayConfig:
     lang: str = "zh"
     kind: str = "new_api_error"  # or one_api_error
     auth_status: int = 401  # what a bad token gets: 401, 403 or 400
-    # listed models and how each answers: ok | json_stream | timeout | no_channel |
+    # listed models and how each answers: ok | json_stream | timeout | no_channel | cut |
     # litellm_upstream_401 (a LiteLLM-shaped upstream failure, for gateways in front of relays)
     models: dict[str, str] = field(
         default_factory=lambda: {
@@ -75,6 +75,7 @@ class RelayConfig:
             "json-stream": "json_stream",
             "slow-upstream": "timeout",
             "unrouted": "no_channel",
+            "cut-upstream": "cut",
         }
     )
     timeout_after: float = 0.3  # seconds before a "timeout" model's 408
@@ -166,7 +167,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(408, self._text("timeout"), code="timeout")
             return
         stream = bool(body.get("stream"))
-        if stream and how == "ok":
+        if stream and how == "cut":  # the upstream dropped mid-stream: many deltas, no end
+            self._stream(model, cut_after=int(body.get("max_tokens") or 16) + 8)
+        elif stream and how == "ok":
             self._stream(model)
         else:  # json_stream: one complete body even when a stream was asked
             self._json(200, self._completion(model))
@@ -226,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10},
         }
 
-    def _stream(self, model: str) -> None:
+    def _stream(self, model: str, cut_after: int = 0) -> None:
         cid = f"chatcmpl-relay{next(self._ids)}"
 
         def chunk(delta: dict, finish: str | None = None, usage: dict | None = None) -> bytes:
@@ -247,6 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
             chunk({}, usage={"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}),
             b"data: [DONE]\n\n",
         ]
+        if cut_after:  # words of 6-7 characters: the ~4 characters a token guess overshoots
+            parts = [chunk({"content": " answer"}) for _ in range(cut_after)]
         data = b"".join(parts)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

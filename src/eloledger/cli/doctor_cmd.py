@@ -43,7 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--wire",
         choices=WIRES,
-        help="ad-hoc: the URL's wire protocol; with --profile: also probe this wire",
+        action="append",
+        default=[],
+        help="ad-hoc: the URL's wire protocol; with --profile: also probe this wire (repeatable)",
     )
     parser.add_argument("--key-env", metavar="VAR", help="ad-hoc: variable holding the key")
     parser.add_argument(
@@ -80,6 +82,11 @@ def handle(args: argparse.Namespace) -> int:
                 "--url and --profile exclude each other",
                 fix="probe a profile with --profile, or a bare URL with --url",
             )
+        if len(args.wire) > 1:
+            raise UserError(
+                "--url takes one --wire",
+                fix="probe one wire per --url, or add the gateway as a profile",
+            )
         if not args.wire or not args.key_env:
             raise UserError(
                 "--url needs --wire and --key-env",
@@ -89,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
 
         report = run_adhoc(
             args.url,
-            args.wire,
+            args.wire[0],
             args.key_env,
             auth=args.auth,
             model=args.model[0] if args.model else None,
@@ -108,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
             offline=args.offline,
             ledger=args.ledger,
             expect_models=args.model,
-            wires=[args.wire] if args.wire else [],
+            wires=args.wire,
             timeout=args.timeout,
         )
     for warning in report.warnings:

@@ -38,7 +38,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "path.not_found": ("error", "the endpoint path does not exist on the gateway (404)"),
     "model.not_found": ("error", "the gateway does not know the model (404, 400 or 503)"),
-    "rate.limited": ("error", "the probe's generation was rate limited (429): the run would be too"),
+    "rate.limited": (
+        "error",
+        "the probe's generation was rate limited (429): the run would be too",
+    ),
     "rate.quota": ("error", "quota or credit exhausted (429 insufficient_quota): do not retry"),
     "server.error": ("error", "the gateway answers 5xx"),
     "net.unreachable": ("error", "connection refused, DNS failure or no route"),

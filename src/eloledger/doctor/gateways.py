@@ -37,6 +37,7 @@ _QUOTA = re.compile(
     r"insufficient_quota|insufficient_user_quota|pre_consume_token_quota_failed|"
     r"quota[ _]?(is )?not[ _]?enough|quota exceeded|exceeded your current quota|out of credits|"
     r"insufficient (balance|credit)|credit balance is too low|billing|"
+    r"quota (is )?(exhausted|used up)|TokenStatusExhausted|"
     r"余额不足|额度不足|额度已用尽|额度用尽|欠费",
     re.IGNORECASE,
 )

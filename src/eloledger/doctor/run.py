@@ -235,34 +235,38 @@ def _same_url(a: str, b: str) -> bool:
 
 
 def profile_targets(profile, wires: Iterable[str] = ()) -> list[ProbeTarget]:  # noqa: ANN001
-    """One probe target per wire the profile is used with (its clients + its runner wire)."""
+    """One probe target per wire the profile is used with: the runner's wire, each client's
+    (every client when the profile names none), and ``wires`` (a spec's, ``--wire``).
+
+    Each target takes the URL and model of the client that speaks that wire, so the anthropic
+    probe uses Claude Code's model (``[profiles.X.claude] model``), not the OpenAI default.
+    """
+    from eloledger.profiles.model import CLIENTS
     from eloledger.profiles.store import resolve_key
 
-    wanted: list[str] = [profile.wire_api]
-    for client in getattr(profile, "clients", []) or []:
+    runner_client = {"anthropic": "anthropic", "gemini": "gemini"}.get(profile.wire_api, "openai")
+    wanted: list[tuple[str, str]] = [(profile.wire_api, runner_client)]
+    for client in getattr(profile, "clients", None) or CLIENTS:
         wire = CLIENT_WIRE.get(client)
         if client == "openai" and profile.wire_api.startswith("openai-"):
             wire = profile.wire_api
         if wire:
-            wanted.append(wire)
-    wanted += list(wires)
+            wanted.append((wire, client))
+    wanted += [(wire, WIRE_CLIENT[wire]) for wire in wires]
     key = resolve_key(profile)
     label = f"${profile.key_env}" if profile.key_env else "the profile's stored key"
-    targets = []
-    for wire in dict.fromkeys(wanted):
-        client = WIRE_CLIENT[wire]
+    targets: list[ProbeTarget] = []
+    seen: set[tuple[str, str, str | None]] = set()
+    named: set[str] = set()
+    for wire, client in wanted:
+        url, model = profile.client_base_url(client), profile.client_model(client)
+        if (wire, url, model) in seen:
+            continue
+        seen.add((wire, url, model))
+        name = f"profile:{profile.name}" + (f"/{client}" if wire in named else "")
+        named.add(wire)
         auth = profile.auth if wire == "anthropic" else _default_auth(wire)
-        targets.append(
-            ProbeTarget(
-                f"profile:{profile.name}",
-                profile.client_base_url(client),
-                wire,
-                key,
-                profile.client_model(client),
-                auth,
-                label,
-            )
-        )
+        targets.append(ProbeTarget(name, url, wire, key, model, auth, label))
     return targets
 
 
