@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.errors import UserError
-    from eloledger.tables import to_json
+    from eloledger.tables import terminal_width, to_json
 
     if args.timeout <= 0:
         raise UserError(f"--timeout {args.timeout:g}: must be positive", fix="e.g. --timeout 5")
@@ -123,20 +123,35 @@ def handle(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(to_json(report.to_json()))
     else:
-        print(render_text(report))
+        print(render_text(report, terminal_width()))
     return report.exit_status
 
 
-def render_text(report) -> str:  # noqa: ANN001
-    """Findings as blocks (severity, code, target; message; evidence; fix) and a summary."""
+def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
+    """Findings as blocks (severity, code, target; message; evidence; fix) and a summary.
+
+    On a terminal (``width``) each field wraps under its own indent, so a long gateway
+    message stays readable at 80 columns; piped output keeps one line per field for grep.
+    """
+    import textwrap
+
+    def field(text: str, label: str = "") -> str:
+        first = " " * 8 + label
+        if width is None or width < 40:
+            return first + text
+        return textwrap.fill(
+            text, width, initial_indent=first, subsequent_indent=" " * 10,
+            break_on_hyphens=False,
+        )  # fmt: skip
+
     lines: list[str] = []
     for f in report.findings:
         lines.append(f"{f.severity.upper():<7} {f.code}  [{f.target}]")
-        lines.append(f"        {f.message}")
+        lines.append(field(f.message))
         if f.evidence:
-            lines.append(f"        evidence: {f.evidence}")
+            lines.append(field(f.evidence, "evidence: "))
         if f.fix:
-            lines.append(f"        fix: {f.fix}")
+            lines.append(field(f.fix, "fix: "))
     for result in report.probes:
         if not result.ok:  # a passing probe is a probe.ok finding above
             t = result.target

@@ -18,7 +18,7 @@ from eloledger.profiles import backups, ownership
 from eloledger.profiles.edit import DELETE, envedit, jsonedit, tomledit
 from eloledger.profiles.switch import masked_diff, user_secrets
 
-__all__ = ["FixAction", "apply_fix", "plan_fix"]
+__all__ = ["FixAction", "apply_fix", "apply_profile_fix", "plan_fix"]
 
 _UNSET = object()  # apply_fix without a planned text: plan now
 
@@ -79,6 +79,26 @@ def _apply_fix(action: FixAction, planned_old: Any) -> str:
         )
     atomic_write(action.path, new)
     return backup.id
+
+
+def apply_profile_fix(profile: Any, summary: str) -> str:
+    """Save a profile the doctor corrected, after backing up the profiles file; the backup id.
+
+    Why here: every write to a user's file, from any face, leaves a backup set that
+    ``eloledger profile restore`` lists (the TUI's ``a`` on a profile URL finding once wrote
+    the profiles file with none). Uses the profiles package's backup API as it is.
+    """
+    from eloledger.profiles.store import profiles_path, save_profile
+
+    with ownership.state_lock():
+        path = profiles_path()
+        real = real_path(path)
+        old = read_config_text(path)
+        backup = backups.create_backup(
+            [(path, real, old, None)], reason=f"doctor fix: {summary}", profile=profile.name
+        )
+        save_profile(profile)
+        return backup.id
 
 
 def _parse(action: FixAction, text: str) -> Any:

@@ -63,6 +63,13 @@ _ROOT_ENDPOINT = re.compile(
     re.IGNORECASE,
 )
 _VERSION_SEGMENT = re.compile(r"^v\d+(alpha|beta)?\d*$")
+# OpenAI-style base URLs that are right without a version segment, as their providers document
+# them: (host suffixes, path). Azure OpenAI's Codex form is ``https://NAME.openai.azure.com/openai``
+# with ``query_params = { api-version = ... }`` (Codex's docs, "Azure"); the version travels in
+# the query, so "add /v1" would break it.
+DOCUMENTED_FORMS: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"), "/openai"),
+)
 
 
 def _appends(wire: str) -> str:
@@ -166,7 +173,9 @@ def check_url(
 
     segments = [s for s in path.split("/") if s]
     if fam == "openai":
-        if not any(_VERSION_SEGMENT.match(s) for s in segments):
+        if not any(_VERSION_SEGMENT.match(s) for s in segments) and not documented_form(
+            parts.hostname or "", path
+        ):
             findings.append(
                 (
                     "url.missing_v1",
@@ -202,6 +211,15 @@ def check_url(
     suggested = urlunsplit((scheme, parts.netloc, path, "", ""))
     fix = f"use {suggested}"
     return [make(code, target, message, evidence, fix) for code, message in findings]
+
+
+def documented_form(host: str, path: str) -> bool:
+    """Whether (host, path) is a provider's documented OpenAI-style base without ``/v1``."""
+    host = host.lower()
+    return any(
+        host.endswith(suffixes) and path.rstrip("/").lower() == form
+        for suffixes, form in DOCUMENTED_FORMS
+    )
 
 
 def check_root(url: str, *, target: str | None = None, evidence: str = "") -> list[Finding]:

@@ -290,7 +290,7 @@ class DoctorTab(Vertical):
 
         def answer(apply: bool | None) -> None:
             if apply:
-                self._apply(new)
+                self._apply(new, f"{f.code} in profile {old.name}")
 
         self.app.push_screen(
             DiffScreen(
@@ -335,17 +335,21 @@ class DoctorTab(Vertical):
             answer,
         )
 
-    def _apply(self, profile: Any) -> None:
-        from eloledger.profiles.store import save_profile
+    def _apply(self, profile: Any, summary: str) -> None:
+        from eloledger.doctor.fixes import apply_profile_fix
 
         try:
-            save_profile(profile)
+            backup_id = apply_profile_fix(profile, summary)
         except Exception as exc:
             from eloledger.tui.app import _message
 
             self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
             return
-        self.notify(f"Profile {profile.name} updated; checking again.", timeout=5)
+        self.notify(
+            f"Profile {profile.name} updated. Undo: eloledger profile restore {backup_id}. "
+            "Checking again.",
+            timeout=8,
+        )
         self.action_check()
 
     def commands(self) -> Iterable[SystemCommand]:

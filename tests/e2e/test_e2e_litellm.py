@@ -1,0 +1,302 @@
+"""Issue 24 end to end against the real LiteLLM proxy (``scripts/install_litellm.sh``).
+
+One proxy per module, on 127.0.0.1, no database, telemetry off, its upstreams ``mock_response``
+models and eloledger's own simulator (``x-sim-fault`` headers make the upstream fail). The real
+``eloledger doctor`` and ``eloledger run`` CLIs run against it as subprocesses; the runner's
+provider is called through the real openai/anthropic SDKs.
+
+Skips, saying why, when the LiteLLM virtualenv is absent; ``.ci/run`` installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from eloledger.runner.providers import Provider
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = str(ROOT / "src")
+sys.path.insert(0, str(ROOT / "tests"))
+from runner_cli import rows, write_spec, write_tasks  # noqa: E402
+
+LITELLM_DIR = Path(
+    os.environ.get("ELOLEDGER_LITELLM_DIR", Path.home() / ".cache/eloledger-litellm")
+)
+LITELLM = LITELLM_DIR / "bin" / "litellm"
+MASTER = "sk-litellm-master-7Hq2Zr"
+QUIET = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_TELEMETRY": "False",
+    "DISABLE_SCHEMA_UPDATE": "true",
+    "NO_DOCS": "True",
+}
+
+pytestmark = pytest.mark.skipif(
+    not LITELLM.exists(),
+    reason=f"the LiteLLM proxy is not installed ({LITELLM} missing): run scripts/install_litellm.sh",
+)
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _config(sim: int) -> str:
+    def upstream(name: str, fault: str | None = None, extra: str = "") -> str:
+        headers = f'\n      extra_headers: {{x-sim-fault: "{fault}"}}' if fault else ""
+        return (
+            f"  - model_name: {name}\n    litellm_params:\n      model: openai/sim-small\n"
+            f"      api_base: http://127.0.0.1:{sim}/v1\n      api_key: sim-upstream-key"
+            f"{headers}{extra}\n"
+        )
+
+    return (
+        "model_list:\n"
+        + upstream("good")
+        + upstream("upstream-401", "401")
+        + upstream("upstream-404", "404_model")
+        + upstream("upstream-429", "429")
+        + upstream("no-usage", "no_usage")
+        + "  - model_name: mock\n    litellm_params:\n      model: openai/gpt-4o-mini\n"
+        '      mock_response: "OK"\n'
+        "  - model_name: claude-mock\n    litellm_params:\n      model: anthropic/claude-3-5-haiku\n"
+        '      mock_response: "OK"\n'
+        "  - model_name: times-out\n    litellm_params:\n      model: openai/gpt-4o-mini\n"
+        '      mock_response: "OK"\n      mock_timeout: true\n      timeout: 1\n'
+        f"general_settings:\n  master_key: {MASTER}\n"
+        "litellm_settings:\n  num_retries: 0\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The LiteLLM proxy's root URL, with the simulator as its upstream (both on loopback)."""
+    folder = tmp_path_factory.mktemp("litellm")
+    sim_port, port = _port(), _port()
+    env = {**os.environ, "PYTHONPATH": SRC}
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "eloledger", "sim", "--port", str(sim_port), "--speed", "20"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    (folder / "config.yaml").write_text(_config(sim_port))
+    log = (folder / "litellm.log").open("wb")
+    gw = subprocess.Popen(
+        [str(LITELLM), "--config", str(folder / "config.yaml"), "--host", "127.0.0.1",
+         "--port", str(port), "--num_workers", "1"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=folder,
+        env={**os.environ, **QUIET, "HOME": str(folder)},
+    )  # fmt: skip
+    root = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx2.get(root + "/health/liveliness", timeout=2).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            if gw.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    "LiteLLM did not start: " + (folder / "litellm.log").read_text()[-2000:]
+                )
+            time.sleep(0.5)
+        yield root
+    finally:
+        for process in (gw, sim):
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        log.close()
+
+
+def _doctor(*args: str, key: str = MASTER, home: Path | None = None) -> tuple[int, dict, str]:
+    env = {**os.environ, "PYTHONPATH": SRC, "LL_KEY": key}
+    if home is not None:
+        env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    base = [sys.executable, "-m", "eloledger", "doctor", *args, "--timeout", "20"]
+    done = subprocess.run(
+        [*base, "--format", "json"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode in (0, 1, 2), done.stderr
+    text = subprocess.run(
+        base, capture_output=True, text=True, env={**env, "COLUMNS": "80"}, timeout=120
+    )
+    return done.returncode, json.loads(done.stdout), text.stdout
+
+
+def _adhoc(root: str, model: str, wire: str = "openai-chat", key: str = MASTER):  # noqa: ANN202
+    return _doctor("--url", root, "--wire", wire, "--key-env", "LL_KEY", "--model", model, key=key)
+
+
+def _codes(report: dict) -> set[str]:
+    return {f["code"] for f in report["findings"]}
+
+
+def _call(
+    base: str, model: str, wire: str = "openai-chat", key: str = MASTER, max_tokens: int = 16
+):  # noqa: ANN202
+    async def go():  # noqa: ANN202
+        provider = Provider(wire_api=wire, base_url=base, api_key=key, model=model, timeout_s=30)
+        try:
+            return await provider.call("Say OK.", max_tokens=max_tokens, temperature=0.0)
+        finally:
+            await provider.close()
+
+    return asyncio.run(go())
+
+
+# --- items 1 and 12: a good model passes, at the root too ------------------------------------
+
+
+def test_a_good_model_is_probe_ok_exit_0_even_at_the_root(proxy: str) -> None:
+    status, report, text = _adhoc(proxy, "good")
+    assert status == 0, report
+    assert _codes(report) == {"probe.ok"}, report  # no url.missing_v1 for a root that works
+    assert any("url.missing_v1 left out" in n for n in report["notes"])
+    row = _call(proxy + "/v1", "good")
+    assert row.status == "ok" and row.usage_source == "server"
+    assert row.request_id and row.response_id  # x-litellm-call-id and chatcmpl-…
+    print("\n" + text)  # the 80-column capture for the report
+
+
+# --- item 2: a wrong key (LiteLLM without a database: 400 No connected db) ---------------------
+
+
+def test_a_wrong_key_is_a_key_problem_not_a_request_problem(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "good", key="sk-not-the-master-key")
+    assert status == 2
+    assert "auth.unauthorized" in _codes(report) and "request.rejected" not in _codes(report)
+    finding = next(f for f in report["findings"] if f["code"] == "auth.unauthorized")
+    assert "No connected db" in finding["message"] and "master key" in finding["message"]
+    row = _call(proxy + "/v1", "good", key="sk-not-the-master-key")
+    assert (row.error_class, row.http_status) == ("auth", 400)
+
+
+# --- item 3: an unknown model (400 Invalid model name) -----------------------------------------
+
+
+def test_an_unknown_model_is_named_with_the_listed_models(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "gpt-nonexistent")
+    assert status == 2 and _codes(report) == {"model.not_found"}, report
+    finding = report["findings"][0]
+    assert "HTTP 400" in finding["message"] and "good" in finding["fix"]
+    row = _call(proxy + "/v1", "gpt-nonexistent")
+    assert row.error_class == "not_found" and "Invalid model name" in (row.error or "")
+
+
+# --- item 4: the gateway's own upstream key ------------------------------------------------------
+
+
+def test_the_gateways_upstream_key_is_not_blamed_on_the_user(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "upstream-401")
+    codes = _codes(report)
+    assert status == 2 and "auth.upstream_key" in codes, report
+    assert "auth.header_form" not in codes and "auth.unauthorized" not in codes
+    assert not any("env_http_headers" in f["fix"] for f in report["findings"])
+
+
+# --- item 5: a persistent error behind cooldown 429s stops the run on its cause ----------------
+
+
+def test_a_run_stops_on_the_404_behind_the_cooldowns(proxy: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": SRC, "LL_KEY": MASTER, "HOME": str(home),
+           "XDG_CONFIG_HOME": str(home / ".config")}  # fmt: skip
+    added = subprocess.run(
+        [sys.executable, "-m", "eloledger", "profile", "add", "strict", "--base-url", proxy,
+         "--key-env", "LL_KEY", "--model", "upstream-404", "--wire-api", "openai-chat"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [{"task_id": f"t{i}", "prompt": f"Say {i}.", "answer": str(i)} for i in range(12)],
+    )
+    spec = write_spec(tmp_path, tasks, arms='[[arms]]\nname = "one"\n', concurrency=2)
+    ledger = tmp_path / "ledger.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "run", str(spec), "--headless", "--quiet",
+         "--bootstrap", "0", "--ledger", str(ledger)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    written = rows(ledger)
+    classes = [r.get("error_class") for r in written]
+    assert classes and classes[0] == "not_found", classes
+    assert set(classes) <= {"not_found", "cooldown"}, classes
+    assert len(written) < 12, classes  # it stopped early instead of trying every call
+    out = done.stdout + done.stderr
+    assert "model.not_found" in out and "lower [experiment] concurrency" not in out, out
+
+
+# --- item 6: Retry-After under LiteLLM's names ---------------------------------------------------
+
+
+def test_the_upstreams_retry_after_is_read_under_litellms_names(proxy: str) -> None:
+    row = _call(proxy + "/v1", "upstream-429")
+    assert row.error_class == "rate_limit"
+    assert row.retry_after_s is not None and row.retry_after_s < 1  # llm_provider-retry-after-ms
+
+
+# --- item 7: the gateway's timeout --------------------------------------------------------------
+
+
+def test_a_408_inside_timeout_s_is_the_gateways_timeout(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "times-out")
+    assert status == 2 and "net.gateway_timeout" in _codes(report), report
+    assert "net.timeout" not in _codes(report)
+    row = _call(proxy + "/v1", "times-out")
+    assert (row.error_class, row.http_status) == ("gateway_timeout", 408), row
+
+
+# --- item 8: a JSON body for a stream request ----------------------------------------------------
+
+
+def test_the_anthropic_json_answer_to_a_stream_is_taken_by_doctor_and_runner(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy, "claude-mock", wire="anthropic")
+    assert "probe.ok" in _codes(report), report
+    row = _call(proxy, "claude-mock", wire="anthropic")
+    assert row.status == "ok" and row.content == "OK" and row.usage_source == "server", row
+
+
+# --- item 10: the gateway counts usage itself when the upstream sends none -----------------------
+
+
+def test_gateway_counted_usage_hides_missing_upstream_usage(proxy: str) -> None:
+    """Documented in the README: the row says server although the upstream sent nothing."""
+    row = _call(proxy + "/v1", "no-usage")
+    assert row.status == "ok" and row.usage_source == "server" and row.prompt_tokens
+
+
+# --- item 9: every wire a profile's clients use --------------------------------------------------
+
+
+def test_a_profile_for_three_clients_is_probed_on_three_wires(proxy: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / ".config" / "eloledger"
+    config.mkdir(parents=True)
+    (config / "profiles.toml").write_text(
+        f'[profiles.ll]\nbase_url = "{proxy}"\nkey_env = "LL_KEY"\nmodel = "good"\n'
+        'clients = ["claude", "openai", "codex"]\nwire_api = "openai-chat"\n'
+        '[profiles.ll.claude]\nmodel = "claude-mock"\n'
+    )
+    status, report, _ = _doctor("--profile", "ll", home=home)
+    probed = {f["target"] for f in report["findings"] if f["target"].startswith("profile:ll")}
+    wires = {t.split("(")[-1].rstrip(")") for t in probed}
+    assert {"openai-chat", "anthropic", "openai-responses"} <= wires, report
+    anthropic = [f for f in report["findings"] if f["target"].endswith("(anthropic)")]
+    assert any("claude-mock" in f["message"] for f in anthropic), anthropic
