@@ -161,6 +161,9 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "net.timeout": lambda h, m: _probe(GatewayConfig(mode="slow", delay=1.5), timeout=0.3),
     # issue 24: a relay whose upstream times out (408 in 0.3 s), and LiteLLM's upstream key
+    "ledger.usage_disagree": lambda h, m: audit_ledger(
+        _ledger(h, [OK_ROW | {"usage_check": "disagree"}])
+    ),
     "net.gateway_timeout": lambda h, m: _relay_probe("slow-upstream"),
     "auth.upstream_key": lambda h, m: _relay_probe("gpt-4o-mini", litellm_upstream_401=True),
     "net.tls": lambda h, m: _probe(GatewayConfig(), url=lambda g: f"https://127.0.0.1:{g.port}/v1"),

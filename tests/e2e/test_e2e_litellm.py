@@ -300,3 +300,28 @@ def test_a_profile_for_three_clients_is_probed_on_three_wires(proxy: str, tmp_pa
     assert {"openai-chat", "anthropic", "openai-responses"} <= wires, report
     anthropic = [f for f in report["findings"] if f["target"].endswith("(anthropic)")]
     assert any("claude-mock" in f["message"] for f in anthropic), anthropic
+
+
+# --- item 13: the litellm preset's derived URLs, observed on the real proxy ----------------------
+
+
+def test_the_litellm_preset_passes_on_every_wire_of_its_clients(proxy: str) -> None:
+    """The preset's paths are marked observed (not in FROM_DOCS): this is the observation."""
+    import dataclasses
+
+    from eloledger.doctor.probes import probe_all
+    from eloledger.doctor.run import profile_targets
+    from eloledger.profiles.presets import FROM_DOCS, PRESETS
+
+    assert "litellm" not in FROM_DOCS
+    assert all("not observed" in PRESETS[n].description for n in FROM_DOCS)
+    preset = dataclasses.replace(PRESETS["litellm"], base_url=proxy, model="good", key_env="LL_KEY")
+    os.environ["LL_KEY"] = MASTER
+    try:
+        results = probe_all(profile_targets(preset), timeout=20)
+    finally:
+        del os.environ["LL_KEY"]
+    wires = {r.target.wire: r for r in results}
+    assert set(wires) == {"openai-chat", "anthropic", "openai-responses", "gemini"}
+    failed = {w: [f.code for f in r.findings] for w, r in wires.items() if not r.ok}
+    assert not failed, failed

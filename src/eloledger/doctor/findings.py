@@ -68,6 +68,7 @@ CODES: dict[str, tuple[str, str]] = {
     "hosts.inconsistent": ("warning", "one profile's clients point at different hosts"),
     "ledger.usage_missing": ("error", "ok rows with missing or zero usage"),
     "ledger.total_mismatch": ("warning", "prompt + completion != total"),
+    "ledger.usage_disagree": ("warning", "rows whose counts disagree with the provider's own"),
     "ledger.unknown_model": ("warning", "rows for a model the experiment did not use"),
     "ledger.duplicate": ("warning", "the same call recorded more than once"),
     "ledger.errors": ("warning", "error rows in the ledger"),

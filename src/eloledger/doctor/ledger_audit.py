@@ -43,6 +43,7 @@ def audit_ledger(
     error_kinds: Counter[str] = Counter()
     final_errors = 0
     estimated: list[int] = []
+    disagree: list[int] = []
     finder = DuplicateFinder(ids_within_file=True)
     duplicates: list[tuple[int, int]] = []
     base_urls: dict[str, dict[str, int]] = defaultdict(dict)
@@ -50,6 +51,8 @@ def audit_ledger(
     for number, line, row in _rows(path, warn):
         rows += 1
         status = row.get("status")
+        if row.get("usage_check") == "disagree":
+            disagree.append(number)
         if status == "ok":
             if row.get("usage_source") == "estimated":
                 estimated.append(number)
@@ -92,6 +95,19 @@ def audit_ledger(
         )
     if estimated:
         findings.append(_estimated_finding(target, path, rows, estimated, usage_missing))
+    if disagree:
+        findings.append(
+            make(
+                "ledger.usage_disagree",
+                target,
+                f"{_n(len(disagree), 'row')} whose token counts disagree with the provider's "
+                "own count for the same call (usage_check = disagree)",
+                _lines(path, disagree),
+                "find which count the provider bills (its usage page or log): a gateway that "
+                "counts tokens itself (LiteLLM does when the upstream sends none) or drops them "
+                "makes the ledger's sums, and Elo per token, off by that difference",
+            )
+        )
     if mismatch:
         findings.append(
             make(
@@ -180,9 +196,9 @@ def _estimated_finding(
         target,
         text,
         _lines(path, lines),
-        "have the gateway report usage: enable stream_options.include_usage (OpenAI-compatible "
-        "streams), or use a gateway that reports usage on streams; 'eloledger doctor --profile "
-        "NAME' checks it (usage.stream_missing)",
+        "use a gateway or route that forwards usage on streams (eloledger already asks for it: "
+        "stream_options.include_usage is sent on every streamed chat call, so the gateway "
+        "dropped it); 'eloledger doctor --profile NAME' checks it (usage.stream_missing)",
         severity="error" if missing else "warning",
     )
 

@@ -4,6 +4,11 @@ Only endpoints whose paths we are confident of are listed; ``clients`` names the
 gateway serves, so ``profile use`` can refuse to point Codex at a gateway without a Responses
 API (a guaranteed 404). A preset is used by name like a stored profile; ``profile add NAME
 --preset P`` copies it into the store to edit it.
+
+Each client's URL is derived from the root by the same rules as any profile
+(:func:`eloledger.profiles.model.derive_base_url`). :data:`FROM_DOCS` names the presets whose
+paths come from the gateway's documentation rather than from a request eloledger has seen
+answered; their descriptions say so, and ``eloledger doctor --profile NAME`` is the check.
 """
 
 from __future__ import annotations
@@ -96,6 +101,43 @@ PRESETS: dict[str, Profile] = {
             description="SiliconFlow (mainland China): Anthropic-style at the root, OpenAI at /v1",
         ),
         Profile(
+            name="taotoken",
+            base_url="https://taotoken.net/api",
+            key_env="TAOTOKEN_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            description="TaoToken (the guides' gateway): Claude Code at /api, Codex and OpenAI "
+            "at /api/v1, Gemini CLI at /api; paths from its docs, not observed: doctor confirms",
+        ),
+        Profile(
+            name="litellm",
+            base_url="http://localhost:4000",
+            key_env="LITELLM_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            description="a local LiteLLM proxy (port 4000): /v1/messages, /v1/responses, "
+            "/v1/chat/completions and /v1beta/models observed with LiteLLM 1.108; the key is its "
+            "master key unless it has a database",
+        ),
+        Profile(
+            name="new-api",
+            base_url="http://localhost:3000",
+            key_env="NEW_API_KEY",
+            wire_api="openai-chat",
+            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            description="a self-hosted new-api relay (port 3000): OpenAI at /v1, Claude at "
+            "/v1/messages, Gemini at /v1beta; paths from its docs, not observed: doctor confirms",
+        ),
+        Profile(
+            name="one-api",
+            base_url="http://localhost:3000",
+            key_env="ONE_API_KEY",
+            wire_api="openai-chat",
+            clients=["openai"],
+            description="a self-hosted one-api relay (port 3000): OpenAI chat completions at /v1 "
+            "only; paths from its docs, not observed: doctor confirms",
+        ),
+        Profile(
             name="zhipu",
             base_url="https://open.bigmodel.cn/api/anthropic",
             key_env="ZHIPU_API_KEY",
@@ -106,3 +148,6 @@ PRESETS: dict[str, Profile] = {
         ),
     )
 }
+
+# Presets whose paths come from documentation, not from an answered request (see above).
+FROM_DOCS: frozenset[str] = frozenset({"taotoken", "new-api", "one-api"})
