@@ -79,6 +79,7 @@ class RelayConfig:
         }
     )
     timeout_after: float = 0.3  # seconds before a "timeout" model's 408
+    ok_status_errors: bool = False  # classic one-api's TokenAuth: token errors under HTTP 200
 
 
 @dataclass
@@ -178,6 +179,11 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("authorization") or ""
         key = auth.removeprefix("Bearer ").strip()
         cfg = self.relay.config
+        if cfg.ok_status_errors and key not in (GOOD,):
+            name = "exhausted" if key == EXHAUSTED else "invalid" if key else "missing"
+            text = self._text(name).format(head=key[3:6], tail=key[-3:])
+            self._error(200, text, kind="one_api_error")
+            return False
         if not key:
             self._error(cfg.auth_status, self._text("missing"))
             return False

@@ -125,3 +125,17 @@ def test_a_cut_streams_estimate_never_exceeds_max_tokens() -> None:
     assert row.status == "error" and row.error_class == "stream_error", row
     assert row.usage_source == "estimated"
     assert 0 < row.completion_tokens <= 32, row.completion_tokens
+
+
+@pytest.mark.parametrize(
+    ("key", "code", "cls"),
+    [("sk-nope-000", "auth.unauthorized", "auth"), (EXHAUSTED, "rate.quota", "quota")],
+)
+def test_token_errors_under_http_200_are_read_from_the_body(key: str, code: str, cls: str) -> None:
+    """Classic one-api's TokenAuth answers a bad or exhausted token with HTTP 200 + error body."""
+    with serve(RelayConfig(ok_status_errors=True, kind="one_api_error")) as relay:
+        result = _probe(relay, key=key)
+        row = _call(relay, key=key)
+    assert code in _codes(result) and not result.ok, result.findings
+    assert "auth.header_form" not in _codes(result) and "usage.missing" not in _codes(result)
+    assert (row.status, row.error_class, row.http_status) == ("error", cls, 200), row

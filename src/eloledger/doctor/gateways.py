@@ -119,9 +119,15 @@ def read_error(
 ) -> str | None:
     """What an error answer means: one of the kinds above, or None (go by the status)."""
     status = status or 0
+    blob = _blob(body, text)
+    if 200 <= status < 300 and isinstance(body, dict) and body.get("error"):
+        # classic one-api answers token errors with HTTP 200 and an error body
+        for kind, pattern in ((QUOTA, _QUOTA), (AUTH, _BAD_KEY), (MODEL, _MODEL)):
+            if pattern.search(blob):
+                return kind
+        return None
     if status < 400:
         return None
-    blob = _blob(body, text)
     if status == 429 and _COOLDOWN.search(blob):
         return COOLDOWN
     if status in (401, 402, 403) and _QUOTA.search(blob):

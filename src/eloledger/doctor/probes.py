@@ -364,6 +364,15 @@ class _Prober:
                     "not the API: use the gateway's API base URL",
                 )
                 return False
+            if isinstance(body, dict) and body.get("error") and not ex.events:
+                if not self._gateway_said(ex, listing, model, body):
+                    self._add(
+                        "server.error",
+                        f"HTTP {status} with an error body: {message_of(body, ex.text)[:200]}",
+                        ex.summary(),
+                        "the gateway reports an error under 200: read its message above",
+                    )
+                return False
             mid = stream_error(ex.events)
             if mid is not None:
                 self._add(
@@ -504,7 +513,12 @@ class _Prober:
             retry = self._again(t.base_url, model, alternate)
             # Only a 2xx proves the other header works: a 429 (LiteLLM's cooldown) or a 400
             # says nothing about the key.
-            if retry.error is None and 200 <= (retry.status or 0) < 300:
+            answered = retry.json()
+            if (
+                retry.error is None
+                and 200 <= (retry.status or 0) < 300
+                and not (isinstance(answered, dict) and answered.get("error"))
+            ):
                 self._add(
                     "auth.header_form",
                     f"the gateway rejects the key as {_HEADER[t.auth]} but accepts it as "

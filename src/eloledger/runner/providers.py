@@ -367,6 +367,14 @@ class StreamError(Exception):
     """The server sent an error inside a 200 stream, or the stream ended without finishing."""
 
 
+class GatewayError(Exception):
+    """An error the gateway answered under HTTP 200 (classic one-api does), already classified."""
+
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+
+
 class BadResponse(Exception):
     """A 200 answer that is not an API response (an HTML login page, a proxy's error page)."""
 
@@ -426,7 +434,11 @@ async def _whole_body(response: Any, state: _StreamState, wire: str) -> bool:
 def _take_whole(body: dict[str, Any], state: _StreamState, wire: str) -> bool:
     """Fill the state from a non-stream answer; False when the body is not one."""
     if body.get("error"):
-        raise StreamError(f"error answer under HTTP 200: {_error_text(body['error'])}")
+        kind = gateways.read_error(200, body)
+        message = f"HTTP 200 with an error body: {gateways.message_of(body)}"
+        raise GatewayError(
+            _KIND_CLASS.get(kind, "stream_error") if kind else "stream_error", message
+        )
     result = state.result
     if wire == "anthropic" and isinstance(body.get("content"), list):
         text = "".join(b.get("text") or "" for b in body["content"] if isinstance(b, dict))
@@ -524,6 +536,8 @@ def classify(
                 "own timeout for its upstream)"
             )
         return cls or _class_for_status(status, body, message), status, message, retry_after
+    if isinstance(exc, GatewayError):
+        return exc.error_class, 200, str(exc), None
     if isinstance(exc, BadResponse):
         return "bad_response", 200, str(exc), None
     if isinstance(exc, StreamError):
