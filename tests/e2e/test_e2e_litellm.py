@@ -208,6 +208,16 @@ def test_the_gateways_upstream_key_is_not_blamed_on_the_user(proxy: str) -> None
     assert status == 2 and "auth.upstream_key" in codes, report
     assert "auth.header_form" not in codes and "auth.unauthorized" not in codes
     assert not any("env_http_headers" in f["fix"] for f in report["findings"])
+    deadline = time.monotonic() + 60  # wait out the cooldown the probe's 401 started
+    row = _call(proxy + "/v1", "upstream-401")
+    while row.error_class == "cooldown" and time.monotonic() < deadline:
+        time.sleep(row.retry_after_s or 1)
+        row = _call(proxy + "/v1", "upstream-401")
+    assert (row.error_class, row.http_status) == ("upstream_auth", 401), row
+    from eloledger.runner.outcome import Where, advice
+
+    said = advice(row.error_class, Where("ll", "$LL_KEY", proxy, "upstream-401"))
+    assert said.startswith("auth.upstream_key") and "check the value of" not in said
 
 
 # --- item 5: a persistent error behind cooldown 429s stops the run on its cause ----------------
