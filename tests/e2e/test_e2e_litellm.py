@@ -260,6 +260,10 @@ def test_the_upstreams_retry_after_is_read_under_litellms_names(proxy: str) -> N
     row = _call(proxy + "/v1", "upstream-429")
     assert row.error_class == "rate_limit"
     assert row.retry_after_s is not None and row.retry_after_s < 1  # llm_provider-retry-after-ms
+    status, report, _ = _adhoc(proxy + "/v1", "upstream-429")
+    limited = [f for f in report["findings"] if f["code"] == "rate.limited"]
+    assert status == 2 and limited, report
+    assert "llm_provider-retry-after" in limited[0]["message"], limited
 
 
 # --- item 7: the gateway's timeout --------------------------------------------------------------
