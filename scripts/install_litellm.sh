@@ -14,7 +14,7 @@ dir="${ELOLEDGER_LITELLM_DIR:-$HOME/.cache/eloledger-litellm}"
 python="${PYTHON:-python3}"
 [ -x "$dir/bin/python" ] || "$python" -m venv "$dir"
 "$dir/bin/python" -m pip install -q --upgrade pip
-"$dir/bin/python" -m pip install -q "litellm[proxy]"
+"$dir/bin/python" -m pip install -q "litellm[proxy]==${ELOLEDGER_LITELLM_VERSION:-1.108.7}"  # the version the e2e suite was observed with
 export LITELLM_LOCAL_MODEL_COST_MAP=True LITELLM_TELEMETRY=False DISABLE_SCHEMA_UPDATE=true NO_DOCS=True
 printf 'litellm %s\n' "$("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))')"
 echo "installed in $dir"
