@@ -23,6 +23,7 @@ equals only itself.
 from __future__ import annotations
 
 import builtins
+import importlib.machinery
 import json
 import math
 import os
@@ -240,8 +241,6 @@ class _RemoteFinder:
         self.conn, self.names = conn, set(names)
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
-        import importlib.machinery
-
         if fullname.split(".")[0] not in self.names:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)

@@ -58,6 +58,7 @@ FIELDS: tuple[str, ...] = (
     "turns",  # model turns of an agent session
     "tool_calls",  # tool calls of an agent session
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
+    "sandbox",  # judged rows: what the judged code ran in (bwrap | none), issue 17
 )
 
 ROLES = ("sample", "select", "judge", "probe")

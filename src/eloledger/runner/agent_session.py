@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eloledger.judges.rule import Verdict
-from eloledger.judges.workdir import judge_workdir
+from eloledger.judges.workdir import judge_workdir, safe_copy
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
 from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
@@ -56,6 +56,7 @@ class AgentJob:
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
+    sandbox: str = "auto"  # the [judge] sandbox: where the task's tests judge the work folder
 
 
 @dataclass
@@ -114,6 +115,7 @@ async def run_agent_session(
                 job.task.tests,
                 timeout_s=job.judge_timeout_s,
                 memory_mb=job.judge_memory_mb,
+                sandbox_kind=job.sandbox,
             )
         logs = _keep_evidence(work, job.evidence_dir)
     finally:
@@ -174,16 +176,28 @@ async def _run_cli(
                 if sum(map(len, stderr_parts)) < _STDERR_KEEP:
                     stderr_parts.append(raw)
 
+        readers = asyncio.ensure_future(asyncio.gather(read_stdout(), read_stderr()))
         try:
-            await asyncio.wait_for(
-                asyncio.gather(read_stdout(), read_stderr(), proc.wait()), job.timeout_s
-            )
-        except TimeoutError:
-            state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
+            # the session ends when the CLI exits (or aborts): a process it left in the
+            # background may hold its stdout open, and is killed, never waited for
+            exited = asyncio.ensure_future(proc.wait())
+            done, _ = await asyncio.wait({exited, readers}, timeout=job.timeout_s,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            if readers in done and not exited.done():  # pipes closed: the end is near
+                done, _ = await asyncio.wait({exited}, timeout=5.0)
+            if not done:
+                state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
         finally:
             _kill_group(proc)
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())
+            try:  # what is still buffered in the pipes, briefly
+                await asyncio.wait_for(asyncio.shield(readers), 2.0)
+            except (TimeoutError, asyncio.CancelledError):
+                readers.cancel()
+                with contextlib.suppress(BaseException):
+                    await readers
+            _close_pipes(proc)
     stderr = scrub(b"".join(stderr_parts).decode("utf-8", "replace"))
     (job.evidence_dir / "stderr.txt").write_text(stderr, encoding="utf-8")
     parser.finish(proc.returncode if proc.returncode is not None else -9, stderr)
@@ -196,6 +210,14 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the transport now (not at garbage collection after the loop is gone, which
+    printed "Exception ignored ... Event loop is closed")."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -250,11 +272,5 @@ def _keep_evidence(work: Path, evidence: Path) -> list[Path]:
         else:
             path.unlink(missing_ok=True)
     kept = sorted(p for k in keep if k.is_dir() for p in k.rglob("*.jsonl") if p.is_file())
-    shutil.copytree(
-        work,
-        evidence / "work",
-        dirs_exist_ok=True,
-        symlinks=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".git", "node_modules"),
-    )
+    safe_copy(work, evidence / "work")  # no symlink out of the folder is kept or followed
     return kept
