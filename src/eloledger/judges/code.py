@@ -74,7 +74,8 @@ def judge_tests(
 def judge_folder(
     work: Path, mode: str, tests: str, timeout_s: float, memory_mb: int, kind: str
 ) -> TestsVerdict:
-    """``work`` (a private copy: the candidate may write in it) judged by ``tests``."""
+    """``work`` judged by ``tests`` (sandboxed, the candidate sees a copy of it in its tmpfs;
+    with ``kind = "none"`` it runs in ``work`` itself, so give a throwaway folder)."""
     with tempfile.TemporaryDirectory(prefix="eloledger-tests-") as folder:
         judge_dir = Path(folder)
         (judge_dir / "tests.py").write_text(tests, encoding="utf-8")
@@ -85,7 +86,8 @@ def judge_folder(
         tests_path = "/judge/tests.py" if inside else str(judge_dir / "tests.py")
         ours, theirs = socket.socketpair()
         cand_limits = sandbox.Limits(
-            cpu_s=timeout_s + 1, wall_s=timeout_s + 30, memory_mb=memory_mb, nproc=16
+            cpu_s=timeout_s + 1, wall_s=timeout_s + 30, memory_mb=memory_mb, nproc=16,
+            tmp_mb=320,  # the copy of the candidate's files (workdir.MAX_BYTES) and its writes
         )
         tests_limits = sandbox.Limits(
             cpu_s=timeout_s + 20, wall_s=timeout_s + 30, memory_mb=max(memory_mb, 256), nproc=4
@@ -94,11 +96,11 @@ def judge_folder(
         try:
             procs.append(
                 sandbox.spawn(
-                    [sandbox.python(), "-I", "-S", harness, "candidate", str(ours.fileno()), mode],
-                    rw_dirs=[(work, "/work")] if inside else [],
-                    ro_dirs=[(HARNESS, _INSIDE)] if inside else [],
+                    [sandbox.python(), "-I", "-S", harness, "candidate", str(ours.fileno()), mode,
+                     "/src" if inside else str(work)],
+                    ro_dirs=[(HARNESS, _INSIDE), (work, "/src")] if inside else [],
                     limits=cand_limits,
-                    cwd="/work" if inside else str(work),
+                    cwd="/tmp" if inside else str(work),
                     kind=kind,
                     pass_fds=[ours.fileno()],
                     stdout=subprocess.DEVNULL,

@@ -1,8 +1,8 @@
 """Both halves of the tests judge, as one standard-library program run inside two sandboxes.
 
-``harness.py candidate FD MODE``: the untrusted half. It loads the candidate (``code``: the
-reply's code as module ``candidate`` from ``/work/candidate.py``; ``dir``: the agent's folder
-``/work`` first on ``sys.path``) and then only answers requests on socket FD: look up a name,
+``harness.py candidate FD MODE SRC``: the untrusted half. It loads the candidate (``code``:
+the reply's code as module ``candidate`` from ``candidate.py``; ``dir``: the agent's folder
+first on ``sys.path``), from a private copy of SRC and then only answers requests on socket FD: look up a name,
 call a function, read an attribute or an item. Whatever it computes goes back as plain data.
 
 ``harness.py tests FD TIMEOUT``: the trusted half. It runs the task's tests statement by
@@ -323,10 +323,18 @@ def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
 # ---------------------------------------------------------------- untrusted side
 
 
-def serve(fd, mode):  # noqa: ANN001
-    """Candidate side: load the candidate, then answer requests until the socket closes."""
-    import importlib
+def serve(fd, mode, src):  # noqa: ANN001
+    """Candidate side: load the candidate, then answer requests until the socket closes.
 
+    ``src`` is the read-only copy of the candidate's files; when it is not the working
+    directory it is copied into ``/tmp/work`` first (the sandbox's size-limited tmpfs), so
+    whatever the candidate writes never reaches the host's disk."""
+    import importlib
+    import shutil
+
+    if os.path.realpath(src) != os.path.realpath(os.getcwd()):
+        shutil.copytree(src, "/tmp/work", symlinks=True)
+        os.chdir("/tmp/work")
     conn = Channel(fd)
     devnull = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2):
@@ -337,9 +345,9 @@ def serve(fd, mode):  # noqa: ANN001
     try:
         if mode == "code":
             module = types.ModuleType("candidate")
-            module.__file__ = "/work/candidate.py"
+            module.__file__ = os.path.abspath("candidate.py")
             sys.modules["candidate"] = module
-            with open("/work/candidate.py", encoding="utf-8") as fh:
+            with open("candidate.py", encoding="utf-8") as fh:
                 source = fh.read()
             exec(compile(source, "candidate.py", "exec"), module.__dict__)
             space = module.__dict__
@@ -411,7 +419,7 @@ def _builtin_name(exc):  # noqa: ANN001, ANN202
 def main():  # noqa: ANN201
     role, fd = sys.argv[1], int(sys.argv[2])
     if role == "candidate":
-        serve(fd, sys.argv[3])
+        serve(fd, sys.argv[3], sys.argv[4])
         os._exit(0)
     with open(sys.argv[4], encoding="utf-8") as fh:
         tests = fh.read()

@@ -23,7 +23,7 @@ from eloledger.judges.code import TestsVerdict, judge_folder
 
 SKIP = frozenset({"__pycache__", ".git", "node_modules"})
 MAX_FILES = 20_000
-MAX_BYTES = 256 << 20
+MAX_BYTES = 256 << 20  # within the candidate sandbox's tmpfs (judges.code)
 
 
 def safe_copy(src: Path, dst: Path, *, skip: frozenset[str] = SKIP) -> list[str]:
