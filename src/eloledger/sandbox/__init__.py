@@ -52,7 +52,10 @@ from pathlib import Path
 
 from eloledger.errors import UserError
 
-__all__ = ["KINDS", "Limits", "Result", "collect", "kill", "resolve", "run", "spawn"]
+__all__ = [
+    "KINDS", "Limits", "Result", "chown_back", "collect", "command", "kill", "python", "resolve",
+    "run", "spawn",
+]  # fmt: skip
 
 KINDS = ("auto", "bwrap", "none")
 INSTALL_FIX = (
@@ -107,6 +110,42 @@ def python() -> str:
     return os.path.realpath(base)
 
 
+def command(
+    argv: Sequence[str],
+    *,
+    rw_dirs: Iterable[Mount] = (),
+    ro_dirs: Iterable[Mount] = (),
+    limits: Limits = Limits(),
+    network: bool = False,
+    cwd: str | None = None,
+    kind: str = "bwrap",
+) -> list[str]:
+    """The command line that runs ``argv`` in a sandbox (for callers with their own process
+    handling, e.g. asyncio). As root, ``rw_dirs`` are handed to the sandbox's fresh uid
+    (:func:`chown_back` returns them). Paths inside are the host paths unless a ``(host,
+    inside)`` pair says otherwise; ``cwd`` defaults to the first writable folder."""
+    rw = [_pair(m) for m in rw_dirs]
+    ro = [_pair(m) for m in ro_dirs]
+    uid = None
+    if kind == "bwrap" and os.geteuid() == 0:
+        uid = _UID_LOW + secrets.randbelow(2**31 - 2)
+        for host, _ in rw:
+            _chown_tree(host, uid)
+    spec = {
+        "uid": uid,
+        "cpu_s": max(1, int(limits.cpu_s + 0.999)),
+        "memory_mb": limits.memory_mb,
+        "nproc": limits.nproc,
+        "file_mb": limits.file_mb,
+        "cwd": cwd or (rw[0][1] if rw else "/tmp"),
+    }
+    if kind != "bwrap":  # "none": a plain limited subprocess as the caller, shown loudly
+        spec["uid"] = None
+        return [python(), "-I", "-S", str(ENTER), json.dumps(spec), "--", *argv]
+    inner = [python(), "-I", "-S", _INSIDE_ENTER, json.dumps(spec), "--", *argv]
+    return _bwrap_argv(rw, ro, limits, network, privileged=uid is not None) + inner
+
+
 def spawn(
     argv: Sequence[str],
     *,
@@ -123,28 +162,10 @@ def spawn(
     stderr: int | None = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` inside a sandbox (its own process group; :func:`kill` ends all of it)."""
-    rw = [_pair(m) for m in rw_dirs]
-    ro = [_pair(m) for m in ro_dirs]
-    uid = None
-    if kind == "bwrap" and os.geteuid() == 0:
-        uid = _UID_LOW + secrets.randbelow(2**31 - 2)
-        for host, _ in rw:
-            _chown_tree(host, uid)
-    spec = {
-        "uid": uid,
-        "cpu_s": max(1, int(limits.cpu_s + 0.999)),
-        "memory_mb": limits.memory_mb,
-        "nproc": limits.nproc,
-        "file_mb": limits.file_mb,
-        "cwd": cwd or (rw[0][1] if rw else "/tmp"),
-    }
-    enter = [python(), "-I", "-S", _INSIDE_ENTER if kind == "bwrap" else str(ENTER)]
-    inner = [*enter, json.dumps(spec), "--", *argv]
-    if kind == "bwrap":
-        full = _bwrap_argv(rw, ro, limits, network, privileged=uid is not None) + inner
-    else:  # "none": a plain limited subprocess, the caller's uid, shown loudly elsewhere
-        spec["uid"] = None
-        full = [*enter, json.dumps(spec), "--", *argv]
+    full = command(
+        argv, rw_dirs=rw_dirs, ro_dirs=ro_dirs, limits=limits, network=network, cwd=cwd,
+        kind=kind,
+    )  # fmt: skip
     clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
     return subprocess.Popen(
         full,
