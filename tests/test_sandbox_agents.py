@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from eloledger import sandbox
-from eloledger.errors import UserError
 from eloledger.runner.run import run_experiment
 from eloledger.runner.spec import load_spec
 from eloledger.tasks import load_tasks
+from sandbox_support import need_sandbox, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
@@ -75,21 +74,7 @@ emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
 
 @pytest.fixture
 def bwrap() -> None:
-    try:
-        sandbox.resolve("auto")
-    except UserError as exc:
-        pytest.skip(f"no sandbox here: {exc}")
-
-
-def _marked() -> list[str]:
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if MARKER.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                out.append(pid)
-        except OSError:
-            pass
-    return out
+    need_sandbox()
 
 
 def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
@@ -138,9 +123,9 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     assert fixer["passed"] is True and fixer["score"] == 1.0
     assert hostile["sandbox"] == fixer["sandbox"] == "bwrap"
     assert result.comparisons == 1  # one task, one pair
-    while _marked() and time.monotonic() - started < 90:
+    while processes_with(MARKER) and time.monotonic() - started < 90:
         time.sleep(0.1)
-    assert _marked() == []
+    assert processes_with(MARKER) == []
     probe = json.loads(Path(hostile["evidence"], "work", "probe.json").read_text())
     assert probe["uid"] not in (0, os.getuid()) and probe["pid"] < 10
     for key in ("secret", "bashrc", "install", "ledger"):

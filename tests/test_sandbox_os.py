@@ -18,16 +18,14 @@ import pytest
 
 from eloledger import sandbox
 from eloledger.errors import UserError
+from sandbox_support import need_sandbox, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 
 @pytest.fixture
 def bwrap() -> str:
-    try:
-        return sandbox.resolve("auto")
-    except UserError as exc:
-        pytest.skip(f"no sandbox here: {exc}")
+    return need_sandbox()
 
 
 def _py(code: str, **kw) -> sandbox.Result:  # noqa: ANN003
@@ -135,20 +133,9 @@ def test_process_limit_holds_and_nothing_survives(bwrap: str) -> None:
     )
     assert int(res.stdout) < 20  # the limit held (root included)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _with_marker(marker):
+    while time.monotonic() < deadline and processes_with(marker):
         time.sleep(0.1)
-    assert _with_marker(marker) == []
-
-
-def _with_marker(marker: str) -> list[str]:
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                out.append(pid)
-        except OSError:
-            pass
-    return out
+    assert processes_with(marker) == []
 
 
 def test_wall_clock_and_output_limits(bwrap: str) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import runner_cli
-from eloledger import sandbox
+from sandbox_support import need_sandbox, processes_with
 from strict_gateway import GatewayConfig, serve
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
@@ -128,19 +128,6 @@ def _digest(paths: list[Path]) -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
 
 
-def _marked_processes() -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if MARKER.encode() in cmdline:
-                found.append(int(entry))
-    return found
-
-
 def _plant(home: Path) -> list[Path]:
     """The user's secrets and files an attack goes after; returns the 0600 stores."""
     stores = []
@@ -162,10 +149,7 @@ def _plant(home: Path) -> list[Path]:
 
 @pytest.fixture
 def need_bwrap() -> None:
-    try:
-        sandbox.resolve("auto")
-    except Exception as exc:  # noqa: BLE001 - the reason is the skip message
-        pytest.skip(f"no sandbox here: {exc}")
+    need_sandbox()
 
 
 def test_every_attack_scores_zero_and_harms_nothing(
@@ -211,9 +195,9 @@ def test_every_attack_scores_zero_and_harms_nothing(
     finally:
         listener.close()
     # no process an attack started outlives the run (waited for as an event, not a budget)
-    while _marked_processes() and time.monotonic() - after_run < 10:
+    while processes_with(MARKER) and time.monotonic() - after_run < 10:
         time.sleep(0.1)
-    assert _marked_processes() == []
+    assert processes_with(MARKER) == []
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr and "Event loop is closed" not in done.stderr
     rows = [r for r in runner_cli.rows(ledger) if r.get("role") == "sample"]
