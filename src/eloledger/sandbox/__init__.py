@@ -19,7 +19,7 @@ What the program inside gets (bubblewrap, ``bwrap``):
   user namespace would map the sandbox uid to host uid 0, and the kernel never enforces
   ``RLIMIT_NPROC`` for uid 0 (30 fork+setsid sleepers all survived); so as root bwrap runs in
   privileged mode (every namespace but the user one) and :mod:`.enter` drops to a fresh uid
-  of its own (>= 2**31, no capability), for which every limit holds;
+  of its own (in [2**30, 2**31), no capability), for which every limit holds;
 - a read-only view of the system (``/usr``, ``/bin``, ``/lib*``, ``/etc``) and of the Python
   prefix, a private size-limited ``/tmp`` (tmpfs), and only the folders passed as
   ``ro_dirs``/``rw_dirs``. ``$HOME``, the ledger, the spec, eloledger's state and other
@@ -65,7 +65,9 @@ INSTALL_FIX = (
 ENTER = Path(__file__).with_name("enter.py")
 _INSIDE_ENTER = "/.eloledger/enter.py"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-_UID_LOW = 2**31  # fresh uids for root mode: far above any account
+# fresh uids for root mode: far above any account, below 2**31 (a nested bwrap, e.g. Codex's
+# own sandbox, prints uids with %d and fails on larger ones: "setting up uid map")
+_UID_LOW = 2**30
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ def command(
     ro = [_pair(m) for m in ro_dirs]
     uid = None
     if kind == "bwrap" and os.geteuid() == 0:
-        uid = _UID_LOW + secrets.randbelow(2**31 - 2)
+        uid = _UID_LOW + secrets.randbelow(2**30 - 1)
         for host, _ in rw:
             _chown_tree(host, uid)
     spec = {
