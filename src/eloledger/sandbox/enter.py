@@ -40,6 +40,13 @@ def main() -> None:
             raise SystemExit("sandbox: could not leave uid 0")
     _limit(resource.RLIMIT_NPROC, int(spec["nproc"]))
     os.chdir(spec.get("cwd") or "/tmp")
+    if argv[:3] == [sys.executable, "-I", "-S"] and len(argv) > 3 and argv[3].endswith(".py"):
+        # the same interpreter and flags: run the script here, saving one interpreter start
+        import runpy
+
+        sys.argv = argv[3:]
+        runpy.run_path(argv[3], run_name="__main__")
+        return
     os.execvp(argv[0], argv)
 
 
