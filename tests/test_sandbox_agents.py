@@ -9,18 +9,16 @@ the files and must still pass.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from eloledger.runner.run import run_experiment
-from eloledger.runner.spec import load_spec
 from eloledger.tasks import load_tasks
 from sandbox_support import need_sandbox, processes_with
 
@@ -113,8 +111,15 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     )
     before = {p: p.read_bytes() for p in (secret, temp_home / ".bashrc", bin_dir / "plan.json")}
     started = time.monotonic()
-    result = asyncio.run(run_experiment(load_spec(spec_path)))
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "run", str(spec_path), "--headless", "--quiet",
+         "--bootstrap", "0"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+    )  # fmt: skip
     elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert "Event loop is closed" not in done.stderr and "Traceback" not in done.stderr
     rows = {r["arm"]: r for r in map(json.loads, ledger.read_text().splitlines())}
     hostile, fixer = rows["hostile"], rows["fixer"]
     # the session ended when the CLI exited, not at timeout_s, though a sleeper held stdout
@@ -122,7 +127,8 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     assert hostile["score"] == 0 and hostile["passed"] is False
     assert fixer["passed"] is True and fixer["score"] == 1.0
     assert hostile["sandbox"] == fixer["sandbox"] == "bwrap"
-    assert result.comparisons == 1  # one task, one pair
+    comparisons = (tmp_path / "agents.comparisons.csv").read_text().splitlines()[1:]
+    assert [c.split(",")[1:4] for c in comparisons] == [["hostile", "fixer", "0"]]  # the fixer wins
     while processes_with(MARKER) and time.monotonic() - started < 90:
         time.sleep(0.1)
     assert processes_with(MARKER) == []
