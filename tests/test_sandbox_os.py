@@ -165,3 +165,52 @@ def test_refusal_names_the_fix_without_bwrap(monkeypatch: pytest.MonkeyPatch) ->
     assert "bwrap is not installed" in line and "apt-get install bubblewrap" in line
     assert 'sandbox = "none"' in line and "\n" not in line
     assert sandbox.resolve("none") == "none"  # only when asked for by name
+
+
+def test_as_a_normal_user_the_user_namespace_path_holds_too(bwrap: str) -> None:
+    """Most users are not root: bwrap --unshare-all --uid 65534, limits set inside it."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    system_python = "/usr/bin/python3"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
+        pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
+    with tempfile.TemporaryDirectory(prefix="eloledger-user-") as folder:
+        os.chmod(folder, 0o755)
+        src = Path(folder, "src")
+        shutil.copytree(Path(sandbox.__file__).parents[2], src)
+        probe = textwrap.dedent(
+            """
+            import json, os
+            from eloledger import sandbox
+            from eloledger.judges.code import judge_tests
+            res = sandbox.run([sandbox.python(), "-I", "-S", "-c", '''
+            import os
+            made = 0
+            try:
+                for _ in range(100):
+                    if os.fork() == 0:
+                        import time; time.sleep(2); os._exit(0)
+                    made += 1
+            except OSError:
+                pass
+            print(os.getuid(), os.getpid(), made)
+            '''], limits=sandbox.Limits(nproc=10))
+            honest = judge_tests("def add(a, b):\\n    return a + b", "assert add(1, 2) == 3")
+            forged = judge_tests("import __main__, os\\n__main__.result = 1\\nos._exit(0)",
+                                 "assert add(1, 2) == 3")
+            print(json.dumps([res.stdout.decode(), honest.passed, forged.score]))
+            """
+        )
+        done = subprocess.run(
+            ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups", "env", "-i",
+             "PATH=/usr/bin:/bin", f"HOME={folder}", f"PYTHONPATH={src}", system_python,
+             "-c", probe],
+            capture_output=True, text=True, timeout=120, cwd=folder,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        inside, honest, forged = json.loads(done.stdout.splitlines()[-1])
+        uid, pid, made = map(int, inside.split())
+        assert (uid, pid) == (65534, 2) and made < 10
+        assert honest is True and forged == 0

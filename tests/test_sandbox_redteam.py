@@ -31,7 +31,10 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-" + "7f3a9c" * 6
 MARKER = "4242.4217"  # in the command line of every sleeper an attack starts
-TESTS = "assert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 4\n"
+TESTS = (
+    "assert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 4\n"
+    "assert len([add(1, 2)] * add(2, 2)) == 4\nassert math.isclose(add(0.5, 0.25), 0.75)\n"
+)
 
 # {port}, {home}, {ledger}, {victim}, {spec} are filled in per test; every attack defines a
 # wrong add() (or none) and tries to get a pass anyway, or to do harm.
@@ -85,6 +88,8 @@ ATTACKS: dict[str, str] = {
     "        os.execvp('sleep', ['sleep', '" + MARKER + "'])\n    return 7\n",
     "exit_on_call": "import os\ndef add(a, b):\n    os._exit(0)\n",
     "hang": "def add(a, b):\n    while True:\n        pass\n",
+    "shadow_builtins": "def add(a, b):\n    return 7\ndef len(x):\n    return 4\n"
+    "class math:\n    isclose = staticmethod(lambda *a: True)\n",
     "huge_reply": "def add(a, b):\n    return 'x' * (64 << 20)\n",
 }
 HONEST = "def add(a, b):\n    return a + b\n"
@@ -170,9 +175,10 @@ def test_every_attack_scores_zero_and_harms_nothing(
     replies = {f"ATTACK {name}": "```python\n" + code.format(**fill) + "```"
                for name, code in ATTACKS.items()}  # fmt: skip
     replies["HONEST add"] = f"```python\n{HONEST}```"
+    tests = "import math\n" + TESTS  # the tests import what they use
     tasks = runner_cli.write_tasks(
         tmp_path / "tasks.jsonl",
-        [{"task_id": prompt.split()[1], "prompt": prompt + ": write add(a, b)", "tests": TESTS}
+        [{"task_id": prompt.split()[1], "prompt": prompt + ": write add(a, b)", "tests": tests}
          for prompt in replies],
     )  # fmt: skip
 

@@ -26,7 +26,9 @@ a return value instead), callbacks passed *to* the candidate (functions do not c
 the candidate's own classes other than by their builtin base (``class CycleError(ValueError)``
 is seen as ``ValueError``). An object that is not plain data comes back as a reference that
 supports calls, attributes, items, ``len``, ``in`` and iteration, but has no truth value and
-equals only itself. The candidate has the standard library only (``python -I -S``).
+equals only itself. The candidate has the standard library only (``python -I -S``). Names of
+builtins and standard modules are never taken from the candidate (its own ``len`` or ``math``
+would otherwise answer the tests' questions): the tests import what they use.
 """
 
 from __future__ import annotations

@@ -262,6 +262,10 @@ class _RemoteFinder:
         ask(self.conn, "import", module=module.__name__)
 
 
+def _reserved(name, stdlib):  # noqa: ANN001, ANN202
+    return hasattr(builtins, name) or name in stdlib or name.startswith("__")
+
+
 def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
     """Run the tests against the candidate on ``fd``; return the verdict as a dict."""
     import ast
@@ -283,9 +287,12 @@ def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
     conn.deadline = time.monotonic() + timeout_s
     ns = {"__name__": "tests", "__builtins__": builtins}
     names = hello.get("names") if type(hello.get("names")) is list else []
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
     try:
         for name in names[:2000]:
-            if type(name) is str and name.isidentifier():
+            # a candidate's ``len`` or ``math`` must not stand in for the tests' own: builtins
+            # and standard modules are never taken from the candidate (tests import theirs)
+            if type(name) is str and name.isidentifier() and not _reserved(name, stdlib):
                 ns[name] = ask(conn, "get", module=None, name=name)
     except Gone as exc:
         result["gone"] = str(exc)
@@ -294,7 +301,6 @@ def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
         result["error"] = "candidate: " + repr(exc)[:300]
         return result
     modules = hello.get("modules") if type(hello.get("modules")) is list else []
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
     local = [m for m in modules if type(m) is str and m.isidentifier() and m not in stdlib]
     if local:
         sys.meta_path.insert(0, _RemoteFinder(conn, local))
