@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -158,13 +159,14 @@ def need_bwrap() -> None:
 
 
 def test_every_attack_scores_zero_and_harms_nothing(
-    tmp_path: Path, temp_home: Path, need_bwrap: None
+    tmp_path: Path, temp_home: Path, need_bwrap: None, request: pytest.FixtureRequest
 ) -> None:
     home = temp_home
     stores = _plant(home)
     listener = Listener()
     victim_dir = Path(f"/tmp/eloledger-victim-{os.getpid()}-{time.monotonic_ns()}")
     victim_dir.mkdir()
+    request.addfinalizer(lambda: shutil.rmtree(victim_dir, ignore_errors=True))
     victim = victim_dir / "test_victim.py"
     victim.write_text("assert True\n")
     ledger = tmp_path / "out" / "run.jsonl"
@@ -230,5 +232,3 @@ def test_every_attack_scores_zero_and_harms_nothing(
         capture_output=True, text=True, env=runner_cli.env(CANARY), timeout=60,
     )  # fmt: skip
     assert tokens.returncode == 0, tokens.stderr
-    victim.unlink()
-    victim_dir.rmdir()
