@@ -95,6 +95,10 @@ def clients(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _spec(tmp_path: Path, arms: str, *, limit: int = 2, extra: str = "") -> Path:
+    """The stand-in logs to its own folder and by host pid, which the OS sandbox rightly
+    hides (read-only install tree, own PID namespace): these tests of the runner's duties
+    run unsandboxed; the sandboxed sessions are tests/test_sandbox_agents.py's."""
+    arms += '\n[judge]\nsandbox = "none"\n'
     path = tmp_path / "spec.toml"
     path.write_text(
         f"""[experiment]

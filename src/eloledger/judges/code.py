@@ -1,66 +1,56 @@
-"""Tests judge: run a reply's code against the task's asserts in a separate, limited process.
+"""Tests judge: the task's asserts decide, in a process the judged code cannot reach.
 
-Why a subprocess and not ``exec``: model code may loop forever, eat memory or call
-``sys.exit``. The child is ``python -I`` (no user site, no env vars honoured) in a temporary
-directory; it sets its own CPU, address-space, file-size and process limits before it runs
-anything, and the parent kills it at the wall-clock timeout. Each top-level ``assert`` in the
-tests counts as one test, so the score is the fraction passed.
+Why two processes and not one: the candidate's own process can rewrite anything in its
+interpreter (``__main__``, ``builtins``, open files, ``os._exit``), so a verdict computed,
+printed or written there is whatever the candidate wants. Here the judge is split:
+
+- the **candidate** process (:func:`eloledger.judges.harness.serve`) loads the reply's code
+  (or the agent's folder, :mod:`.workdir`) and only answers requests: call this function with
+  these arguments, read that attribute;
+- the **tests** process (:func:`eloledger.judges.harness.judge`) runs the task's tests one
+  top-level statement at a time, with the candidate's names bound to proxies, and counts the
+  asserts that hold (score = fraction passed). Arguments and results cross a socket as plain
+  data (numbers, strings, lists, dicts, tuples, sets, bytes, None, bool; exceptions by the name
+  of their builtin class), decoded into builtin objects, so an object whose ``__eq__`` always
+  says True cannot cross, and nothing the candidate prints, writes or exits with is read.
+
+Each process runs in its own OS sandbox (:mod:`eloledger.sandbox`: own uid, PID and network
+namespace, private size-limited /tmp, no view of $HOME, the ledger or the spec, CPU, memory,
+process and output limits). The tests process never sees the candidate's files; the candidate
+process never sees the tests. eloledger reads one JSON line from the tests process only.
+
+What it cannot judge (the spec author must then restate the test on returned values):
+identity (``f(x) is x``), in-place mutation of an argument (arguments are copies: assert on
+a return value instead), callbacks passed *to* the candidate (functions do not cross),
+``isinstance`` against the candidate's own classes, the candidate's stdout, and exceptions of
+the candidate's own classes other than by their builtin base (``class CycleError(ValueError)``
+is seen as ``ValueError``). An object that is not plain data comes back as a reference that
+supports calls, attributes, items, ``len``, ``in`` and iteration, but has no truth value and
+equals only itself. The candidate has the standard library only (``python -I -S``). Names of
+builtins and standard modules are never taken from the candidate (its own ``len`` or ``math``
+would otherwise answer the tests' questions): the tests import what they use.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
+import socket
 import subprocess
-import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+from eloledger import sandbox
 from eloledger.judges.extract import extract_code
 from eloledger.judges.rule import Verdict
 
-_HARNESS = r"""
-import ast, json, resource, sys
-cpu, mem = int(sys.argv[1]), int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-try:
-    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
-except (ValueError, OSError):
-    pass
-result = {"total": 0, "passed": 0, "error": None}
-out = open("result.json", "w")
-def finish():
-    out.write(json.dumps(result)); out.close()
-tests = ast.parse(open("tests.py").read())
-result["total"] = sum(isinstance(node, ast.Assert) for node in tests.body) or 1
-ns = {"__name__": "candidate"}
-try:
-    exec(compile(open("candidate.py").read(), "candidate.py", "exec"), ns)
-except BaseException as exc:
-    result["error"] = "candidate: " + repr(exc)[:300]
-    finish(); sys.exit(0)
-asserts = sum(isinstance(node, ast.Assert) for node in tests.body)
-setup_failed = False
-for node in tests.body:
-    code = compile(ast.Module(body=[node], type_ignores=[]), "tests.py", "exec")
-    try:
-        exec(code, ns)
-        if isinstance(node, ast.Assert):
-            result["passed"] += 1
-    except BaseException as exc:
-        if result["error"] is None:
-            result["error"] = f"line {node.lineno}: " + repr(exc)[:300]
-        if not isinstance(node, ast.Assert):
-            setup_failed = True
-            break
-if not asserts and not setup_failed:
-    result["passed"] = 1
-finish()
-"""
+HARNESS = Path(__file__).with_name("harness.py")
+_INSIDE = "/.eloledger/harness.py"
+
+
+@dataclass(frozen=True)
+class TestsVerdict(Verdict):
+    sandbox: str | None = None  # what the judged code ran in: bwrap | none
 
 
 def judge_tests(
@@ -69,41 +59,89 @@ def judge_tests(
     *,
     timeout_s: float = 5.0,
     memory_mb: int = 512,
-) -> Verdict:
+    sandbox_kind: str = "auto",
+) -> TestsVerdict:
     """Run the reply's code (last fenced block) against ``tests``; score = fraction passed."""
+    kind = sandbox.resolve(sandbox_kind)  # refuses (UserError) before anything runs
     code = extract_code(content)
     if not code:
-        return Verdict(0.0, False, None, "no code in the reply")
+        return TestsVerdict(0.0, False, None, "no code in the reply", sandbox=kind)
     with tempfile.TemporaryDirectory(prefix="eloledger-judge-") as folder:
-        work = Path(folder)
+        work = Path(folder, "work")
+        work.mkdir()
         (work / "candidate.py").write_text(code, encoding="utf-8")
-        (work / "tests.py").write_text(tests, encoding="utf-8")
-        (work / "harness.py").write_text(_HARNESS, encoding="utf-8")
-        cpu = max(1, int(timeout_s + 0.999))
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "harness.py", str(cpu), str(memory_mb * 1024 * 1024)],
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-            start_new_session=True,  # its own process group, so a forked child dies with it
+        return judge_folder(work, "code", tests, timeout_s, memory_mb, kind)
+
+
+def judge_folder(
+    work: Path, mode: str, tests: str, timeout_s: float, memory_mb: int, kind: str
+) -> TestsVerdict:
+    """``work`` judged by ``tests`` (sandboxed, the candidate sees a copy of it in its tmpfs;
+    with ``kind = "none"`` it runs in ``work`` itself, so give a throwaway folder)."""
+    with tempfile.TemporaryDirectory(prefix="eloledger-tests-") as folder:
+        judge_dir = Path(folder)
+        (judge_dir / "tests.py").write_text(tests, encoding="utf-8")
+        judge_dir.chmod(0o755)
+        (judge_dir / "tests.py").chmod(0o644)
+        inside = kind == "bwrap"
+        harness = _INSIDE if inside else str(HARNESS)
+        tests_path = "/judge/tests.py" if inside else str(judge_dir / "tests.py")
+        ours, theirs = socket.socketpair()
+        cand_limits = sandbox.Limits(
+            cpu_s=timeout_s + 1, wall_s=timeout_s + 30, memory_mb=memory_mb, nproc=16,
+            tmp_mb=320,  # the copy of the candidate's files (workdir.MAX_BYTES) and its writes
         )
+        tests_limits = sandbox.Limits(
+            cpu_s=timeout_s + 20, wall_s=timeout_s + 30, memory_mb=max(memory_mb, 256), nproc=4
+        )
+        procs = []
         try:
-            proc.wait(timeout=timeout_s)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            procs.append(
+                sandbox.spawn(
+                    [sandbox.python(), "-I", "-S", harness, "candidate", str(ours.fileno()), mode,
+                     "/src" if inside else str(work)],
+                    ro_dirs=[(HARNESS, _INSIDE), (work, "/src")] if inside else [],
+                    limits=cand_limits,
+                    cwd="/tmp" if inside else str(work),
+                    kind=kind,
+                    pass_fds=[ours.fileno()],
+                    stdout=subprocess.DEVNULL,
+                )
+            )
+            ours.close()
+            tests_proc = sandbox.spawn(
+                [sandbox.python(), "-I", "-S", harness, "tests", str(theirs.fileno()),
+                 repr(float(timeout_s)), tests_path],
+                ro_dirs=[(HARNESS, _INSIDE), (judge_dir, "/judge")] if inside else [],
+                limits=tests_limits,
+                kind=kind,
+                pass_fds=[theirs.fileno()],
+            )  # fmt: skip
+            procs.append(tests_proc)
+            theirs.close()
+            out, _, timed_out, _ = sandbox.collect(tests_proc, tests_limits)
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        if timed_out:
-            return Verdict(0.0, False, None, f"timed out after {timeout_s:g} s")
-        try:
-            result = json.loads((work / "result.json").read_text())
-        except (OSError, ValueError):
-            return Verdict(0.0, False, None, "the test process died (memory or CPU limit?)")
+            ours.close()
+            theirs.close()
+            for proc in procs:
+                sandbox.kill(proc)
+    if timed_out:
+        return TestsVerdict(0.0, False, None, f"timed out after {timeout_s:g} s", sandbox=kind)
+    return _verdict(bytes(out), timeout_s, kind)
+
+
+def _verdict(out: bytes, timeout_s: float, kind: str) -> TestsVerdict:
+    """The tests process's one line (its own, trusted); anything else is a judge failure."""
+    try:
+        result = json.loads(out.decode("utf-8").strip().splitlines()[-1])
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return TestsVerdict(0.0, False, None, "the tests process gave no verdict", sandbox=kind)
+    gone = result.get("gone")
+    if gone == "timed out":
+        return TestsVerdict(0.0, False, None, f"timed out after {timeout_s:g} s", sandbox=kind)
+    if gone:
+        detail = f"the candidate process {gone} (memory or CPU limit?)"
+        return TestsVerdict(0.0, False, None, detail, sandbox=kind)
     total = max(1, int(result.get("total") or 1))
     passed = min(total, int(result.get("passed") or 0))
-    return Verdict(passed / total, passed == total, None, result.get("error"))
+    return TestsVerdict(passed / total, passed == total, None, result.get("error"), sandbox=kind)

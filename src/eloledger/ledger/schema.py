@@ -59,6 +59,7 @@ FIELDS: tuple[str, ...] = (
     "tool_calls",  # tool calls of an agent session
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
     "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id), issue 24
+    "sandbox",  # judged rows: what the judged code ran in (bwrap | none), issue 17
 )
 
 ROLES = ("sample", "select", "judge", "probe")

@@ -180,6 +180,7 @@ class AgentSessions:
             headers=self._headers(arm, session, sample, ep),
             judge_timeout_s=self.spec.judge.timeout_s,
             judge_memory_mb=self.spec.judge.memory_mb,
+            sandbox=self.spec.judge.sandbox,
         )
         key = (task.task_id, arm.name, session, sample)
         state = SessionState(agent=a.agent, task_id=task.task_id, arm=arm.name, session=session)
@@ -289,6 +290,7 @@ class AgentSessions:
         if outcome.verdict is not None:
             row["score"] = outcome.verdict.score
             row["passed"] = outcome.verdict.passed
+            row["sandbox"] = getattr(outcome.verdict, "sandbox", None)
         row["evidence"] = str(outcome.evidence_dir)
         row["ts"] = time.time()
         return row
@@ -316,3 +318,37 @@ def agents_only_endpoint(spec: ExperimentSpec) -> Endpoint | None:
         api_key=None,
         is_sim=is_sim,
     )
+
+
+def _runs_code(spec: ExperimentSpec, tasks: list[Task]) -> bool:
+    """Whether this run executes untrusted code: a tests judge, or an agent CLI."""
+    if any(a.kind == "agent" for a in spec.arms):
+        return True
+    kind = spec.judge.kind
+    return any(t.tests and (kind == "tests" or (kind != "rule" and t.answer is None)) for t in tasks)
+
+
+def check_sandbox(spec: ExperimentSpec, tasks: list[Task], executables: dict[str, Path]) -> None:
+    """Refuse, with one line naming the fix, a run that would execute untrusted code where no
+    sandbox can be made, unless the spec says ``[judge] sandbox = "none"``."""
+    from eloledger import sandbox
+
+    if not _runs_code(spec, tasks):
+        return
+    try:
+        sandbox.resolve(spec.judge.sandbox)
+    except UserError as exc:
+        raise UserError(
+            f"{spec_line(spec, 'judge', 'sandbox')}: {exc.message}", fix=exc.fix
+        ) from None
+
+
+def sandbox_warnings(spec: ExperimentSpec) -> list[str]:
+    """The loud line every report carries when judged code ran without a sandbox."""
+    if spec.judge.sandbox != "none":
+        return []
+    return [
+        'UNSANDBOXED: [judge] sandbox = "none": judged code and agent CLIs ran as you, with '
+        "your files, network and processes in reach; scores can be forged (sandbox = \"none\" "
+        "on every judged row)"
+    ]

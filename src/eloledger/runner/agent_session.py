@@ -2,7 +2,12 @@
 
 Isolation: every session gets a fresh temporary ``work/`` folder (the task's files) and its
 own HOME, ``<evidence_dir>/home`` (so the user's real ``~/.claude``, ``~/.codex``, ``~/.gemini``
-are never read or written). The child's environment is built from nothing: PATH, HOME, locale
+are never read or written). The CLI runs in the OS sandbox (:mod:`eloledger.sandbox`, unless
+``[judge] sandbox = "none"``): those two folders and a temp folder writable, the CLI's install
+tree and the system read-only, the user's HOME, other sessions, the ledger and eloledger's
+state out of view, its own uid and PID namespace, the network shared (it must reach the
+gateway). Its shell commands (Claude Code's Bash, Gemini's --yolo) run in there too. The
+session ends when the CLI exits: what it left running dies with its PID namespace. The child's environment is built from nothing: PATH, HOME, locale
 and the CLI's own variables, so the key reaches only that process and no key of the user's
 shell leaks in. The child leads its own process group; a timeout, a cancelled run or a budget
 stop kills the group, and the kernel kills the CLI if eloledger itself dies (PDEATHSIG).
@@ -25,8 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eloledger import sandbox
 from eloledger.judges.rule import Verdict
-from eloledger.judges.workdir import judge_workdir
+from eloledger.judges.workdir import judge_workdir, safe_copy
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
 from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
@@ -56,6 +62,7 @@ class AgentJob:
     headers: dict[str, str] = field(default_factory=dict)  # extra request headers
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
+    sandbox: str = "auto"  # the [judge] sandbox: where the task's tests judge the work folder
 
 
 @dataclass
@@ -102,9 +109,21 @@ async def run_agent_session(
         home.chmod(0o700)
         env = _child_env(job.executable, home, base, launch.env)
         parser = module.StreamParser(state)
-        returncode = await _run_cli(
-            [str(job.executable), *launch.argv[1:]], work, env, job, parser, state, on_progress
-        )
+        argv = [str(job.executable), *launch.argv[1:]]
+        if sandbox.resolve(job.sandbox) == "bwrap":
+            argv = sandbox.command(
+                argv,
+                rw_dirs=[work, home, base / "tmp"],
+                ro_dirs=cli_dirs(job.executable, env["PATH"]),
+                limits=agent_limits(job.timeout_s),
+                network=True,  # the gateway; Codex keeps its own -s workspace-write inside
+                cwd=str(work),
+            )
+        try:
+            returncode = await _run_cli(argv, work, env, job, parser, state, on_progress)
+        finally:
+            sandbox.chown_back(home)  # root mode: the CLI's files were its fresh uid's
+            sandbox.chown_back(work)
         state.ended = time.monotonic()
         verdict = None
         if job.task.tests:  # also after a timeout: the files it left are its result
@@ -114,6 +133,7 @@ async def run_agent_session(
                 job.task.tests,
                 timeout_s=job.judge_timeout_s,
                 memory_mb=job.judge_memory_mb,
+                sandbox_kind=job.sandbox,
             )
         logs = _keep_evidence(work, job.evidence_dir)
     finally:
@@ -174,20 +194,56 @@ async def _run_cli(
                 if sum(map(len, stderr_parts)) < _STDERR_KEEP:
                     stderr_parts.append(raw)
 
+        readers = asyncio.ensure_future(asyncio.gather(read_stdout(), read_stderr()))
         try:
-            await asyncio.wait_for(
-                asyncio.gather(read_stdout(), read_stderr(), proc.wait()), job.timeout_s
-            )
-        except TimeoutError:
-            state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
+            # the session ends when the CLI exits (or aborts): a process it left in the
+            # background may hold its stdout open, and is killed, never waited for
+            exited = asyncio.ensure_future(_exited(proc))
+            done, _ = await asyncio.wait({exited, readers}, timeout=job.timeout_s,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            if readers in done and not exited.done():  # pipes closed: the end is near
+                done, _ = await asyncio.wait({exited}, timeout=5.0)
+            if not done:
+                state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
         finally:
             _kill_group(proc)
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())
+            try:  # what is still buffered in the pipes, briefly
+                await asyncio.wait_for(asyncio.shield(readers), 2.0)
+            except (TimeoutError, asyncio.CancelledError):
+                readers.cancel()
+                with contextlib.suppress(BaseException):
+                    await readers
+            _close_pipes(proc)
     stderr = scrub(b"".join(stderr_parts).decode("utf-8", "replace"))
     (job.evidence_dir / "stderr.txt").write_text(stderr, encoding="utf-8")
     parser.finish(proc.returncode if proc.returncode is not None else -9, stderr)
     return proc.returncode
+
+
+def agent_limits(timeout_s: float) -> sandbox.Limits:
+    """An agent CLI's sandbox limits: generous (node reserves a large address space, agents
+    start shells and tools), but bounded; the session's own timeout is the wall clock."""
+    return sandbox.Limits(
+        cpu_s=timeout_s + 60, wall_s=timeout_s + 60, memory_mb=None, nproc=512,
+        file_mb=1024, tmp_mb=1024,
+    )  # fmt: skip
+
+
+def cli_dirs(executable: Path, path: str) -> list[str]:
+    """What an agent CLI needs to see, read-only: its install tree (the folder holding its
+    ``node_modules``) and the prefix of the ``node`` on its PATH."""
+    out: list[str] = []
+    for exe in (executable.absolute(), Path(os.path.realpath(executable))):
+        modules = next((p for p in exe.parents if p.name == "node_modules"), None)
+        out.append(str(modules.parent if modules else exe.parent))
+    node = shutil.which("node", path=path)
+    if node:
+        out.append(str(Path(os.path.realpath(node)).parent.parent))
+    system = ("/usr", "/bin", "/lib", "/etc", "/sbin")
+    keep = [d for d in dict.fromkeys(out) if d != "/" and not d.startswith(system)]
+    return [d for d in keep if not any(d != o and d.startswith(o + "/") for o in keep)]
 
 
 def _die_with_parent() -> None:
@@ -196,6 +252,21 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """The CLI's exit itself (``proc.wait()`` also waits for its pipes to close, which a
+    process it left in the background can keep open)."""
+    while proc.returncode is None:
+        await asyncio.sleep(0.05)
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the transport now (not at garbage collection after the loop is gone, which
+    printed "Exception ignored ... Event loop is closed")."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -250,11 +321,5 @@ def _keep_evidence(work: Path, evidence: Path) -> list[Path]:
         else:
             path.unlink(missing_ok=True)
     kept = sorted(p for k in keep if k.is_dir() for p in k.rglob("*.jsonl") if p.is_file())
-    shutil.copytree(
-        work,
-        evidence / "work",
-        dirs_exist_ok=True,
-        symlinks=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".git", "node_modules"),
-    )
+    safe_copy(work, evidence / "work")  # no symlink out of the folder is kept or followed
     return kept

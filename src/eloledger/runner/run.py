@@ -112,6 +112,7 @@ async def run_experiment(
     With ``shard``, only that slice's tasks (every arm and session of each) are run and judged."""
     tasks = resolve_tasks(spec)
     executables = agent_run.check_agent_arms(spec)
+    agent_run.check_sandbox(spec, tasks, executables)  # refuse before a request is sent
     endpoint = agent_run.agents_only_endpoint(spec) or resolve_endpoint(spec)
     counters = counters if counters is not None else RunCounters()
     _check_ledger(spec.ledger, resume)
@@ -562,6 +563,7 @@ class _Run:
         if self.budget_hit and self.result.stopped == "completed":
             self.result.stopped = "budget"
         self._verdict_report()
+        self.result.warnings[:0] = agent_run.sandbox_warnings(self.spec)  # sandbox = "none"
         arms = arm_stats(self.spec, self.state, self.result.judge_no_verdict)
         self.result.failures.extend(arm_failures(arms, self._where()))
         self.result.arms = json_friendly(arms)

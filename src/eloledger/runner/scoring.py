@@ -32,7 +32,9 @@ async def score_sample(
                 task.tests,
                 timeout_s=judge.timeout_s,
                 memory_mb=judge.memory_mb,
+                sandbox_kind=judge.sandbox,
             )
+        row["sandbox"] = verdict.sandbox  # what the judged code ran in (issue 17)
     elif task.answer is not None:
         verdict = judge_rule(
             content, task.answer, mode=judge.mode, tolerance=judge.tolerance, pattern=judge.pattern

@@ -28,6 +28,7 @@ SELECTS = {
 AGENTS = ("claude-code", "codex", "gemini-cli")
 JUDGE_KINDS = ("auto", "rule", "tests", "llm")
 RULE_MODES = ("auto", "numeric", "exact", "regex")
+SANDBOXES = ("auto", "bwrap", "none")  # eloledger.sandbox.KINDS
 
 _EXPERIMENT_KEYS = {
     "name", "profile", "model", "wire_api", "ledger", "concurrency", "seed", "sessions",
@@ -39,7 +40,7 @@ _ARM_KEYS = {"name", "kind", "n", "k", "temperature", "select", "max_tokens", "s
 _AGENT_ARM_KEYS = {"agent", "model", "max_turns", "effort", "timeout_s", "args"}
 _JUDGE_KEYS = {
     "kind", "mode", "tolerance", "pattern", "timeout_s", "memory_mb", "model", "max_tokens",
-    "temperature",
+    "temperature", "sandbox",
 }  # fmt: skip
 _RETRY_KEYS = {"max_attempts", "base_s", "cap_s", "retry_after_cap_s"}
 _SIM_KEYS = {"speed", "fault", "fault_rate", "seed", "api_key"}
@@ -89,6 +90,8 @@ class JudgeSpec:
     model: str | None = None  # llm judge: defaults to the experiment's model
     max_tokens: int = 64
     temperature: float = 0.0
+    # where judged code and agent CLIs run: auto (bwrap, refuse without it) | bwrap | none
+    sandbox: str = "auto"
 
 
 @dataclass
@@ -294,6 +297,7 @@ def parse_spec(
         model=g.str("model"),
         max_tokens=g.int("max_tokens", default=64, low=1),
         temperature=g.float("temperature", default=0.0, low=0.0),
+        sandbox=g.choice("sandbox", SANDBOXES, default="auto"),
     )
     if spec.judge.mode == "regex":
         if not spec.judge.pattern:
