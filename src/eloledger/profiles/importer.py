@@ -23,11 +23,19 @@ from eloledger.clientfacts import (
 from eloledger.fsutil import read_config_text, real_path, sha256_text
 from eloledger.profiles import ownership
 from eloledger.profiles.edit import envedit, jsonedit, tomledit
-from eloledger.profiles.model import MODEL_ROLES, ClientOverride, Profile, derive_base_url
+from eloledger.profiles.model import (
+    CLIENTS,
+    MODEL_ROLES,
+    ClientOverride,
+    Profile,
+    derive_base_url,
+)
 from eloledger.profiles.ownership import FileRecord, value_hash
 from eloledger.profiles.store import set_secret
 from eloledger.profiles.writers.claude import AUTH_VARS
+from eloledger.profiles.writers.codex import USER_PROVIDER
 
+_SDK_OF = {"anthropic": "claude", "openai": "codex"}  # the SDK that speaks the client's protocol
 _CLAUDE_MODEL_VARS = {f"ANTHROPIC_DEFAULT_{r.upper()}_MODEL": r for r in MODEL_ROLES}
 
 
@@ -41,6 +49,7 @@ class Found:
     auth: str | None = None
     key: str | None = None
     key_env: str | None = None
+    codex_provider: str | None = None  # the user's own [model_providers.<id>] table
     owned: dict[Path, dict[tuple[str, ...], Any]] = field(default_factory=dict)  # file -> keys
     sources: list[str] = field(default_factory=list)
 
@@ -83,10 +92,12 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
         if pid not in CODEX_BUILTIN_PROVIDERS and isinstance(table, dict) and table.get("base_url"):
             found.urls["codex"] = str(table["base_url"])
             found.key_env = found.key_env or table.get("env_key")
-            keys = {("model_provider",): pid, ("model_providers", pid): table}
+            found.codex_provider = pid
+            # Only the pointer is adopted: the provider table (and the model) are the user's
+            # own, so a switch away leaves them byte for byte and a switch back points at them.
+            keys = {("model_provider",): pid}
             if data.get("model"):
                 found.models["codex"] = str(data["model"])
-                keys[("model",)] = data["model"]
             found.owned[path] = keys
             found.sources.append(str(path))
     path = gemini_dir(env) / ".env"
@@ -126,6 +137,11 @@ def to_profile(found: Found, name: str) -> Profile:
     for client, client_url in found.urls.items():
         if derive_base_url(root, client) != client_url.rstrip("/"):
             profile.overrides.setdefault(client, ClientOverride()).base_url = client_url
+    # Serve only what was found: a gateway seen in Codex alone is not given to Claude Code.
+    profile.clients = [c for c in CLIENTS if c in found.urls or _SDK_OF.get(c) in found.urls]
+    if found.codex_provider:
+        codex = profile.overrides.setdefault("codex", ClientOverride())
+        codex.extra[USER_PROVIDER] = found.codex_provider
     if found.urls.get("codex") and found.key_env and found.key:
         profile.overrides.setdefault("codex", ClientOverride()).extra["env_key"] = found.key_env
     models = set(found.models.values())
