@@ -266,6 +266,9 @@ def _apply_fields(profile: Any, args: argparse.Namespace) -> None:
     if args.base_url:
         profile.base_url = args.base_url
     if args.key_env:
+        from eloledger.profiles.model import check_var
+
+        check_var(args.key_env, "--key-env", "variable")
         profile.key_env, profile.key_in_secrets = args.key_env, False
     if args.auth:
         profile.auth = args.auth

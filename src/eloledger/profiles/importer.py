@@ -9,6 +9,7 @@ removes them cleanly and switching back restores them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +29,14 @@ from eloledger.profiles.model import (
     MODEL_ROLES,
     ClientOverride,
     Profile,
+    check_var,
     derive_base_url,
 )
 from eloledger.profiles.ownership import FileRecord, value_hash
 from eloledger.profiles.store import set_secret
 from eloledger.profiles.writers.claude import AUTH_VARS
 from eloledger.profiles.writers.codex import USER_PROVIDER
+from eloledger.textsafe import refuse_control
 
 _SDK_OF = {"anthropic": "claude", "openai": "codex"}  # the SDK that speaks the client's protocol
 _CLAUDE_MODEL_VARS = {f"ANTHROPIC_DEFAULT_{r.upper()}_MODEL": r for r in MODEL_ROLES}
@@ -91,6 +94,8 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
         table = data.get("model_providers", {}).get(pid) if isinstance(pid, str) else None
         if pid not in CODEX_BUILTIN_PROVIDERS and isinstance(table, dict) and table.get("base_url"):
             found.urls["codex"] = str(table["base_url"])
+            if "env_key" in table:  # printed into export lines later: checked here, where read
+                check_var(table["env_key"], f"{path}:{_line_of(text, 'env_key')}", "env_key")
             found.key_env = found.key_env or table.get("env_key")
             found.codex_provider = pid
             # Only the pointer is adopted: the provider table (and the model) are the user's
@@ -98,6 +103,7 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
             keys = {("model_provider",): pid}
             if data.get("model"):
                 found.models["codex"] = str(data["model"])
+                refuse_control(found.models["codex"], f"{path}:{_line_of(text, 'model')}: model")
             found.owned[path] = keys
             found.sources.append(str(path))
     path = gemini_dir(env) / ".env"
@@ -115,7 +121,32 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
                 keys[("GEMINI_API_KEY",)] = values["GEMINI_API_KEY"]
             found.owned[path] = keys
             found.sources.append(str(path))
+    _check_text(found)
     return found
+
+
+def _line_of(text: str, key: str, value: str | None = None) -> int:
+    """The first line that sets ``key`` (to something holding ``value``), 1 if none does."""
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*[=:]""")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line.strip()) and (value is None or value[:20] in line):
+            return number
+    for number, line in enumerate(text.splitlines(), 1):  # JSON: "KEY": "value"
+        if f'"{key}"' in line:
+            return number
+    return 1
+
+
+def _check_text(found: Found) -> None:
+    """Models and URLs found go into other clients' files: no control characters."""
+    for path, keys in found.owned.items():
+        text = read_config_text(path) or ""
+        for keypath, value in keys.items():
+            if isinstance(value, str):
+                where = f"{path}:{_line_of(text, keypath[-1])}: {'.'.join(keypath)}"
+                refuse_control(value, where)
+    for client, model in found.models.items():
+        refuse_control(model, f"{client} model")
 
 
 def to_profile(found: Found, name: str) -> Profile:
