@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -28,6 +24,7 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.testing import screen_text, until
 from import_support import SAMPLES, lines_of
 from import_support import run as import_run
+from pty_support import run_on_pty
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 # Independent of eloledger's own list: what a terminal acts on (C0 but \n, DEL, C1) and the
@@ -48,33 +45,9 @@ HOSTILE = [
 
 
 def on_pty(*argv: str, columns: int = 200) -> tuple[int, str]:
-    """Run ``eloledger ARGV`` with stdout and stderr on a pseudo-terminal; all it printed."""
-    master, slave = pty.openpty()
-    env = {"PYTHONPATH": SRC, **os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "eloledger", *argv],
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            proc.kill()
-            raise AssertionError("no output for 60 s")
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    status = proc.wait(timeout=60)
-    return status, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    """``eloledger ARGV`` with stdout and stderr on a pseudo-terminal: all it printed."""
+    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", SRC), "TERM": "xterm-256color"}
+    return run_on_pty(list(argv), cols=columns, env=env, stderr=True)
 
 
 def assert_clean(text: str) -> None:
