@@ -18,9 +18,9 @@ import pytest
 import tomlkit
 from hypothesis import HealthCheck, given, settings
 
-from eloledger.cli import main
 from eloledger.profiles import store
 from eloledger.profiles.edit import envedit
+from hostile_support import one_line_error, run
 from test_profiles_helpers import snapshot
 
 # what `eloledger env` sets to a URL or model (not a key): never a key's source
@@ -42,20 +42,6 @@ KEY = "sk-shell-0123456789abcdef"
 CONTROLS = [chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]]
 QUOTING = list("\"'`$\\;&|<>(){}[]*?!#~= \n\t")
 FRAGMENTS = ["A", "_", "1", "KEY", "$(touch {c})", "`touch {c}`", ";touch {c};", "${{X}}"]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def one_line_error(status: int, err: str, *names: str) -> None:
-    assert status == 2, err
-    assert err.startswith("eloledger: error:") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for name in names:
-        assert name in err, (name, err)
 
 
 def names(canary: Path) -> st.SearchStrategy[str]:
