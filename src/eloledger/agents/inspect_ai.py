@@ -43,7 +43,7 @@ def find_files(root: Path) -> Iterator[Path]:
     yield from sorted(p for p in root.rglob("*") if p.suffix in (".eval", ".json"))
 
 
-# Bounds for a log from elsewhere (README, "Importing agent logs"): a zip member may inflate
+# Bounds for a log from elsewhere (a file from the internet): a zip member may inflate
 # to at most MAX_MEMBER bytes, and a member over RATIO_FLOOR may be at most MAX_RATIO times its
 # compressed size (inspect's JSON compresses 5-30x; a zip bomb, thousands of times). Members are
 # decompressed in chunks and one sample is held at a time, so memory stays near MAX_MEMBER.
