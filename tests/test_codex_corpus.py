@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomlkit
+
+from eloledger.profiles.edit import DELETE, tomledit
 
 KEY = "sk-corpus-0123456789abcdef"
 
@@ -295,3 +298,46 @@ def test_a_block_settings_file_gets_a_block_member(temp_home: Path) -> None:
         '{\n    "general": {\n        "vimMode": true\n    },\n    "security": {\n'
         '        "auth": {\n            "selectedType": "gemini-api-key"\n        }\n    }\n}\n'
     )
+
+
+PROVIDER_LAYOUTS = {
+    "super-table with inline providers": (
+        'model_provider = "azure"\n\n[model_providers]\nazure = { name = "Azure", base_url = '
+        '"https://a/openai", query_params = { api-version = "1" } }\n\n[mcp_servers.x]\n'
+        'command = "y"\n'
+    ),
+    "one inline table": (
+        'model_provider = "azure"\nmodel_providers = { azure = { name = "Azure", base_url = '
+        '"https://a/openai" } }\n'
+    ),
+    "CRLF": (
+        'model_provider = "azure"\r\n\r\n[model_providers.azure]\r\nname = "Azure"\r\n'
+        'base_url = "https://a/openai"\r\n'
+    ),
+    "dotted keys": (
+        'model_provider = "azure"\nmodel_providers.azure.name = "Azure"\n'
+        'model_providers.azure.base_url = "https://a/openai"\n'
+    ),
+    "a provider with a sub-table": (
+        'model_provider = "azure"\n[model_providers.azure]\nname = "Azure"\n'
+        '[model_providers.azure.http_headers]\nX = "1"\n# tail\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(PROVIDER_LAYOUTS))
+def test_every_way_of_writing_provider_tables_survives_there_and_back(layout: str) -> None:
+    text = PROVIDER_LAYOUTS[layout]
+    ours = {"name": "gw", "base_url": "https://gw/v1", "env_key": "K", "wire_api": "responses"}
+    new = tomledit.apply(text, {("model_provider",): "gw", ("model_providers", "gw"): ours}, "c")
+    data = tomlkit.parse(new).unwrap()
+    assert data["model_providers"]["gw"] == ours
+    assert (
+        data["model_providers"]["azure"] == tomlkit.parse(text).unwrap()["model_providers"]["azure"]
+    )
+    if "[model_providers.azure.http_headers]" in text:  # ours after the whole azure family
+        assert new.index("[model_providers.gw]") > new.index("[model_providers.azure.http_headers]")
+    back = tomledit.apply(
+        new, {("model_provider",): "azure", ("model_providers", "gw"): DELETE}, "c"
+    )
+    assert back == text

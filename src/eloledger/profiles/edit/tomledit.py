@@ -13,7 +13,7 @@ from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import ParseError
-from tomlkit.items import Table
+from tomlkit.items import InlineTable, Table
 
 from eloledger.errors import UserError
 from eloledger.fsutil import refuse_bom
@@ -79,7 +79,9 @@ def _apply_one(text: str, keypath: KeyPath, value: Any, path: Path | str) -> str
             if _same(spliced, _with(data, keypath, value)):
                 return spliced
     parent = _container(doc, keypath[:-1], path, create=True)
-    if isinstance(value, dict):
+    if isinstance(value, dict) and isinstance(parent, InlineTable):
+        parent[keypath[-1]] = _item(value)  # model_providers = { azure = {…}, ours = {…} }
+    elif isinstance(value, dict):
         table = tomlkit.table()
         for k, v in value.items():
             table[k] = _item(v)
@@ -183,7 +185,8 @@ def _insert_table_text(text: str, keypath: KeyPath, value: dict[str, Any]) -> st
     node[keypath[-1]] = table
     block = tomlkit.dumps(doc).replace("\n", nl)
     lines = text.splitlines(keepends=True)
-    family = [end for path, _, end in _tables(lines) if path and path[:-1] == keypath[:-1]]
+    parent = keypath[:-1]  # its own header, its tables and their sub-tables: one family
+    family = [end for path, _, end in _tables(lines) if path and path[: len(parent)] == parent]
     if family:
         at = family[-1]
         return "".join(lines[:at]) + nl + block + "".join(lines[at:])
