@@ -6,14 +6,8 @@ limit when piped. ``--wide`` (and JSON/CSV) give every column.
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
-import select
-import struct
 import subprocess
-import sys
-import termios
 from importlib import resources
 from pathlib import Path
 
@@ -23,42 +17,17 @@ from eloledger.ledger import LedgerWriter
 from eloledger.profiles.backups import create_backup
 from eloledger.rating.budget_sim import four_arms
 from eloledger.tables import Column, render_table, terminal_width
+from pty_support import CLI, run_on_pty
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
-CLI = [sys.executable, "-m", "eloledger"]
 FAIR = ["--old-1", "old_1", "--new-1", "new_1", "--old-n", "old_n", "--new-n", "new_n"]
 
 
 def in_pty(args: list[str], *, cols: int = 80, rows: int = 24, env: dict | None = None) -> str:
     """Run the real CLI with its stdout on a pseudo-terminal of ``cols`` columns."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    environ = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | (env or {})
-    proc = subprocess.Popen(
-        [*CLI, *args],
-        stdout=slave,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        env=environ,
-        close_fds=True,
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 120)
-        if not ready:
-            proc.kill()
-            raise AssertionError(f"{args}: no output for 120 s")
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert proc.wait(timeout=60) == 0
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    status, text = run_on_pty(args, cols=cols, rows=rows, env=env)
+    assert status == 0
+    return text
 
 
 def piped(args: list[str], env: dict | None = None) -> str:

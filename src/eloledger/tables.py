@@ -20,6 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
+
+from eloledger.textsafe import visible
+
 
 @dataclass(frozen=True)
 class Column:
@@ -46,7 +50,7 @@ class Column:
             return "yes" if value else ""
         if isinstance(value, int) and human and self.group:
             return f"{value:,}"
-        return str(value)
+        return visible(str(value))  # a name from a file never reaches a terminal raw
 
 
 def terminal_width(stream: Any = None) -> int | None:
@@ -76,10 +80,12 @@ def table_width(wide: bool = False) -> int | None:
 
 
 def wrap(text: str, width: int | None) -> str:
-    """A note line wrapped to the table's width (unchanged without a limit)."""
+    """A note line wrapped to the table's width (unchanged without a limit); a name from a
+    file in it (an anchor player, an arm) is shown with its control characters escaped."""
+    lines = [visible(line) for line in text.split("\n")]
     if width is None:
-        return text
-    return "\n".join(textwrap.fill(line, width) if line else line for line in text.split("\n"))
+        return "\n".join(lines)
+    return "\n".join(textwrap.fill(line, width) if line else line for line in lines)
 
 
 def render_table(
@@ -115,7 +121,15 @@ def _cells(records: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> l
 
 
 def _widths(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> list[int]:
-    return [max([len(c.title)] + [len(row[i]) for row in body]) for i, c in enumerate(columns)]
+    """Terminal cells, not code points: a CJK name takes two per character."""
+    return [
+        max([cell_len(c.title)] + [cell_len(row[i]) for row in body]) for i, c in enumerate(columns)
+    ]
+
+
+def _pad(cell: str, width: int, right: bool) -> str:
+    room = " " * max(0, width - cell_len(cell))
+    return room + cell if right else cell + room
 
 
 def _line_width(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> int:
@@ -151,15 +165,12 @@ def _numeric(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> list[b
 
 
 def _aligned(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> str:
-    header = [c.title for c in columns]
+    header = [visible(c.title) for c in columns]
     widths = _widths(columns, body)
     numeric = _numeric(columns, body)
 
     def line(cells: Sequence[str]) -> str:
-        parts = [
-            cell.rjust(w) if num else cell.ljust(w)
-            for cell, w, num in zip(cells, widths, numeric, strict=True)
-        ]
+        parts = [_pad(cell, w, num) for cell, w, num in zip(cells, widths, numeric, strict=True)]
         return "  ".join(parts).rstrip()
 
     out = [line(header), line(["-" * w for w in widths])]

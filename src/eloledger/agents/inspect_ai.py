@@ -16,6 +16,7 @@ import io
 import os
 import struct
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,14 +43,30 @@ def find_files(root: Path) -> Iterator[Path]:
     yield from sorted(p for p in root.rglob("*") if p.suffix in (".eval", ".json"))
 
 
+# Bounds for a log from elsewhere (a file from the internet): a zip member may inflate
+# to at most MAX_MEMBER bytes, and a member over RATIO_FLOOR may be at most MAX_RATIO times its
+# compressed size (inspect's JSON compresses 5-30x; a zip bomb, thousands of times). Members are
+# decompressed in chunks and one sample is held at a time, so memory stays near MAX_MEMBER.
+MAX_MEMBER = 512 << 20
+MAX_RATIO = 200
+RATIO_FLOOR = 16 << 20
+_CHUNK = 1 << 20
+
+
 def read_log(path: Path) -> Iterator[Call | Unknown]:
-    """Every billed model call of one log file."""
+    """Every billed model call of one log file (``.eval`` samples read one at a time)."""
     try:
         if path.suffix == ".eval":
             header, samples = _read_eval(path)
         else:
+            if path.stat().st_size > MAX_MEMBER:
+                raise UserError(
+                    f"{path}: {path.stat().st_size >> 20} MiB, over the {MAX_MEMBER >> 20} MiB "
+                    "bound for one inspect_ai .json log",
+                    fix="import the .eval form of the log (its samples are read one at a time)",
+                )
             data = orjson.loads(path.read_bytes())
-            header, samples = data, data.get("samples") or []
+            header, samples = data, iter(data.get("samples") or [])
     except (zipfile.BadZipFile, orjson.JSONDecodeError, KeyError, OSError, AttributeError) as exc:
         raise UserError(
             f"{path}: not an inspect_ai log ({type(exc).__name__}: {exc})",
@@ -113,24 +130,80 @@ def _version(eval_info: dict[str, Any]) -> tuple[int, ...]:
     return tuple(parts) if parts else (9999,)
 
 
-def _read_eval(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _read_eval(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """The header, and the samples as an iterator: each member is read when its turn comes.
+
+    Every member's declared size and ratio is checked first, so a bomb is refused before any
+    call of the file is imported; a member that lies about its size is stopped mid-stream.
+    """
     with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
         names = zf.namelist()
         header_name = "header.json" if "header.json" in names else "_journal/start.json"
-        header = orjson.loads(read_member(zf, fh, header_name)) if header_name in names else {}
-        samples = [
-            orjson.loads(read_member(zf, fh, name))
-            for name in sorted(names)
-            if name.startswith("samples/") and name.endswith(".json")
-        ]
-    return header, samples
+        wanted = [n for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
+        for name in [header_name, *wanted] if header_name in names else wanted:
+            _check_declared(path, zf.getinfo(name))
+        header = _json_member(path, zf, fh, header_name) if header_name in names else {}
+
+    def samples() -> Iterator[dict[str, Any]]:
+        with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
+            for name in wanted:
+                yield _json_member(path, zf, fh, name)
+
+    return header, samples()
 
 
-def read_member(zf: zipfile.ZipFile, fh: Any, name: str) -> bytes:
-    """One zip member; zstd members (method 93) are read raw and decompressed here."""
+def _check_declared(path: Path, info: zipfile.ZipInfo) -> None:
+    size, packed = info.file_size, max(info.compress_size, 1)
+    if size > MAX_MEMBER:
+        raise _too_big(path, info.filename, f"declares {size / (1 << 30):.1f} GiB")
+    if size > RATIO_FLOOR and size / packed > MAX_RATIO:
+        raise _too_big(
+            path, info.filename, f"inflates {size // packed}x ({packed} bytes to {size >> 20} MiB)"
+        )
+
+
+def _too_big(path: Path, member: str, what: str) -> UserError:
+    return UserError(
+        f"{path}: member {member!r} {what}, over the bound for one member "
+        f"({MAX_MEMBER >> 20} MiB, at most {MAX_RATIO}x its compressed size); nothing imported "
+        "from this file",
+        fix="check where the log came from; a real inspect_ai sample is far smaller",
+    )
+
+
+def _json_member(path: Path, zf: zipfile.ZipFile, fh: Any, name: str) -> Any:
+    import zstandard
+
+    try:
+        data = read_member(zf, fh, name, limit=MAX_MEMBER, where=path)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+        raise UserError(
+            f"{path}: member {name!r} cannot be read ({type(exc).__name__}: {exc})",
+            fix="the .eval file is damaged; copy it again",
+        ) from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: member {name!r} is not valid JSON ({exc})",
+            fix="pass .eval files written by inspect_ai",
+        ) from None
+
+
+def read_member(
+    zf: zipfile.ZipFile,
+    fh: Any,
+    name: str,
+    *,
+    limit: int | None = None,
+    where: Path | None = None,
+) -> bytes:
+    """One zip member, decompressed in chunks and stopped past ``limit`` bytes; zstd members
+    (method 93) are read raw and decompressed here."""
     info = zf.getinfo(name)
     if info.compress_type != ZSTD:
-        return zf.read(info)
+        with zf.open(info) as stream:
+            return _bounded(stream, limit, where, name)
     import zstandard
 
     fh.seek(info.header_offset)
@@ -139,4 +212,13 @@ def read_member(zf: zipfile.ZipFile, fh: Any, name: str) -> bytes:
     fh.seek(info.header_offset + 30 + name_len + extra_len)
     raw = fh.read(info.compress_size)
     with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
-        return reader.read()
+        return _bounded(reader, limit, where, name)
+
+
+def _bounded(stream: Any, limit: int | None, where: Path | None, name: str) -> bytes:
+    out = io.BytesIO()
+    while chunk := stream.read(_CHUNK):
+        out.write(chunk)
+        if limit is not None and out.tell() > limit:
+            raise _too_big(where or Path("?"), name, f"inflates past {limit >> 20} MiB")
+    return out.getvalue()

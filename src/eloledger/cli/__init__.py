@@ -29,6 +29,7 @@ from eloledger.cli import (
 )
 from eloledger.errors import UserError
 from eloledger.redact import scrub
+from eloledger.textsafe import visible
 
 COMMANDS = (
     tui_cmd,
@@ -77,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = handler(args)
     except UserError as exc:
-        print(f"eloledger: error: {scrub(exc.one_line())}", file=sys.stderr)
+        print(f"eloledger: error: {visible(scrub(exc.one_line()))}", file=sys.stderr)
         return UserError.exit_status
     except KeyboardInterrupt:
         print("eloledger: interrupted", file=sys.stderr)

@@ -174,13 +174,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.tables import to_json
+    from eloledger.textsafe import visible
 
     report = compute(args)
     if args.format == "json":
         print(to_json(report.to_json()))
         return 0
     for warning in report.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        print(f"eloledger: warning: {visible(str(warning))}", file=sys.stderr)  # names from files
     print(render_text(report, args))
     return 0
 
@@ -291,6 +292,7 @@ def add_wide_option(parser: argparse.ArgumentParser) -> None:
 def render_text(report: Any, args: argparse.Namespace) -> str:
     """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
     from eloledger.tables import Column, render, table_width, wrap
+    from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
     spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (COST_COLUMNS if report.has_costs else ())
@@ -320,7 +322,7 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     if report.has_costs and "raw/1k*" in body.split("\n", 1)[0]:
         notes.append(RAW_NOTE)
     if args.format == "md":
-        return body + "\n\n" + "\n".join(f"_{n}_  " for n in notes)
+        return body + "\n\n" + "\n".join(f"_{visible(n)}_  " for n in notes)
     return body + "\n\n" + "\n".join(wrap(n, width) for n in notes)
 
 

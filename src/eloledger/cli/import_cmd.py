@@ -86,8 +86,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(to_json(importer.report_json(report, ledger)))
     else:
+        from eloledger.textsafe import visible
+
         for line in importer.describe(report, ledger):
-            print(line)
+            print(visible(line))  # names and paths from someone else's logs
     return 0
 
 

@@ -266,6 +266,9 @@ def _apply_fields(profile: Any, args: argparse.Namespace) -> None:
     if args.base_url:
         profile.base_url = args.base_url
     if args.key_env:
+        from eloledger.profiles.model import check_var
+
+        check_var(args.key_env, "--key-env", "variable")
         profile.key_env, profile.key_in_secrets = args.key_env, False
     if args.auth:
         profile.auth = args.auth
@@ -375,11 +378,7 @@ def _plan(args: argparse.Namespace, *, adopt: bool, preview: bool = False) -> An
             imported = importer.to_profile(found, "imported")
             if adopt:
                 importer.adopt(found, imported)
-                print(
-                    "first use: your current settings were saved as profile 'imported' "
-                    "(switch back with 'eloledger profile use imported --to ...')",
-                    file=sys.stderr,
-                )
+                args.first_use = True  # _use_planned names the backup that gives them back
                 state = ownership.load_state()
             else:
                 state = importer.adopted_state(found, imported, state)
@@ -475,6 +474,15 @@ def _use_planned(args: argparse.Namespace) -> int:
         f"switched {', '.join(plan.targets)} to {plan.profile.name!r}: wrote {len(written)} file(s)"
     )
     print(f"backup {backup}: undo with 'eloledger profile restore {backup}'")
+    if getattr(args, "first_use", False):
+        # The backup is the faithful way back (every byte, every file); the 'imported' profile
+        # is a gateway description for the runner and later switches, not a snapshot.
+        print(
+            f"first use: your settings before this switch are in backup {backup}; switch back "
+            f"to exactly them with 'eloledger profile restore {backup} --yes' (they were also "
+            "saved as profile 'imported')",
+            file=sys.stderr,
+        )
     return 0
 
 

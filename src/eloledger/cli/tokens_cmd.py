@@ -93,8 +93,10 @@ def handle(args: argparse.Namespace) -> int:
         print(render(args.format, records, table_columns, width=width))
     else:
         print(render(args.format, groups, table_columns))
+    from eloledger.textsafe import visible
+
     for message in warnings:
-        print(f"eloledger: warning: {message}", file=sys.stderr)
+        print(f"eloledger: warning: {visible(str(message))}", file=sys.stderr)
     return 0
 
 

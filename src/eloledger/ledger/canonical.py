@@ -151,6 +151,7 @@ def check_count(value: Any, name: str, where: str) -> int | float | None:
             f"{where}: {name} must be a number of tokens, got {_kind(value)}",
             fix="write token counts as JSON numbers (or null when unknown)",
         )
+    _refuse_huge(value, name, where)
     if not math.isfinite(value):
         raise UserError(
             f"{where}: {name} is {value} (not a finite number)",
@@ -166,9 +167,30 @@ def check_count(value: Any, name: str, where: str) -> int | float | None:
     return value
 
 
+def _refuse_huge(value: int | float, name: str, where: str) -> None:
+    """A count with hundreds of digits would overflow floats, sums and formatting later; no
+    real count comes near :data:`MAX_COUNT` (the summary already warns above 1e12)."""
+    if math.isnan(value) if isinstance(value, float) else False:
+        return
+    if abs(value) > MAX_COUNT and not (isinstance(value, float) and math.isinf(value)):
+        if isinstance(value, int):
+            shown = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+        else:
+            shown = f"{value:.3g}"
+        raise UserError(
+            f"{where}: {name} is {shown}, too large to be a count (over {MAX_COUNT:.0e})",
+            fix="write the real count (or null when unknown)",
+        )
+
+
+MAX_COUNT = 10**18  # a billion times the largest context window; sums of these stay finite
+
+
 def check_number(value: Any, name: str, where: str) -> int | float | None:
     if value is None:
         return None
+    if _is_number(value):
+        _refuse_huge(value, name, where)
     if not _is_number(value) or not math.isfinite(value):
         raise UserError(
             f"{where}: {name} must be a finite number or null, got {value!r}",

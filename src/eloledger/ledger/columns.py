@@ -21,7 +21,13 @@ import orjson
 
 from eloledger.errors import UserError
 from eloledger.ledger import canonical, schema
-from eloledger.ledger.canonical import COUNT_FIELDS, check_count, fill_from_usage, id_string
+from eloledger.ledger.canonical import (
+    COUNT_FIELDS,
+    MAX_COUNT,
+    check_count,
+    fill_from_usage,
+    id_string,
+)
 
 FACTOR_COLUMNS: tuple[str, ...] = (
     "arm",
@@ -443,10 +449,10 @@ def _count_columns(get: Any, merged: Any, needed: tuple[str, ...]) -> dict[str, 
     for name in needed:
         try:
             column = np.array(lists[name], dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise NeedsExactPath from exc
-        if (column < 0).any() or np.isinf(column).any():
-            raise NeedsExactPath
+        if (column < 0).any() or np.isinf(column).any() or (column > MAX_COUNT).any():
+            raise NeedsExactPath  # the exact path names the line
         counts[name] = column
     total = counts["total_tokens"]
     infer = np.isnan(total)

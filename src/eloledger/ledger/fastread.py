@@ -131,10 +131,12 @@ def _decode_batch(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tupl
         except msgspec.ValidationError as exc:
             if not tight:
                 raise NeedsExactPath from exc
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # the exact path names the line
             raise NeedsExactPath from exc
     raw = np.frombuffer(batch, dtype=np.uint8)
-    lines = int(np.count_nonzero(raw == 10)) + (0 if raw[-1] == 10 else 1)
+    step = 1 << 22  # count newlines a slice at a time: one huge line needs no copy of itself
+    newlines = sum(int(np.count_nonzero(raw[i : i + step] == 10)) for i in range(0, len(raw), step))
+    lines = newlines + (0 if raw[-1] == 10 else 1)
     del raw  # the mapping can only close once no array points into it
     if not structs or len(structs) != lines:  # blank or multi-line records: be exact
         raise NeedsExactPath

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -39,8 +40,21 @@ from eloledger.ledger.sources import check_readable
 Warn = Callable[[str], None]
 
 
-def parse_line(line: bytes | str, *, where: str = "") -> dict[str, Any]:
+# The memory bound (README, "Token ledger"): a line longer than LINE_BOUND is decoded lean,
+# without the fields whose JSON is over FIELD_BOUND (a transcript in ``content``, say): they are
+# never materialised and a warning names the line. Memory then stays about the file's size
+# plus the rows' ledger fields, whatever one line holds.
+LINE_BOUND = 16 << 20
+FIELD_BOUND = 1 << 20
+_LEAN = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def parse_line(
+    line: bytes | str | memoryview, *, where: str = "", warn: Warn | None = None
+) -> dict[str, Any]:
     """One ledger line -> canonical row dict; :class:`UserError` naming ``where`` if invalid."""
+    if len(line) > LINE_BOUND:
+        return canonicalize(_parse_lean(line, where, warn), where=where)
     try:
         raw = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -48,15 +62,82 @@ def parse_line(line: bytes | str, *, where: str = "") -> dict[str, Any]:
     return canonicalize(raw, where=where)
 
 
-def _parse_nonstandard(line: bytes | str, where: str, exc: Exception) -> Any:
+def _parse_lean(line: bytes | str | memoryview, where: str, warn: Warn | None) -> Any:
+    """A huge line's small fields, decoded; the big ones skipped without being built."""
+    try:
+        fields = _LEAN.decode(line)
+    except RecursionError:
+        raise _too_deep(where) from None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        try:
+            return orjson.loads(bytes(line) if isinstance(line, memoryview) else line)
+        except orjson.JSONDecodeError as exc:
+            return _parse_nonstandard(line, where, exc)
+    kept, dropped = {}, []
+    for key, raw in fields.items():
+        if len(raw) > FIELD_BOUND:
+            dropped.append(f"{key} ({len(raw) >> 20} MiB)")
+            continue
+        try:
+            kept[key] = orjson.loads(bytes(raw))
+        except orjson.JSONDecodeError as exc:
+            kept[key] = _parse_nonstandard(bytes(raw), where, exc)
+    if dropped and warn is not None:
+        warn(
+            f"{where}: a line of {len(line) >> 20} MiB (over the {LINE_BOUND >> 20} MiB line "
+            f"bound): read without {', '.join(dropped)}"
+        )
+    return kept
+
+
+MAX_DEPTH = 64  # no ledger row nests deeper; orjson's own limit is 1024
+
+
+def _too_deep(where: str) -> UserError:
+    return UserError(
+        f"{where}: nested too deeply (more than {MAX_DEPTH} levels of [ or {{); not a ledger row",
+        fix="repair or delete that line; a ledger row is one flat JSON object",
+    )
+
+
+def _parse_nonstandard(line: bytes | str | memoryview, where: str, exc: Exception) -> Any:
     """Accept NaN/Infinity as Python's json writes them (then the field checks decide)."""
+    if isinstance(line, memoryview):
+        line = bytes(line)
+    if _depth_over(line, MAX_DEPTH):
+        raise _too_deep(where)  # json.loads would recurse until RecursionError
     try:
         return json.loads(line)
+    except RecursionError:
+        raise _too_deep(where) from None
     except (ValueError, UnicodeDecodeError):
         raise UserError(
             f"{where}: not valid JSON ({exc})",
             fix="repair or delete that line; every ledger line must be one JSON object",
         ) from None
+
+
+def _depth_over(line: bytes | str, limit: int) -> bool:
+    """Whether brackets outside strings nest deeper than ``limit`` (a linear scan)."""
+    data = line.encode() if isinstance(line, str) else bytes(line)
+    depth, in_string, escaped = 0, False, False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
 
 
 def iter_rows(
@@ -68,8 +149,8 @@ def iter_rows(
     for message in warnings:
         if warn is not None:
             warn(message)
-    for number, line in _numbered_lines(data):
-        yield parse_line(line, where=f"{path}:{number}")
+    for number, line in _numbered_views(data):
+        yield parse_line(line, where=f"{path}:{number}", warn=warn)
 
 
 class Ledger:
@@ -145,7 +226,7 @@ class Ledger:
             rows = []
             for path, _, end in self.sources:
                 data = _read_bytes(path, end)
-                rows += [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+                rows += [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_views(data)]
             if self._keep is not None:
                 rows = [r for r, keep in zip(rows, self._keep.tolist(), strict=True) if keep]
             self._rows = rows
@@ -219,13 +300,16 @@ def read_ledger(
     else:
         data = _read_bytes(path, end)
         warnings = [_torn_message(path, data.count(b"\n") + 1, torn)] if torn else []
-        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+        rows = [
+            parse_line(line, where=f"{path}:{n}", warn=warnings.append)
+            for n, line in _numbered_views(data)
+        ]
         if not rows:
             raise UserError(
                 f"{path}: the ledger is empty (no rows)", fix="point at a ledger with rows"
             )
         built = columns_from_rows(rows, names)
-        lines = np.fromiter((n for n, _ in _numbered_lines(data)), dtype=np.int64)
+        lines = np.fromiter((n for n, _ in _numbered_views(data)), dtype=np.int64)
         ledger = Ledger(path, built, len(rows), warnings, end_offset=end, rows=rows, lines=lines)
     for message in warnings:
         if warn is not None:
@@ -238,7 +322,7 @@ def _column_of(path: Path, end: int, name: str) -> Columns:
         return fast_columns(path, end, (name,), 1)[0]
     except NeedsExactPath:
         data = _read_bytes(path, end)
-        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_lines(data)]
+        rows = [parse_line(line, where=f"{path}:{n}") for n, line in _numbered_views(data)]
         return columns_from_rows(rows, (name,))
 
 
@@ -322,18 +406,45 @@ def _parses(line: bytes) -> bool:
     try:
         orjson.loads(line)
     except orjson.JSONDecodeError:
+        if _depth_over(line, MAX_DEPTH):
+            return False
         try:
             json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return False
     return True
 
 
+def _numbered_views(data: bytes) -> Iterator[tuple[int, memoryview | bytes]]:
+    """Like :func:`_numbered_lines`, but a line over :data:`LINE_BOUND` comes as a view into
+    ``data`` (no copy of it is made; the lean decoder reads it in place)."""
+    view = memoryview(data)
+    number, pos, size = 0, 0, len(data)
+    while pos < size:
+        stop = data.find(b"\n", pos)
+        stop = size if stop < 0 else stop
+        number += 1
+        if stop - pos > LINE_BOUND:
+            yield number, view[pos:stop]
+        else:
+            line = data[pos:stop]
+            if line.strip():
+                yield number, line
+        pos = stop + 1
+
+
 def _numbered_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) for every non-blank line."""
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    """(line number, line) for every non-blank line, one at a time (``data.split`` would
+    copy the whole file at once)."""
+    number, pos, size = 0, 0, len(data)
+    while pos < size:
+        stop = data.find(b"\n", pos)
+        stop = size if stop < 0 else stop
+        number += 1
+        line = data[pos:stop]
         if line.strip():
             yield number, line
+        pos = stop + 1
 
 
 __all__ = [

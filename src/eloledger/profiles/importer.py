@@ -9,6 +9,7 @@ removes them cleanly and switching back restores them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +24,21 @@ from eloledger.clientfacts import (
 from eloledger.fsutil import read_config_text, real_path, sha256_text
 from eloledger.profiles import ownership
 from eloledger.profiles.edit import envedit, jsonedit, tomledit
-from eloledger.profiles.model import MODEL_ROLES, ClientOverride, Profile, derive_base_url
+from eloledger.profiles.model import (
+    CLIENTS,
+    MODEL_ROLES,
+    ClientOverride,
+    Profile,
+    check_var,
+    derive_base_url,
+)
 from eloledger.profiles.ownership import FileRecord, value_hash
 from eloledger.profiles.store import set_secret
 from eloledger.profiles.writers.claude import AUTH_VARS
+from eloledger.profiles.writers.codex import USER_PROVIDER
+from eloledger.textsafe import refuse_control
 
+_SDK_OF = {"anthropic": "claude", "openai": "codex"}  # the SDK that speaks the client's protocol
 _CLAUDE_MODEL_VARS = {f"ANTHROPIC_DEFAULT_{r.upper()}_MODEL": r for r in MODEL_ROLES}
 
 
@@ -41,6 +52,7 @@ class Found:
     auth: str | None = None
     key: str | None = None
     key_env: str | None = None
+    codex_provider: str | None = None  # the user's own [model_providers.<id>] table
     owned: dict[Path, dict[tuple[str, ...], Any]] = field(default_factory=dict)  # file -> keys
     sources: list[str] = field(default_factory=list)
 
@@ -82,11 +94,16 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
         table = data.get("model_providers", {}).get(pid) if isinstance(pid, str) else None
         if pid not in CODEX_BUILTIN_PROVIDERS and isinstance(table, dict) and table.get("base_url"):
             found.urls["codex"] = str(table["base_url"])
+            if "env_key" in table:  # printed into export lines later: checked here, where read
+                check_var(table["env_key"], f"{path}:{_line_of(text, 'env_key')}", "env_key")
             found.key_env = found.key_env or table.get("env_key")
-            keys = {("model_provider",): pid, ("model_providers", pid): table}
+            found.codex_provider = pid
+            # Only the pointer is adopted: the provider table (and the model) are the user's
+            # own, so a switch away leaves them byte for byte and a switch back points at them.
+            keys = {("model_provider",): pid}
             if data.get("model"):
                 found.models["codex"] = str(data["model"])
-                keys[("model",)] = data["model"]
+                refuse_control(found.models["codex"], f"{path}:{_line_of(text, 'model')}: model")
             found.owned[path] = keys
             found.sources.append(str(path))
     path = gemini_dir(env) / ".env"
@@ -104,7 +121,32 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
                 keys[("GEMINI_API_KEY",)] = values["GEMINI_API_KEY"]
             found.owned[path] = keys
             found.sources.append(str(path))
+    _check_text(found)
     return found
+
+
+def _line_of(text: str, key: str, value: str | None = None) -> int:
+    """The first line that sets ``key`` (to something holding ``value``), 1 if none does."""
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*[=:]""")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line.strip()) and (value is None or value[:20] in line):
+            return number
+    for number, line in enumerate(text.splitlines(), 1):  # JSON: "KEY": "value"
+        if f'"{key}"' in line:
+            return number
+    return 1
+
+
+def _check_text(found: Found) -> None:
+    """Models and URLs found go into other clients' files: no control characters."""
+    for path, keys in found.owned.items():
+        text = read_config_text(path) or ""
+        for keypath, value in keys.items():
+            if isinstance(value, str):
+                where = f"{path}:{_line_of(text, keypath[-1])}: {'.'.join(keypath)}"
+                refuse_control(value, where)
+    for client, model in found.models.items():
+        refuse_control(model, f"{client} model")
 
 
 def to_profile(found: Found, name: str) -> Profile:
@@ -126,6 +168,11 @@ def to_profile(found: Found, name: str) -> Profile:
     for client, client_url in found.urls.items():
         if derive_base_url(root, client) != client_url.rstrip("/"):
             profile.overrides.setdefault(client, ClientOverride()).base_url = client_url
+    # Serve only what was found: a gateway seen in Codex alone is not given to Claude Code.
+    profile.clients = [c for c in CLIENTS if c in found.urls or _SDK_OF.get(c) in found.urls]
+    if found.codex_provider:
+        codex = profile.overrides.setdefault("codex", ClientOverride())
+        codex.extra[USER_PROVIDER] = found.codex_provider
     if found.urls.get("codex") and found.key_env and found.key:
         profile.overrides.setdefault("codex", ClientOverride()).extra["env_key"] = found.key_env
     models = set(found.models.values())

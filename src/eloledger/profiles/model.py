@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from eloledger.clientfacts import URL_FAMILY
 from eloledger.errors import UserError
 from eloledger.redact import mask_url, register_secret
+from eloledger.textsafe import refuse_control, visible
 
 CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
@@ -24,7 +25,45 @@ WIRE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 MODEL_ROLES = ("haiku", "sonnet", "opus")  # Claude Code's ANTHROPIC_DEFAULT_<ROLE>_MODEL
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_RE = ENV_RE
+_PROVIDER_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# Variables `eloledger env` itself sets to something that is not a key: a key read from one of
+# them would be the URL (or model) after eval. The key variables (OPENAI_API_KEY, …) are fine:
+# a profile that reads its key from one leaves it alone and points the others at it.
+WRITTEN_VARS = frozenset(
+    {
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "GOOGLE_GEMINI_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "GEMINI_MODEL",
+        "ELOLEDGER_PROFILE",
+        *(f"ANTHROPIC_DEFAULT_{role.upper()}_MODEL" for role in MODEL_ROLES),
+    }
+)
+_VAR_FIX = "give the NAME of the variable that holds the key, e.g. OPENROUTER_API_KEY"
+
+
+def check_var(name: object, where: str, field_name: str = "key_env") -> None:
+    """Refuse anything but a plain shell variable name, and the variables eloledger writes.
+
+    Why here, where it is read: the name is printed unquoted into ``export`` lines that users
+    ``eval``; ``X=1;touch /tmp/PWN`` must never get that far.
+    """
+    if not isinstance(name, str) or not ENV_RE.match(name):
+        shown = visible(name) if isinstance(name, str) else name
+        raise UserError(
+            f"{where}: {field_name} {shown!r} is not a variable name (letters, digits and '_', "
+            "not starting with a digit)",
+            fix=_VAR_FIX,
+        )
+    if name in WRITTEN_VARS:
+        raise UserError(
+            f"{where}: {field_name} {name!r} is a variable eloledger itself sets (to a URL or "
+            "a model, not a key); after eval every key variable would hold that",
+            fix=_VAR_FIX,
+        )
 
 
 @dataclass
@@ -73,17 +112,51 @@ class Profile:
         """The gateway root and every per-client base URL override."""
         return [self.base_url, *(o.base_url for o in self.overrides.values() if o.base_url)]
 
-    def validate(self, where: str = "profile", *, stored: bool = False) -> None:
+    def validate(
+        self, where: str = "profile", *, stored: bool = False, lines: dict[str, int] | None = None
+    ) -> None:
         """Refuse a profile that would write a broken config (see facts/clients.md).
 
         ``stored``: a profile read back from the file; a password in its URL is registered
-        for scrubbing instead of refused, so the store still lists it (masked).
+        for scrubbing instead of refused, so the store still lists it (masked). ``lines``:
+        where each field sits in that file (``"codex.env_key"`` -> 12), for ``file:line``.
         """
+
+        def at(field_name: str) -> str:
+            line = (lines or {}).get(field_name) or (lines or {}).get("")
+            if not line or ": " not in where:
+                return where
+            path, rest = where.split(": ", 1)
+            return f"{path}:{line}: {rest}"
+
         if not _NAME_RE.match(self.name):
             raise UserError(
-                f"{where}: bad profile name {self.name!r}",
+                f"{where}: bad profile name {visible(self.name)!r}",
                 fix="use letters, digits, '.', '_' or '-' (up to 64 characters)",
             )
+        if self.key_env is not None:
+            check_var(self.key_env, at("key_env"))
+        texts = {"model": self.model, "description": self.description}
+        texts.update({f"models.{role}": m for role, m in self.models.items()})
+        for client, override in self.overrides.items():
+            texts[f"{client}.model"] = override.model
+            for name, value in override.extra.items():
+                texts[f"{client}.{name}"] = value
+                refuse_control(name, at(f"{client}.{name}"))
+        for name, value in texts.items():
+            if value is not None and not isinstance(value, str):
+                raise UserError(f"{at(name)}: {name} must be a string")
+            refuse_control(value or "", f"{at(name)}: {name}")
+        codex = self.overrides.get("codex")
+        if codex and "env_key" in codex.extra:
+            check_var(codex.extra["env_key"], at("codex.env_key"), "codex.env_key")
+        for name in ("provider_id", "user_provider"):
+            value = codex.extra.get(name) if codex else None
+            if value is not None and not _PROVIDER_ID_RE.match(value):
+                raise UserError(
+                    f"{at('codex.' + name)}: codex.{name} {visible(value)!r} is not a provider id",
+                    fix="use letters, digits, '_' or '-'",
+                )
         check_url(self.base_url, f"{where}: base_url", allow_credentials=stored)
         for client, override in self.overrides.items():
             if client not in CLIENTS:
@@ -100,11 +173,6 @@ class Profile:
         if self.wire_api not in WIRE_APIS:
             raise UserError(
                 f"{where}: wire_api {self.wire_api!r}", fix=f"use one of {', '.join(WIRE_APIS)}"
-            )
-        if self.key_env and not _ENV_RE.match(self.key_env):
-            raise UserError(
-                f"{where}: key_env {self.key_env!r} is not a variable name",
-                fix="give the NAME of the variable that holds the key, e.g. OPENROUTER_API_KEY",
             )
         for role in self.models:
             if role not in MODEL_ROLES:
@@ -149,7 +217,13 @@ class Profile:
         return table
 
     @classmethod
-    def from_table(cls, name: str, table: dict[str, Any], where: str = "profiles") -> Profile:
+    def from_table(
+        cls,
+        name: str,
+        table: dict[str, Any],
+        where: str = "profiles",
+        lines: dict[str, int] | None = None,
+    ) -> Profile:
         known = {
             "base_url", "description", "key_env", "key_in_secrets", "auth", "wire_api",
             "model", "models", "clients", *CLIENTS,
@@ -186,7 +260,7 @@ class Profile:
             description=str(table.get("description", "")),
             clients=[str(c) for c in table.get("clients", [])],
         )
-        profile.validate(f"{where}: [profiles.{name}]", stored=True)
+        profile.validate(f"{where}: [profiles.{name}]", stored=True, lines=lines)
         return profile
 
 

@@ -9,6 +9,7 @@ user's own comments in them survive every save.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import platformdirs
@@ -64,11 +65,56 @@ def load_profiles() -> dict[str, Profile]:
     if not isinstance(tables, dict):
         raise UserError(f"{path}: 'profiles' must be a table of [profiles.NAME] tables")
     result: dict[str, Profile] = {}
+    text = read_config_text(path) or ""
     for name, table in tables.items():
         if not isinstance(table, dict):
             raise UserError(f"{path}: [profiles.{name}] must be a table")
-        result[name] = Profile.from_table(name, table.unwrap(), where=str(path))
+        lines = field_lines(text, name)
+        result[name] = Profile.from_table(name, table.unwrap(), where=str(path), lines=lines)
     return result
+
+
+_HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_.\-\"' ]+?)\s*=")
+
+
+def field_lines(text: str, name: str) -> dict[str, int]:
+    """Where each field of ``[profiles.NAME]`` sits: ``{"": header, "key_env": 5,
+    "codex.env_key": 9, ...}`` (best effort, for ``file:line`` in errors)."""
+    out: dict[str, int] = {}
+    table: tuple[str, ...] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header:
+            try:
+                keys = _dotted(header.group(1))
+            except ParseError:
+                table = None
+                continue
+            table = tuple(keys[2:]) if keys[:2] == ["profiles", name] else None
+            if table is not None:
+                out.setdefault(".".join(table), number)
+            continue
+        key = _KEY.match(line)
+        if table is None or not key:
+            continue
+        try:
+            dotted = [*table, *_dotted(key.group(1))]
+        except ParseError:
+            continue
+        out.setdefault(".".join(dotted), number)
+    return out
+
+
+def _dotted(key: str) -> list[str]:
+    """A TOML dotted key as its parts (``a."b.c"`` -> ``['a', 'b.c']``)."""
+    node: object = tomlkit.parse(f"{key} = 0").unwrap()
+    parts: list[str] = []
+    while isinstance(node, dict) and len(node) == 1:
+        part = next(iter(node))
+        parts.append(part)
+        node = node[part]
+    return parts
 
 
 def get_profile(name: str) -> Profile:

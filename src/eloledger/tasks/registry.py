@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import math
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import orjson
 
 from eloledger.errors import UserError
 from eloledger.tasks.model import Task
+from eloledger.textsafe import first_control, visible
 
 BUILTIN_SETS: dict[str, tuple[str, ...]] = {
     "arith": ("arith.jsonl",),
@@ -137,8 +138,21 @@ def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
         solution=row.get("solution"),
         buggy=tuple(buggy),
         files=files,
-        solution_files=_file_tree(where, row, "solution_files"),
+        solution_files=_solution_tree(where, row, files),
     )
+
+
+def _solution_tree(where: str, row: dict, files: dict[str, str] | None) -> dict[str, str] | None:
+    """``solution_files`` is written over ``files``: together they must still be a tree."""
+    solution = _file_tree(where, row, "solution_files")
+    if files and solution:
+        both = {**{_norm(k): k for k in files}, **{_norm(k): k for k in solution}}
+        _refuse_collisions(where, "files' and 'solution_files", {v: "" for v in both.values()})
+    return solution
+
+
+def _norm(rel: str) -> str:
+    return "/".join(p for p in PurePosixPath(rel).parts if p != ".")
 
 
 def _file_tree(where: str, row: dict, key: str) -> dict[str, str] | None:
@@ -157,7 +171,42 @@ def _file_tree(where: str, row: dict, key: str) -> dict[str, str] | None:
                 f"{where}: {key!r} path {rel!r} leaves the working directory",
                 fix="use relative paths without '..'",
             )
+    _refuse_collisions(where, key, tree)
     return dict(tree)
+
+
+def _refuse_collisions(where: str, key: str, tree: dict[str, str]) -> None:
+    """Paths that cannot all be files: ``.`` (the folder itself), a trailing ``/``, the same
+    file twice (``a`` and ``./a``), or a file that another path needs as a folder (``a`` and
+    ``a/b``). Refused here, at load, so no session is started for a tree that cannot exist."""
+    files: dict[tuple[str, ...], str] = {}
+    for rel in tree:
+        shown = visible(rel)
+        if any(ch in rel for ch in ("\x00", "\\")) or first_control(rel):
+            raise UserError(
+                f"{where}: '{key}' path {shown!r} holds a control character or a backslash",
+                fix="use plain relative paths with '/' between folders",
+            )
+        parts = tuple(p for p in PurePosixPath(rel).parts if p != ".")
+        if not parts or rel.endswith("/"):
+            raise UserError(
+                f"{where}: '{key}' path {shown!r} names a folder, not a file",
+                fix='give each file its own path, e.g. "src/app.py"',
+            )
+        if parts in files:
+            raise UserError(
+                f"{where}: '{key}' paths {visible(files[parts])!r} and {shown!r} are the same file",
+                fix="give the file once",
+            )
+        files[parts] = rel
+    for parts, rel in files.items():
+        for depth in range(1, len(parts)):
+            if parts[:depth] in files:
+                raise UserError(
+                    f"{where}: '{key}' path {visible(files[parts[:depth]])!r} is a file, but "
+                    f"{visible(rel)!r} needs it to be a folder",
+                    fix="rename one of them",
+                )
 
 
 def _infer_kind(answer: str | None, tests: str | None) -> str:

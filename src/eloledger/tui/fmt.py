@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import math
 
+from rich.cells import cell_len, set_cell_size
+from textual.markup import escape
+
+from eloledger.textsafe import visible
+
 BAR_FULL = "█"
 BAR_EMPTY = "░"
 
@@ -56,9 +61,20 @@ def duration(seconds: float) -> str:
 
 
 def fit(text: str, width: int) -> str:
-    """Pad or cut to exactly ``width`` cells (with an ellipsis when cut)."""
+    """Pad or cut to exactly ``width`` terminal cells (with an ellipsis when cut).
+
+    Names come from files (ledgers, agent logs): control characters are shown as escapes
+    (:func:`eloledger.textsafe.visible`) so none reaches the terminal, and wide characters
+    count two cells so the columns after them stay aligned.
+    """
     if width <= 0:
         return ""
-    if len(text) <= width:
-        return text.ljust(width)
-    return text[: width - 1] + "…"
+    text = visible(text)
+    if cell_len(text) <= width:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + "…"
+
+
+def markup(text: object) -> str:
+    """Text from a file, safe inside Rich markup: no control characters, no markup tags."""
+    return escape(visible(str(text)))

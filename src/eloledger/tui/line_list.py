@@ -19,6 +19,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from eloledger.textsafe import visible
+
 # A row formatter returns cells as (text, component-class or "") pairs for a given width.
 Cells = list[tuple[str, str]]
 Formatter = Callable[[Any, int], Cells]
@@ -111,7 +113,7 @@ class LineList(ScrollView, can_focus=True):
         segments = []
         for text, component in self.formatter(row, width):
             style = self.get_component_rich_style(component) if component else Style()
-            segments.append(Segment(text, base + style))
+            segments.append(Segment(visible(text), base + style))  # last guard: no raw control
         return Strip(segments).adjust_cell_length(width, base)
 
     def on_resize(self) -> None:

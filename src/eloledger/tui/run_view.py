@@ -17,7 +17,6 @@ import numpy as np
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.markup import escape
 from textual.widgets import Sparkline, Static
 
 from eloledger.runner.counters import ArmCounters, RequestLine, RunCounters
@@ -153,7 +152,7 @@ def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
     return [
         f"[b $warning]Usage   server-reported {c.server_reported_calls} calls · ESTIMATED "
         f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok[/]",
-        f"[b $warning]{escape(fmt.fit(head + arms, width).rstrip())}[/]",
+        f"[b $warning]{fmt.markup(fmt.fit(head + arms, width).rstrip())}[/]",
         "[$warning]  fix: no usage on streams; 'eloledger doctor' explains it (include_usage)[/]",
     ]
 
@@ -393,8 +392,8 @@ class RunView(Vertical, can_focus=True):
             "not a ledger": "$error",
         }.get(state, "$text-muted")
         lines = [
-            f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {escape(source.label)}"
-            + (f"  [$text-muted]{escape(source.detail())}[/]" if source.detail() else ""),
+            f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {fmt.markup(source.label)}"
+            + (f"  [$text-muted]{fmt.markup(source.detail())}[/]" if source.detail() else ""),
             f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
             + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
@@ -427,7 +426,7 @@ class RunView(Vertical, can_focus=True):
     def _errors_line(c: RunCounters) -> str:
         if not c.errors_by_class:
             return "[b]Errors[/b]  none"
-        parts = [f"{escape(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
+        parts = [f"{fmt.markup(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
         return "[b]Errors[/b]  [$error]" + " · ".join(parts) + "[/]"
 
     def _arm_header(self, width: int) -> str:

@@ -59,11 +59,18 @@ def quote(value: str) -> str:
     return f'"{escaped}"'
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as dotenv splits them: at ``\n`` only (``str.splitlines`` would also split at
+    ``\r``, ``\x0b``, ``\x85`` or U+2028 inside a value, and then one variable reads as two)."""
+    return [part for part in re.split(r"(?<=\n)", text) if part]
+
+
 def parse(text: str, path: Path | str) -> dict[str, str]:
     """Variables defined in the file (last definition wins)."""
     refuse_bom(text, Path(path))
     result: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(_lines(text), 1):
+        line = raw[:-2] if raw.endswith("\r\n") else raw.rstrip("\n")
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -81,10 +88,10 @@ def apply(text: str, changes: dict[str, str | object], path: Path | str) -> str:
     """Apply ``{VAR: value | DELETE}``; every other line stays byte for byte."""
     current = parse(text, path)
     nl = "\r\n" if "\r\n" in text else "\n"
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     out: list[str] = []
     for line in lines:
-        body = line.rstrip("\r\n")
+        body = line[:-2] if line.endswith("\r\n") else line.rstrip("\n")
         ending = line[len(body) :]
         match = _LINE.match(body) if not body.lstrip().startswith("#") else None
         key = match.group("key") if match else None

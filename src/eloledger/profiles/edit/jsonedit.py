@@ -107,7 +107,9 @@ def _apply_one(text: str, keypath: KeyPath, value: Any, path: Path | str, commen
         if value is DELETE:
             return text
         missing_key = keypath[depth]
-        new_value = value if depth == len(keypath) - 1 else {}
+        new_value = value
+        for key in reversed(keypath[depth + 1 :]):  # the whole missing branch at once, so it
+            new_value = {key: new_value}  # takes one style (inline or block), not a mix
         text = _insert_member(text, clean, obj, missing_key, new_value)
 
 
@@ -139,9 +141,18 @@ def _newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
+def _block(value: Any, indent: str, unit: str, nl: str) -> str:
+    """``value`` laid out like the block around it: nested objects one member per line."""
+    if not isinstance(value, dict) or not value:
+        return _dumps(value)
+    inner = indent + unit
+    members = [f"{inner}{_dumps(k)}: {_block(v, inner, unit, nl)}" for k, v in value.items()]
+    return "{" + nl + ("," + nl).join(members) + nl + indent + "}"
+
+
 def _insert_member(text: str, clean: str, obj: Node, key: str, value: Any) -> str:
     nl = _newline(text)
-    entry_value = _dumps(value)
+    unit = _indent_unit(clean)
     members = obj.members or []
     if members:
         last = members[-1]
@@ -149,15 +160,17 @@ def _insert_member(text: str, clean: str, obj: Node, key: str, value: Any) -> st
         multiline = "\n" in clean[obj.start : members[0].key_start]
         if multiline:
             indent = _indent_at(clean, last.key_start)
-            insert = f",{nl}{indent}{_dumps(key)}{colon}{entry_value}"
+            entry = _block(value, indent, unit, nl)
+            insert = f",{nl}{indent}{_dumps(key)}{colon}{entry}"
         else:
-            insert = f", {_dumps(key)}{colon}{entry_value}"
+            inline = json.dumps(value, ensure_ascii=False, separators=(", ", colon))
+            insert = f", {_dumps(key)}{colon}{inline}"
         pos = last.value.end
         return text[:pos] + insert + text[pos:]
     # empty object: open it up in the file's style
     base = _indent_at(clean, obj.start)
-    unit = _indent_unit(clean)
-    inner = f"{nl}{base}{unit}{_dumps(key)}: {entry_value}{nl}{base}"
+    entry = _block(value, base + unit, unit, nl)
+    inner = f"{nl}{base}{unit}{_dumps(key)}: {entry}{nl}{base}"
     close = obj.end - 1  # position of '}'
     return text[: obj.start + 1] + inner + text[close:]
 

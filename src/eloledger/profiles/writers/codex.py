@@ -19,6 +19,22 @@ from eloledger.profiles.edit import MISSING
 from eloledger.profiles.model import Profile
 from eloledger.profiles.writers import FileTarget
 
+USER_PROVIDER = "user_provider"  # [profiles.X.codex] user_provider = "<id>": the user's own table
+
+
+def user_provider(profile: Profile, current: Mapping[str, Any]) -> str | None:
+    """The user's own provider table this profile points at, when config.toml still has it.
+
+    An imported profile keeps the id of the table it was found in; switching back only sets
+    ``model_provider`` again, so ``query_params``, headers and comments come back untouched.
+    """
+    override = profile.overrides.get("codex")
+    pid = override.extra.get(USER_PROVIDER) if override else None
+    providers = current.get("model_providers", {})
+    if pid and isinstance(providers, dict) and isinstance(providers.get(pid), dict):
+        return pid
+    return None
+
 
 def provider_id(profile: Profile, current: Mapping[str, Any], owned: set[tuple[str, ...]]) -> str:
     """A provider id that is not built in and does not clobber a table the user wrote."""
@@ -60,18 +76,20 @@ def targets(
     *,
     profile_file: bool = False,
 ) -> list[FileTarget]:
-    pid = provider_id(profile, current, owned)
     var = key_env(profile)
-    table = {
-        "name": profile.name,
-        "base_url": profile.client_base_url("codex"),
-        "env_key": var,
-        "wire_api": "responses",
-    }
-    values: dict[tuple[str, ...], Any] = {
-        ("model_provider",): pid,
-        ("model_providers", pid): table,
-    }
+    own = user_provider(profile, current)
+    values: dict[tuple[str, ...], Any]
+    if own:
+        values = {("model_provider",): own}
+    else:
+        pid = provider_id(profile, current, owned)
+        table = {
+            "name": profile.name,
+            "base_url": profile.client_base_url("codex"),
+            "env_key": var,
+            "wire_api": "responses",
+        }
+        values = {("model_provider",): pid, ("model_providers", pid): table}
     model = profile.client_model("codex")
     if model:
         values[("model",)] = model

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 
-from eloledger.profiles.model import MODEL_ROLES, Profile
+from eloledger.profiles.model import ENV_RE, MODEL_ROLES, Profile, check_var
 from eloledger.profiles.writers import codex
 
 KNOWN_VARS = (
@@ -68,6 +68,8 @@ def export_lines(profile: Profile, secret_key: str | None) -> list[str]:
     found = variables(profile, secret_key)
     lines = []
     for var, (value, is_ref) in found.items():
+        if not ENV_RE.match(var) or (is_ref and not ENV_RE.match(value)):  # printed unquoted
+            check_var(value if is_ref else var, f"profile {profile.name!r}", "variable")
         lines.append(
             f'export {var}="${{{value}}}"' if is_ref else f"export {var}={shlex.quote(value)}"
         )
