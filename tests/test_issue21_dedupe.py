@@ -126,3 +126,17 @@ def test_lines_the_bulk_path_cannot_vouch_for_go_line_by_line(tmp_path: Path) ->
             paths.append(name)
         ledger = read_ledgers(paths)
         assert len(ledger) == 1 and ledger.warnings
+
+
+def test_a_file_given_twice_is_all_duplicates(tmp_path: Path) -> None:
+    body = b"".join(
+        json.dumps({"task_id": f"t{i}", "sample": 0, "status": "ok", "total_tokens": 1}).encode()
+        + b"\n"
+        for i in range(5)
+    )
+    data = [(str(tmp_path / "a.jsonl"), body), (str(tmp_path / "b.jsonl"), body)]
+    found = find_duplicates([data[0], data[0]])  # the same file twice: no call is fresh twice
+    assert found is not None and found[0].tolist() == [True] * 5 + [False] * 5
+    found = find_duplicates(data)
+    assert found is not None and found == (found[0], merge._find_duplicates_by_line(data)[1])
+    assert found[0].tolist() == merge._find_duplicates_by_line(data)[0].tolist()

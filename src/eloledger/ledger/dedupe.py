@@ -266,6 +266,9 @@ def _match_calls(
     offset = 0
     for part in scanned:
         for start, stop, count in part.chunks:
+            if not fresh[offset : offset + count].any():  # all repeat earlier lines (cat L L)
+                offset += count
+                continue
             idents = decode(part.data[start:stop], count)
             if idents is None:
                 return None
@@ -275,6 +278,8 @@ def _match_calls(
             rows.append(np.array(at, dtype=np.int64))
             firsts.append(np.array(first, dtype=np.int64))
             offset += count
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     row, first = np.concatenate(rows), np.concatenate(firsts)
     again = first != row
     return row[again], first[again]
