@@ -762,7 +762,11 @@ def canonical_invocation(
         argv = [str(cli_path("codex")), "exec", "--json", "--skip-git-repo-check"]
         argv += ["-s", "workspace-write", "-C", str(workdir), "-m", model]
         argv += ["-c", "model_provider=eloledger", "-c", f"model_providers.eloledger={provider}"]
-        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+        # Codex refuses to set up its command helpers when CODEX_HOME lies under the temporary
+        # folder (pytest's tmp_path is under /tmp), and then runs no tool at all: give it a
+        # temporary folder of its own inside HOME.
+        (home / "tmp").mkdir(exist_ok=True)
+        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "TMPDIR": str(home / "tmp")}
         return [*argv, prompt], {**env, "ELOLEDGER_AGENT_KEY": key}
     if agent == "gemini-cli":
         (home / ".gemini").mkdir(exist_ok=True)
