@@ -1,4 +1,4 @@
-"""Benchmark: `eloledger import claude-code` vs `ccusage claude session` on one synthetic corpus.
+"""Benchmark: `eloledger import claude-code` vs ccusage (npm, a native binary) on one corpus.
 
 The corpus has the shapes Claude Code writes (shared/facts/agents.md): one line per content block
 repeating the message's usage, tool-result user lines, sidechain (subagent) calls, <synthetic>
@@ -8,13 +8,15 @@ lines, and resumed sessions whose file starts with copies of the original sessio
 usage on every block of its on-disk logs, so P = 0 is the shape seen today.
 
 Truth is known: every call's final usage, billed once, in the session that made it. Both tools
-run as subprocesses on the same files; the output shows wall time, the time ratio, peak RSS
-and every session whose total differs from the truth.
+run as subprocesses on the same files, side by side, ``--rounds`` times (a fresh import each
+round): wall time, CPU time and peak RSS of each, the ratios eloledger/ccusage (the goal is
+<= 1.0 for time and memory), and every session whose total differs from the truth.
 
-    .venv/bin/python bench/bench_import.py [--mb 200] [--partial 0.1] [--ccusage PATH]
+    .venv/bin/python bench/bench_import.py [--mb 115] [--rounds 3] [--partial 0.1]
 
-ccusage is an npm package installed into a cache dir (not a dependency):
-    npm install --prefix ~/.cache/eloledger-ccusage ccusage
+ccusage (the named anchor, pinned to the version the issue measured) is installed from npm on
+first use into ``$XDG_CACHE_HOME/eloledger-bench`` (else ``~/.cache/eloledger-bench``); without
+npm the bench says so and times eloledger alone. ``--ccusage PATH`` uses another install.
 It runs with --offline inside ``unshare -n`` when unshare works (no network at all).
 """
 
@@ -35,7 +37,7 @@ from pathlib import Path
 
 import orjson
 
-CCUSAGE = Path.home() / ".cache/eloledger-ccusage/node_modules/.bin/ccusage"
+CCUSAGE_VERSION = "20.0.24"
 MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001")
 
 
@@ -172,8 +174,8 @@ def make_corpus(home: Path, mb: float, seed: int, partial: float) -> Corpus:
     return corpus
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) of the process tree's largest process, stdout."""
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system, children included), peak RSS (MB), stdout."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
@@ -184,7 +186,31 @@ def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
             err.seek(0)
             sys.exit(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
         out.seek(0)
-        return wall, usage.ru_maxrss / 1024, out.read().decode()
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, cpu, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def install_ccusage() -> Path | None:
+    """ccusage@CCUSAGE_VERSION from npm into a cache folder (once); None without npm."""
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(cache) if os.path.isabs(cache) else Path.home() / ".cache"
+    prefix = base / "eloledger-bench" / f"ccusage-{CCUSAGE_VERSION}"
+    binary = prefix / "node_modules" / ".bin" / "ccusage"
+    if binary.exists():
+        return binary
+    if shutil.which("npm") is None:
+        print("npm not found: ccusage (the anchor) skipped; install Node.js to compare")
+        return None
+    prefix.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+         "--loglevel=error", f"ccusage@{CCUSAGE_VERSION}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0 or not binary.exists():
+        print(f"could not install ccusage from npm: {done.stderr.strip()[-300:]}; skipped")
+        return None
+    return binary
 
 
 def _net_isolated(cmd: list[str]) -> list[str]:
@@ -208,12 +234,14 @@ def _diff(name: str, got: dict[str, int], truth: dict[str, int]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=200.0, help="corpus size (default 200 MB)")
+    parser.add_argument("--mb", type=float, default=115.0, help="corpus size (default 115 MB)")
+    parser.add_argument("--rounds", type=int, default=3, help="side-by-side runs (default 3)")
     parser.add_argument("--partial", type=float, default=0.0, help="non-final first blocks")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--ccusage", type=Path, default=CCUSAGE)
+    parser.add_argument("--ccusage", type=Path, help="a ccusage executable (default: from npm)")
     parser.add_argument("--keep", type=Path, help="build the corpus here and keep it")
     args = parser.parse_args()
+    ccusage = args.ccusage or install_ccusage()
 
     home = args.keep or Path(tempfile.mkdtemp(prefix="bench-import-"))
     try:
@@ -222,30 +250,54 @@ def main() -> int:
         files = sum(1 for _ in corpus.root.rglob("*.jsonl"))
         print(
             f"corpus: {corpus.bytes / 1e6:,.0f} MB, {files:,} files, {len(corpus.truth):,} "
-            f"sessions, partial={args.partial} (built in {time.perf_counter() - t0:.1f} s)"
+            f"sessions, partial={args.partial} (built in {time.perf_counter() - t0:.1f} s); "
+            f"{os.cpu_count()} CPUs"
         )
         env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         ledger = home / "ledger.jsonl"
-        cmd = [sys.executable, "-m", "eloledger", "import", "claude-code", "-o", str(ledger)]
-        ours_s, ours_rss, _ = _run([*cmd, "--settle", "0", "--format", "json"], env)
+        ours_cmd = [sys.executable, "-m", "eloledger", "import", "claude-code", "-o", str(ledger)]
+        ours_cmd += ["--settle", "0", "--format", "json"]
+        cc_cmd = None
+        if ccusage is not None and ccusage.exists():
+            cc_cmd = _net_isolated([str(ccusage), "claude", "session", "--json", "--offline"])
+            version = subprocess.run([str(ccusage), "--version"], capture_output=True, text=True)
+            print(f"anchor: ccusage {version.stdout.strip()} ({ccusage})")
+        print(f"{'round':>5} {'tool':10} {'wall s':>7} {'cpu s':>6} {'RSS MB':>7}"
+              f"   {'time x':>6} {'mem x':>6}")  # fmt: skip
+        ratios: list[tuple[float, float]] = []
+        theirs: dict[str, int] = {}
+        for number in range(1, args.rounds + 1):
+            for leftover in home.glob("ledger.jsonl*"):
+                leftover.unlink()  # a fresh import every round
+            ours_s, ours_cpu, ours_rss, _ = _run(ours_cmd, env)
+            print(f"{number:5} {'eloledger':10} {ours_s:7.3f} {ours_cpu:6.3f} {ours_rss:7.0f}")
+            if cc_cmd is None:
+                continue
+            cc_s, cc_cpu, cc_rss, out = _run(cc_cmd, env)
+            theirs = {s["sessionId"]: s["totalTokens"] for s in json.loads(out)["sessions"]}
+            ratios.append((ours_s / cc_s, ours_rss / cc_rss))
+            print(
+                f"{number:5} {'ccusage':10} {cc_s:7.3f} {cc_cpu:6.3f} {cc_rss:7.0f}"
+                f"   {ours_s / cc_s:6.2f} {ours_rss / cc_rss:6.2f}"
+            )
         ours: dict[str, int] = defaultdict(int)
         with open(ledger, "rb") as fh:
             for raw in fh:
                 row = orjson.loads(raw)
                 ours[row["session"]] += row["total_tokens"]
-        again_s, _, again = _run([*cmd, "--settle", "0", "--format", "json"], env)
-        print(f"eloledger import  {ours_s:7.2f} s  peak RSS {ours_rss:6.0f} MB")
-        print(f"  second import   {again_s:7.2f} s  adds {json.loads(again)['calls']} calls")
+        again_s, _, _, again = _run(ours_cmd, env)
+        print(f"second import (nothing new): {again_s:.3f} s, adds {json.loads(again)['calls']}")
+        if ratios:
+            times = [t for t, _ in ratios]
+            mems = [m for _, m in ratios]
+            print(
+                f"eloledger/ccusage over {len(ratios)} rounds: time {min(times):.2f}-"
+                f"{max(times):.2f} (median {sorted(times)[len(times) // 2]:.2f}), memory "
+                f"{min(mems):.2f}-{max(mems):.2f}; goal <= 1.0 for both"
+            )
         lines = _diff("eloledger", ours, corpus.truth)
-        if args.ccusage.exists():
-            cc = [str(args.ccusage), "claude", "session", "--json", "--offline"]
-            cc_s, cc_rss, out = _run(_net_isolated(cc), env)
-            theirs = {s["sessionId"]: s["totalTokens"] for s in json.loads(out)["sessions"]}
-            print(f"ccusage session   {cc_s:7.2f} s  peak RSS {cc_rss:6.0f} MB")
-            print(f"time ratio ccusage/eloledger: {cc_s / ours_s:.2f}x")
+        if theirs:
             lines += _diff("ccusage", theirs, corpus.truth)
-        else:
-            print(f"ccusage not found at {args.ccusage}: skipped (see the docstring)")
         print("\n".join(lines))
     finally:
         if not args.keep:

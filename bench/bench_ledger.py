@@ -14,6 +14,11 @@ eloledger's rules give the same sums; the script checks that they are identical.
 
     .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows
     .venv/bin/python bench/bench_ledger.py --rows 20000
+    .venv/bin/python bench/bench_ledger.py --dupes   # the duplicate check alone, new vs old
+
+``--dupes`` times ``ledger.merge._find_duplicates`` against the line-by-line check it replaced
+(kept below as ``old_find_duplicates``, the named baseline) on two shards, the same ledger
+twice (``cat L L``) and one ledger whose rows carry no timestamps, checking both agree.
 """
 
 from __future__ import annotations
@@ -203,6 +208,75 @@ def run_json_loop(path: Path) -> tuple[float, dict[str, int]]:
     return time.perf_counter() - start, dict(sums)
 
 
+def old_find_duplicates(parts: list) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """The baseline: the check as it was before issue 21 (one orjson parse + digest per row)."""
+    from eloledger.ledger.dedupe import DuplicateFinder
+    from eloledger.ledger.merge import _loads
+    from eloledger.ledger.reader import _numbered_lines, _read_bytes
+
+    finder = DuplicateFinder()
+    keep: list[bool] = []
+    for part in parts:
+        data = _read_bytes(part.path, part.end_offset)
+        for number, line in _numbered_lines(data):
+            where = f"{part.path}:{number}"
+            row = _loads(line, where)
+            keep.append(finder.repeats(where, line, row, str(part.path)) is None)
+    return np.array(keep, dtype=bool), finder.pairs
+
+
+def bench_dupes(folder: Path, rows: int, repeat: int) -> int:
+    """The duplicate check alone: new (bulk) vs old (line by line), same parts, same answer."""
+    from eloledger.ledger.columns import SUMMARY_COLUMNS
+    from eloledger.ledger.merge import _find_duplicates
+    from eloledger.ledger.reader import read_ledger
+
+    half = rows // 2
+    shards = [folder / "shard-0.jsonl", folder / "shard-1.jsonl"]
+    generate(shards[0], half, seed=7)
+    generate(folder / "other.jsonl", rows - half, seed=8)
+    with open(folder / "other.jsonl", "rb") as src, open(shards[1], "wb") as out:
+        for line in src:  # the other shard's tasks (shards split a run by task)
+            out.write(line.replace(b'"task_id":"task-', b'"task_id":"task-b'))
+    stamped = folder / "no-ts.jsonl"
+    with open(shards[0], "rb") as src, open(stamped, "wb") as out:
+        for line in src:
+            row = orjson.loads(line)
+            row.pop("ts", None)
+            out.write(orjson.dumps(row) + b"\n")
+    cases = {
+        "two shards": shards,
+        "a shard twice": [shards[0], shards[1], shards[0]],
+        "cat L L": [shards[0], shards[0]],
+        "one file, no ts": [stamped],
+    }
+    want = (*SUMMARY_COLUMNS, "ts")
+    print(f"duplicate check, {rows:,} rows in all; best of {repeat}")
+    print(f"{'case':18} {'rows':>9} {'dups':>9} {'old s':>8} {'new s':>8} {'new/old':>8}")
+    same = True
+    for name, paths in cases.items():
+        parts = [read_ledger(p, columns=want) for p in paths]
+        timings = {}
+        answers = {}
+        for label, check in (("old", old_find_duplicates), ("new", _find_duplicates)):
+            best = float("inf")
+            for _ in range(repeat):
+                start = time.perf_counter()
+                answers[label] = check(parts)
+                best = min(best, time.perf_counter() - start)
+            timings[label] = best
+        (keep_old, pairs_old), (keep_new, pairs_new) = answers["old"], answers["new"]
+        agree = keep_old.tolist() == keep_new.tolist() and pairs_old == pairs_new
+        same &= agree
+        print(
+            f"{name:18} {len(keep_old):9,} {len(pairs_old):9,} {timings['old']:8.3f} "
+            f"{timings['new']:8.3f} {timings['new'] / timings['old']:8.3f}"
+            + ("" if agree else "  DIFFERENT ANSWERS")
+        )
+    print(f"identical keep-masks and pairs: {same}")
+    return 0 if same else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -214,7 +288,13 @@ def main() -> int:
         default="canonical",
         help="field names: eloledger's, or the guides' (strategy, input_tokens, output_tokens)",
     )
+    parser.add_argument(
+        "--dupes", action="store_true", help="time the duplicate check alone (new vs old)"
+    )
     args = parser.parse_args()
+    if args.dupes:
+        with tempfile.TemporaryDirectory(prefix="bench_dupes_") as tmp:
+            return bench_dupes(Path(tmp), args.rows, args.repeat)
     if shutil.which("jq") is None:
         print(
             "jq is not installed (apt-get install -y jq); cannot run the baseline", file=sys.stderr

@@ -4,12 +4,15 @@
 # (tests/e2e/test_e2e_real_clients.py, tests/e2e/test_e2e_agents.py). Nothing is installed
 # globally; eloledger finds the CLIs there (or on PATH).
 #
-#   scripts/install_clients.sh            # into ${ELOLEDGER_CLIENTS_DIR:-~/.cache/eloledger-clients}
+#   scripts/install_clients.sh            # into $ELOLEDGER_CLIENTS_DIR, else
+#                                         # $XDG_CACHE_HOME/eloledger-clients, else
+#                                         # ~/.cache/eloledger-clients
 #   ELOLEDGER_CLIENTS_DIR=/opt/clients scripts/install_clients.sh
 #
-# The e2e test looks in the same folder (node_modules/.bin/{claude,codex,gemini}).
+# The folder comes from src/eloledger/clients_dir.py, the one rule the runner and the tests use
+# too (they look in its node_modules/.bin/{claude,codex,gemini}).
 set -euo pipefail
-dir="${ELOLEDGER_CLIENTS_DIR:-$HOME/.cache/eloledger-clients}"
+dir="$("${PYTHON:-python3}" "$(dirname "$0")/../src/eloledger/clients_dir.py")"
 packages=("@anthropic-ai/claude-code" "@openai/codex" "@google/gemini-cli")
 command -v npm >/dev/null || { echo "npm not found: install Node.js >= 20 first" >&2; exit 1; }
 mkdir -p "$dir"

@@ -44,13 +44,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from eloledger import clients_dir
 from eloledger.agents.usage import CallUsage
 
 GOOD_KEY = "sk-agentgw-0123456789abcdef"
-CLIENTS_DIR = Path(
-    os.environ.get("ELOLEDGER_CLIENTS_DIR", "/root/.cache/eloledger-clients/node_modules/.bin")
-)
 BINARY = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}
+# Where the CLIs are, by the rules the install script and the runner use (clients_dir), found at
+# import time: the temp-HOME fixture moves HOME and drops XDG_CACHE_HOME before each test.
+CLI_PATHS = {binary: clients_dir.find(binary) for binary in BINARY.values()}
+_FIRST = next((p for p in CLI_PATHS.values() if p is not None), None)
+CLIENTS_DIR = _FIRST.parent if _FIRST is not None else clients_dir.bin_dirs()[0]
+# The npm prefix to hand a runner subprocess as ELOLEDGER_CLIENTS_DIR (its HOME is elsewhere).
+CLIENTS_PREFIX = CLIENTS_DIR.parent.parent if CLIENTS_DIR.name == ".bin" else CLIENTS_DIR
+LOOKED_IN = ", ".join(str(d) for d in clients_dir.bin_dirs())
+# Set to 1 (as .ci/run does where npm is present): a real-CLI test that cannot run fails.
+REQUIRE_ENV = "ELOLEDGER_REQUIRE_CLIENTS"
 SHELL_TOOLS = ("Bash", "shell", "exec_command", "shell_command", "run_shell_command")
 
 
@@ -686,14 +694,33 @@ class AgentRun:
 
 def cli_path(name: str) -> str | None:
     """The installed CLI (by binary or agent name: ``claude`` or ``claude-code``), or None."""
-    candidate = CLIENTS_DIR / BINARY.get(name, name)
-    return str(candidate) if candidate.exists() else None
+    found = CLI_PATHS.get(BINARY.get(name, name))
+    return str(found) if found is not None else None
 
 
 def missing_reason(name: str) -> str | None:
-    """Why a real-CLI test cannot run here (for pytest.skip), or None when it can."""
+    """Why a real-CLI test cannot run here (for pytest.skip), or None when it can.
+
+    With ``ELOLEDGER_REQUIRE_CLIENTS=1`` there is no such reason: the test fails instead, so a
+    CI that installed the CLIs cannot go green having run none of these tests.
+    """
+    reason = _why_not(name)
+    if reason is not None:
+        require(reason)
+    return reason
+
+
+def require(reason: str) -> None:
+    """Fail the test (instead of the caller's skip) when the real-CLI tests are required."""
+    if os.environ.get(REQUIRE_ENV) == "1":
+        import pytest
+
+        pytest.fail(f"{reason} ({REQUIRE_ENV}=1: the real-CLI tests must run)", pytrace=False)
+
+
+def _why_not(name: str) -> str | None:
     if cli_path(name) is None:
-        return f"{name} not installed in {CLIENTS_DIR} (run scripts/install_clients.sh)"
+        return f"{name} not installed in {LOOKED_IN} or on PATH (run scripts/install_clients.sh)"
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         return "unshare/ip missing: cannot isolate the CLI from the network"
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
@@ -735,7 +762,11 @@ def canonical_invocation(
         argv = [str(cli_path("codex")), "exec", "--json", "--skip-git-repo-check"]
         argv += ["-s", "workspace-write", "-C", str(workdir), "-m", model]
         argv += ["-c", "model_provider=eloledger", "-c", f"model_providers.eloledger={provider}"]
-        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+        # Codex refuses to set up its command helpers when CODEX_HOME lies under the temporary
+        # folder (pytest's tmp_path is under /tmp), and then runs no tool at all: give it a
+        # temporary folder of its own inside HOME.
+        (home / "tmp").mkdir(exist_ok=True)
+        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "TMPDIR": str(home / "tmp")}
         return [*argv, prompt], {**env, "ELOLEDGER_AGENT_KEY": key}
     if agent == "gemini-cli":
         (home / ".gemini").mkdir(exist_ok=True)

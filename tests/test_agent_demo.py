@@ -26,10 +26,10 @@ def test_print_spec_gives_claude_and_codex_agent_arms() -> None:
 
 
 def test_without_the_clis_it_says_how_to_install_them(tmp_path: Path) -> None:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "ELOLEDGER_CLIENTS_DIR": str(tmp_path)}
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     out = _demo("--headless", env=env)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "claude (claude-code), codex (codex)" in out.stderr
     assert "scripts/install_clients.sh" in out.stderr
-    assert "npm install --prefix ~/.cache/eloledger-clients @anthropic-ai/claude-code" in out.stderr
+    assert "npm install --prefix ~/xdg/eloledger-clients @anthropic-ai/claude-code" in out.stderr
     assert not list(tmp_path.rglob("*.jsonl"))  # nothing started, nothing written

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import anthropic
 import openai
@@ -43,16 +42,14 @@ async def test_64_concurrent_streams_complete_with_usage() -> None:
                 final = await stream.get_final_message()
             return final.usage.output_tokens
 
-        start = time.perf_counter()
         counts = await asyncio.gather(
             *(chat(i) for i in range(48)), *(messages(i) for i in range(16))
         )
-        elapsed = time.perf_counter() - start
         await oai.close()
         await ant.close()
         assert len(counts) == 64 and min(counts) >= 20
         assert sim.stats.completion_tokens == sum(counts)
-        assert sim.stats.streams_peak >= 56  # (nearly) all in flight together
+        # (nearly) all in flight together: concurrency shown by the server's own count, not by
+        # a wall-clock budget a loaded machine can miss (the speed is bench/sim_streams.py's)
+        assert sim.stats.streams_peak >= 56
         assert sim.stats.streams_active == 0
-        # The longest single stream at speed 4 takes well under 3 s; serial would be ~20x that.
-        assert elapsed < 8.0

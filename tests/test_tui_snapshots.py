@@ -14,6 +14,7 @@ import pytest
 
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.run_view import RunView
 from eloledger.tui.sources import SnapshotSource
 from eloledger.tui.testing import sample_counters
 
@@ -35,7 +36,17 @@ def run_app() -> EloLedgerApp:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
     async def settled(pilot) -> None:
-        await pilot.pause(1.3)  # the 1 Hz tokens/s sparkline has its first (constant) points
+        # Wait for the event (the first refresh and the 1 Hz sparkline's first point), not for a
+        # wall-clock pause a loaded machine may not honour; then hold the view's timers so no
+        # second point can arrive before the capture (the frozen clock holds everything else).
+        view = pilot.app.query_one(RunView)
+        deadline = time.monotonic() + 60
+        while (view.ticks < 1 or not view._rates) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        for timer in list(view._timers):
+            timer.pause()
+        assert view.ticks >= 1 and len(view._rates) == 1, "the Run view never refreshed"
+        await pilot.pause()
 
     assert snap_compare(run_app(), terminal_size=size, run_before=settled)
 

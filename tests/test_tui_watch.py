@@ -21,24 +21,36 @@ from eloledger.tui.testing import screen_text
 
 WRITER = r"""
 import os, sys, time
+from pathlib import Path
 from eloledger.ledger import LedgerWriter
+
+def wait(name):  # the test says when to go on: steps follow its checks, not a clock
+    while not Path(name).exists():
+        time.sleep(0.01)
+
 path, rows = sys.argv[1], int(sys.argv[2])
+signals = Path(path).parent
 with LedgerWriter(path) as w:
     for i in range(rows - 1):
+        if i == rows // 2:
+            wait(signals / "go-on")
         w.append({"task_id": f"t{i:03d}", "arm": ["best_of_1", "best_of_4", "sc_5"][i % 3],
                   "sample": i % 4, "role": "sample", "status": "ok", "prompt_tokens": 50,
                   "completion_tokens": 50, "total_tokens": 100, "usage_source": "server",
                   "latency_ms": 200.0})
-        time.sleep(0.02)
 # the last row arrives torn: half now, the rest later (a writer mid-write)
 line = b'{"task_id": "last", "arm": "best_of_1", "status": "ok", "total_tokens": 100, ' \
        b'"prompt_tokens": 50, "completion_tokens": 50}\n'
 fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-os.write(fd, line[:30]); time.sleep(1.5); os.write(fd, line[30:]); os.close(fd)
+os.write(fd, line[:30])
+(signals / "torn").touch()
+wait(signals / "finish")
+os.write(fd, line[30:]); os.close(fd)
 """
 
 
-async def wait_for(predicate, timeout: float = 15.0, step: float = 0.1) -> bool:
+async def wait_for(predicate, timeout: float = 60.0, step: float = 0.05) -> bool:
+    """Poll ``predicate`` until it holds; ``timeout`` only bounds a hang, it is not a budget."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -54,32 +66,37 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
     app = EloLedgerApp(watch=path)
     second = None
     try:
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24)):
             # attach a second, independent viewer of the same file
             second = LedgerWatch(path)
             second_task = asyncio.create_task(second.run())
-            seen_totals: set[int] = set()
+            counters = lambda: app.live_source.counters.total_tokens  # noqa: E731
+            # the writer stops half way until told to go on: the viewer shows exactly that half
+            assert await wait_for(lambda: counters() == rows // 2 * 100)
+            (tmp_path / "go-on").touch()
+            assert await wait_for(lambda: counters() == (rows - 1) * 100)
+            assert await wait_for((tmp_path / "torn").exists)
+            assert not path.read_bytes().endswith(b"\n")
+            # the file now ends mid-line: let the viewer read it several times (counted polls,
+            # not seconds), and it still shows only the complete rows
+            follower = app.live_source.follower
+            polls = 0
+            poll = follower.poll
 
-            def progressed() -> bool:
-                seen_totals.add(app.live_source.counters.total_tokens)
-                return app.live_source.counters.total_tokens >= (rows - 1) * 100
+            def counted() -> list:
+                nonlocal polls
+                polls += 1
+                return poll()
 
-            assert await wait_for(progressed)
-            assert len(seen_totals) > 2, "the total should grow while the writer writes"
-            # the torn last row is not counted until the writer completes it: whenever the
-            # file ends mid-line, the viewer shows only the complete rows (no await between the
-            # read and the check, so the viewer cannot move in between)
-            saw_torn = False
-            while writer.poll() is None:
-                if not path.read_bytes().endswith(b"\n"):
-                    saw_torn = True
-                    assert app.live_source.counters.total_tokens == (rows - 1) * 100
-                await asyncio.sleep(0.05)
-            assert saw_torn, "the writer leaves a torn line for 1.5 s"
-            assert await wait_for(lambda: app.live_source.counters.total_tokens == rows * 100)
-            await pilot.pause(0.3)
+            follower.poll = counted
+            assert await wait_for(lambda: polls >= 3)
+            assert counters() == (rows - 1) * 100
+            assert follower.offset == path.read_bytes().rindex(b"\n") + 1
+            (tmp_path / "finish").touch()
+            assert await wait_for(lambda: counters() == rows * 100)
+            assert await wait_for(lambda: "total 6,000" in screen_text(app))  # the next refresh
             text = screen_text(app)
-            assert "● following" in text and "total 6,000" in text
+            assert "● following" in text
             for arm in ("best_of_1", "best_of_4", "sc_5"):
                 assert arm in text
             assert await wait_for(lambda: second.counters.total_tokens == rows * 100)
@@ -87,7 +104,9 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
             second.stop()
             await second_task
     finally:
-        writer.wait(timeout=10)
+        for name in ("go-on", "finish"):  # never leave the writer waiting
+            (tmp_path / name).touch()
+        writer.wait(timeout=60)
     assert writer.returncode == 0
 
 
@@ -110,7 +129,7 @@ async def test_watch_starts_over_when_the_file_is_truncated_or_replaced(tmp_path
     path = tmp_path / "run.jsonl"
     _append(path, 10, "old_arm")
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         assert await wait_for(lambda: app.live_source.counters.total_tokens == 1000)
         replacement = tmp_path / "new.jsonl"
         _append(replacement, 3, "new_arm", tokens=10)
@@ -120,9 +139,7 @@ async def test_watch_starts_over_when_the_file_is_truncated_or_replaced(tmp_path
         path.write_bytes(b"")  # truncated
         _append(path, 2, "third_arm", tokens=7)
         assert await wait_for(lambda: app.live_source.counters.total_tokens == 14)
-        await pilot.pause(0.3)
-        text = screen_text(app)
-        assert "third_arm" in text and "restarted" in text
+        assert await wait_for(lambda: {"third_arm", "restarted"} <= set(screen_text(app).split()))
 
 
 async def test_watch_from_end_shows_only_new_rows(tmp_path: Path) -> None:

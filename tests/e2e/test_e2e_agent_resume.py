@@ -73,7 +73,7 @@ def test_killed_real_sessions_resume_without_rerun_or_double_count(tmp_path: Pat
     env = {
         **os.environ,
         "HOME": str(tmp_path / "home"),
-        "ELOLEDGER_CLIENTS_DIR": str(gw.CLIENTS_DIR.parent.parent),
+        "ELOLEDGER_CLIENTS_DIR": str(gw.CLIENTS_PREFIX),
     }
     run = [sys.executable, "-m", "eloledger", "run", "spec.toml", "--headless", "--quiet"]
     first = subprocess.Popen(

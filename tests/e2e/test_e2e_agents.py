@@ -113,7 +113,7 @@ def _run_in_namespace(
     job = tmp_path / "job.json"
     result = tmp_path / "result.json"
     job.write_text(json.dumps({"spec": str(spec), "key": key, "result": str(result), "sim": sim}))
-    env = {**os.environ, "ELOLEDGER_CLIENTS_DIR": str(gw.CLIENTS_DIR.parent.parent)}
+    env = {**os.environ, "ELOLEDGER_CLIENTS_DIR": str(gw.CLIENTS_PREFIX)}
     cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "_"]
     cmd += [sys.executable, __file__, str(job)]
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)

@@ -21,6 +21,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,13 +243,18 @@ def serve_and_run(log: Path, port: int, command: list[str]) -> int:
 # --- the test -------------------------------------------------------------------------------
 
 
-# The temp-HOME fixture moves HOME, so find the install folder at import time.
-_DEFAULT_CLIENTS_DIR = Path(os.path.expanduser("~")) / ".cache" / "eloledger-clients"
-_CLIENTS_DIR = Path(os.environ.get("ELOLEDGER_CLIENTS_DIR") or _DEFAULT_CLIENTS_DIR)
+def _gateway() -> Any:
+    """tests/agent_gateway.py: the shared lookup of the installed CLIs and the skip rule."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import agent_gateway
+
+    return agent_gateway
 
 
-def _clients_dir() -> Path:
-    return _CLIENTS_DIR
+def _skip(reason: str) -> None:
+    """Skip, or fail where the real-CLI tests are required (ELOLEDGER_REQUIRE_CLIENTS=1)."""
+    _gateway().require(reason)
+    pytest.skip(reason)
 
 
 def _isolation() -> list[str] | None:
@@ -264,11 +270,12 @@ def _isolation() -> list[str] | None:
 
 def _bin(name: str) -> Path:
     if not shutil.which("node"):
-        pytest.skip("node is not installed (needed by the real CLIs)")
-    path = _clients_dir() / "node_modules" / ".bin" / name
-    if not path.exists():
-        pytest.skip(f"{name} not installed in {_clients_dir()}: run scripts/install_clients.sh")
-    return path
+        _skip("node is not installed (needed by the real CLIs)")
+    gw = _gateway()
+    path = gw.cli_path(name)
+    if path is None:
+        _skip(f"{name} not installed in {gw.LOOKED_IN} or on PATH: run scripts/install_clients.sh")
+    return Path(str(path))
 
 
 @pytest.fixture
@@ -302,7 +309,7 @@ def _run_client(
 ) -> tuple[int, str, list[dict]]:
     isolation = _isolation()
     if isolation is None:
-        pytest.skip("cannot create a network namespace (unshare -n / -rn) to keep the CLIs offline")
+        _skip("cannot create a network namespace (unshare -n / -rn) to keep the CLIs offline")
     log = tmp_path / "requests.jsonl"
     out = tmp_path / "client.out"
     env = {

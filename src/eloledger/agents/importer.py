@@ -13,10 +13,13 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from itertools import compress, repeat
+from operator import contains
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import orjson
 import platformdirs
 
@@ -94,7 +97,7 @@ def import_logs(
     """Append every model call in ``paths`` not yet in ``ledger``; returns what happened."""
     fmt = log_format(kind)
     ledger = Path(ledger)
-    files = [f for f in find_logs(kind, paths) if f.resolve() != ledger.resolve()]
+    files = _without(find_logs(kind, paths), ledger)
     if ledger.is_dir():
         raise UserError(f"{ledger}: is a folder", fix="pass a .jsonl file to -o")
     ledger.parent.mkdir(parents=True, exist_ok=True)
@@ -144,27 +147,77 @@ def _scan_whole(scanner: LogScanner, files: list[Path]) -> None:
         )
 
 
+def _without(files: list[Path], ledger: Path) -> list[Path]:
+    """``files`` minus the ledger itself (compared by inode: one stat, not a resolve per file)."""
+    try:
+        own = os.stat(ledger)
+    except OSError:
+        return files
+    kept = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            kept.append(path)
+            continue
+        if (st.st_dev, st.st_ino) != (own.st_dev, own.st_ino):
+            kept.append(path)
+    return kept
+
+
+class _Keyed(msgspec.Struct):
+    """The fields :func:`row_key` reads, as the importer writes them (text or absent)."""
+
+    source: str | None = None
+    dedupe_key: str | None = None
+    call_id: str | None = None
+
+
+_decode_keyed = msgspec.json.Decoder(_Keyed).decode_lines
+_KEYS_CHUNK = 1 << 20  # python allocates the whole chunk to read it, even at the end
+
+
 def ledger_keys(ledger: Path, source: str) -> set[str]:
-    """Keys of the calls this source already has in the ledger (streamed, line by line)."""
+    """Keys of the calls this source already has in the ledger (read in chunks).
+
+    Lines naming the source are decoded in bulk by msgspec; a chunk holding anything else
+    (a torn last line, another type) is read line by line with orjson, as it always was.
+    """
     keys: set[str] = set()
     try:
         fh = open(ledger, "rb")  # noqa: SIM115 - closed by the with below
     except FileNotFoundError:
         return keys
     needle = source.encode()
+    tail = b""
     with fh:
-        for raw in fh:
-            if needle not in raw:
-                continue
+        while True:
+            chunk = fh.read(_KEYS_CHUNK)
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop() if chunk else b""
+            mine = list(compress(lines, map(contains, lines, repeat(needle))))
             try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue  # a torn last line: the writer cuts it off before appending
-            if isinstance(row, dict) and row.get("source") == source:
-                key = row_key(row)
-                if key:
-                    keys.add(key)
-    return keys
+                rows = _decode_keyed(b"\n".join(mine))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                _keys_by_line(mine, source, keys)
+            else:
+                for row in rows:
+                    if row.source == source and (key := row.dedupe_key or row.call_id):
+                        keys.add(key)
+            if not chunk:
+                return keys
+
+
+def _keys_by_line(lines: list[bytes], source: str, keys: set[str]) -> None:
+    for raw in lines:
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # a torn last line: the writer cuts it off before appending
+        if isinstance(row, dict) and row.get("source") == source:
+            key = row_key(row)
+            if key:
+                keys.add(key)
 
 
 def load_state(path: Path, source: str) -> dict[str, FileState]:

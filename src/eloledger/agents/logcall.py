@@ -17,6 +17,9 @@ from eloledger.agents.usage import CallUsage
 # message once per content block (keep the largest usage), Gemini CLI writes an id twice (keep
 # the last write), Codex never repeats a record within a file (keep the first).
 Merge = Literal["largest", "last", "first"]
+# What a parser's optional ``feed_line(raw)`` fast path returns for a line it leaves to the
+# general path (orjson, then ``feed``).
+FALLBACK = object()
 
 
 @dataclass

@@ -23,12 +23,14 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from itertools import accumulate, compress, repeat
+from operator import and_, contains, not_, or_
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 
-from eloledger.agents.logcall import Call, Unknown
+from eloledger.agents.logcall import FALLBACK, Call, Unknown
 
 CHUNK = 1 << 20
 WINDOW = 64  # pending calls per file; Claude's per-block lines of one message sit close together
@@ -194,15 +196,34 @@ class LogScanner:
             self.report.bytes_read += len(chunk)
             lines = (tail + chunk).split(b"\n")
             tail = lines.pop()
-            for raw in lines:
-                line += 1
-                self._line(raw, offset, line, path, parser, pending)
-                offset += len(raw) + 1
+            starts = list(accumulate(map(len, lines), lambda at, n: at + n + 1, initial=offset))
+            for i in self._worth_reading(lines):
+                self._line(lines[i], starts[i], line + i + 1, path, parser, pending)
+            offset, line = starts[-1], line + len(lines)
             if self.progress is not None:
                 self.progress(len(chunk))
         if tail.strip():
             self.report.waiting_lines += 1
         return offset, line
+
+    def _worth_reading(self, lines: list[bytes]) -> Iterable[int]:
+        """Indexes of the lines :meth:`_line` does more with than return at once, found in bulk.
+
+        Skipped: lines without a needle that are plainly one object (``{`` … ``}``), the bulk
+        of every log. The rest (needles, blanks, odd lines) go through :meth:`_line` whole.
+        """
+        if not self.needles:
+            return range(len(lines))
+        plain = map(
+            and_,
+            map(bytes.startswith, lines, repeat(b"{")),
+            map(bytes.endswith, lines, repeat(b"}")),
+        )
+        if len(self.needles) == 1:
+            matter = map(contains, lines, repeat(self.needles[0]))
+        else:
+            matter = map(self._may_matter, lines)
+        return compress(range(len(lines)), map(or_, matter, map(not_, plain)))
 
     def _line(
         self,
@@ -221,15 +242,18 @@ class LogScanner:
                 return  # an object that cannot carry tokens: not worth parsing (most lines)
             self._unknown(Unknown("not JSON"), f"{path}:{line}")
             return
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            self._unknown(Unknown("not JSON"), f"{path}:{line}")
-            return
-        if not isinstance(obj, dict):
-            self._unknown(Unknown("not a JSON object"), f"{path}:{line}")
-            return
-        out = parser.feed(obj)
+        fast = getattr(parser, "feed_line", None)
+        out = FALLBACK if fast is None else fast(raw)
+        if out is FALLBACK:
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                self._unknown(Unknown("not JSON"), f"{path}:{line}")
+                return
+            if not isinstance(obj, dict):
+                self._unknown(Unknown("not a JSON object"), f"{path}:{line}")
+                return
+            out = parser.feed(obj)
         for item in out if isinstance(out, list) else [out]:
             if item is None:
                 continue

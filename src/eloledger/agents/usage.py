@@ -46,9 +46,14 @@ class CallUsage:
 
     def as_row(self) -> dict[str, int]:
         """The ledger fields of this usage."""
-        row = {f.name: getattr(self, f.name) for f in fields(self)}
-        row["total_tokens"] = self.total_tokens
-        return row
+        return {  # spelled out: dataclasses.fields() per call was a tenth of an import's time
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
 
     @classmethod
     def from_claude(cls, usage: Mapping[str, Any]) -> CallUsage:

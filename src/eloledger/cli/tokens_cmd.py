@@ -33,9 +33,12 @@ examples:
   eloledger tokens runs/ledger.jsonl --format json | jq '.groups[] | {name, total_tokens}'"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from eloledger.ledger.summary import BY_CHOICES
+# summary.BY_CHOICES, spelled out: importing the summary (numpy) here slowed every command's
+# start by ~0.15 s (tests/test_issue21_import_speed.py checks the two agree).
+BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source")
 
+
+def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "tokens",
         help="token totals per arm, task, session, model, day, project or source",

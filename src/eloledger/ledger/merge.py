@@ -17,7 +17,7 @@ import numpy as np
 import orjson
 
 from eloledger.ledger.columns import ALL_COLUMNS, Factor, concat
-from eloledger.ledger.dedupe import DuplicateFinder, duplicate_message
+from eloledger.ledger.dedupe import DuplicateFinder, duplicate_message, find_duplicates
 from eloledger.ledger.reader import (
     Ledger,
     _load,
@@ -101,15 +101,29 @@ def _merge(parts: list[Ledger], names: Sequence[str]) -> Ledger:
 
 
 def _find_duplicates(parts: list[Ledger]) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """A keep-mask over the merged rows (in the readers' order) and the duplicate pairs."""
+    """A keep-mask over the merged rows (in the readers' order) and the duplicate pairs.
+
+    In bulk (line hashes confirmed byte for byte, identities from fields msgspec decodes); a
+    ledger the bulk path cannot vouch for is checked line by line with the same rules.
+    """
+    data = [(str(part.path), _read_bytes(part.path, part.end_offset)) for part in parts]
+    found = find_duplicates(data)
+    if found is not None:
+        return found
+    return _find_duplicates_by_line(data)
+
+
+def _find_duplicates_by_line(
+    data: list[tuple[str, bytes]],
+) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """The line-by-line check: every row through :class:`DuplicateFinder`."""
     finder = DuplicateFinder()
     keep: list[bool] = []
-    for part in parts:
-        data = _read_bytes(part.path, part.end_offset)
-        for number, line in _numbered_lines(data):
-            where = f"{part.path}:{number}"
+    for source, lines in data:
+        for number, line in _numbered_lines(lines):
+            where = f"{source}:{number}"
             row = _loads(line, where)
-            keep.append(finder.repeats(where, line, row, str(part.path)) is None)
+            keep.append(finder.repeats(where, line, row, source) is None)
     return np.array(keep, dtype=bool), finder.pairs
 
 

@@ -3,14 +3,13 @@ which flags each one has (for validating a spec's ``args`` before anything runs)
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from eloledger import clients_dir
 from eloledger.agents.claude_code import headless as claude_headless
 from eloledger.agents.codex import headless as codex_headless
 from eloledger.agents.gemini_cli import headless as gemini_headless
@@ -29,24 +28,13 @@ _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[A-Za-z])\b")
 
 
 def clients_bin_dirs() -> list[Path]:
-    """Where installed CLIs are looked up first: $ELOLEDGER_CLIENTS_DIR, then the default."""
-    dirs = []
-    env = os.environ.get("ELOLEDGER_CLIENTS_DIR")
-    if env:
-        dirs.append(Path(env).expanduser() / "node_modules" / ".bin")
-    dirs.append(Path.home() / ".cache" / "eloledger-clients" / "node_modules" / ".bin")
-    return dirs
+    """Where installed CLIs are looked up first (the rules of :mod:`eloledger.clients_dir`)."""
+    return clients_dir.bin_dirs()
 
 
 def find_cli(agent: str) -> Path | None:
     """The CLI's executable: the install script's folder first, then PATH."""
-    binary = HEADLESS[agent].BINARY
-    for folder in clients_bin_dirs():
-        candidate = folder / binary
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which(binary)
-    return Path(found) if found else None
+    return clients_dir.find(HEADLESS[agent].BINARY)
 
 
 @cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eloledger.clients_dir import install_dir
 from eloledger.errors import UserError
 from eloledger.runner.agent_clis import HEADLESS, find_cli
 
@@ -32,5 +33,11 @@ def require_demo_clis() -> None:
     raise UserError(
         f"demo --agents runs the real Claude Code and Codex CLIs; not installed: {names}",
         fix="run scripts/install_clients.sh (from a source checkout), or "
-        f"npm install --prefix ~/.cache/eloledger-clients {packages}",
+        f"npm install --prefix {_shown(install_dir())} {packages}",
     )
+
+
+def _shown(folder: Path) -> str:
+    """``folder`` with the home folder as ``~`` (shorter, and the same for every user)."""
+    home = Path.home()
+    return "~/" + str(folder.relative_to(home)) if folder.is_relative_to(home) else str(folder)

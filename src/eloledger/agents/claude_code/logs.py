@@ -16,9 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from eloledger.agents.logcall import Call, FileParser, Unknown, has_token_counts
+import msgspec
+
+from eloledger.agents.logcall import FALLBACK, Call, FileParser, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
 
 SOURCE = "claude-code"
@@ -49,6 +51,49 @@ QUIET_TYPES = frozenset(
 )
 
 
+# -- the usual assistant line, decoded by msgspec (typed: anything else takes the general path) --
+
+Count = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cache_read_input_tokens: Count | None = None
+    cache_creation_input_tokens: Count | None = None
+    inputTokens: Count | None = None  # noqa: N815 - the log's own names
+    outputTokens: Count | None = None  # noqa: N815
+    cacheReadInputTokens: Count | None = None  # noqa: N815
+    cacheCreationInputTokens: Count | None = None  # noqa: N815
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+
+
+class _Line(msgspec.Struct):
+    type: str | None = None
+    message: _Message | None = None
+    requestId: str | None = None  # noqa: N815
+    timestamp: str | None = None
+    isSidechain: bool | None = None  # noqa: N815
+    sessionId: str | None = None  # noqa: N815
+    cwd: str | None = None
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
+def _first(*values: int | None) -> int:
+    """``usage._int``: the first counter present (snake_case before camelCase), else 0."""
+    for value in values:
+        if value is not None:
+            return value
+    return 0
+
+
 def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     """Claude Code's own rule: ``CLAUDE_CONFIG_DIR`` (comma-separated) else ``~/.claude``."""
     env = os.environ if env is None else env
@@ -70,6 +115,55 @@ def find_files(root: Path) -> Iterator[Path]:
 
 class Parser(FileParser):
     """Reads one session file line by line; keeps nothing between lines but the session id."""
+
+    def feed_line(self, raw: bytes) -> Call | Unknown | None | object:
+        """:meth:`feed` for an assistant line of the usual shape, decoded in one typed pass.
+
+        Returns ``FALLBACK`` for any other line (another type, a field of another type, not
+        JSON): the scanner then parses it with orjson and :meth:`feed`, which has every rule.
+        """
+        try:
+            line = _decode_line(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return FALLBACK
+        if line.type != "assistant":
+            return FALLBACK
+        message = line.message
+        if message is None:
+            return Unknown("assistant without message")
+        model = message.model or ""
+        if model == SYNTHETIC_MODEL:
+            return None
+        usage = message.usage
+        if usage is None or (
+            usage.input_tokens is None
+            and usage.output_tokens is None
+            and usage.cache_read_input_tokens is None
+            and usage.cache_creation_input_tokens is None
+        ):
+            return Unknown("assistant message.usage without token counts")
+        msg_id, request_id = message.id, line.requestId
+        if not msg_id and not request_id:
+            return Unknown("assistant without message.id and requestId")
+        fresh = _first(usage.input_tokens, usage.inputTokens)
+        read = _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens)
+        write = _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens)
+        return Call(
+            key=f"{msg_id or ''}/{request_id or ''}",
+            usage=CallUsage(
+                prompt_tokens=fresh + read + write,
+                completion_tokens=_first(usage.output_tokens, usage.outputTokens),
+                cached_tokens=read,
+                cache_write_tokens=write,
+            ),
+            session=line.sessionId or self.path.stem,
+            model=model,
+            project=line.cwd or "",
+            ts=line.timestamp,
+            call_id=msg_id or request_id or "",
+            merge="largest",
+            extra={"sidechain": True} if line.isSidechain else {},
+        )
 
     def feed(self, obj: dict[str, Any]) -> Call | Unknown | None:
         kind = obj.get("type")
