@@ -12,11 +12,13 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, is_not, ne
+from operator import attrgetter, is_not, methodcaller, ne
 from typing import Annotated, Any
 
 import msgspec
 import numpy as np
+
+from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
 IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "attempt", "role", "call_id")
 _ALIASES = {"arm": ("strategy",), "task_id": ("task", "case_id")}
@@ -170,7 +172,9 @@ def find_duplicates(
     compared as the very tuples :func:`identity` makes.
     """
     sources: dict[str, int] = {}
-    scanned = [_scan(sources.setdefault(source, len(sources)), data) for source, data in parts]
+    scanned = [
+        _scan(sources.setdefault(source, len(sources)), data, source) for source, data in parts
+    ]
     names = list(sources)
     if not scanned:
         return np.ones(0, dtype=bool), []
@@ -214,7 +218,7 @@ def _first_of(hashes: np.ndarray) -> np.ndarray:
     return first[inverse.reshape(-1)]
 
 
-def _scan(source: int, data: bytes) -> _Part:
+def _scan(source: int, data: bytes, source_name: str = "") -> _Part:
     """Where every non-blank line is and the hash of its bytes, chunk by chunk."""
     numbers, starts, ends, line_hash, chunks = [], [], [], [], []
     pos, number = 0, 1
@@ -230,6 +234,7 @@ def _scan(source: int, data: bytes) -> _Part:
         lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
         begin = pos + np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
         lines = list(compress(stripped, keep))
+        _refuse_deep(source_name, number, raw)
         numbers.append((number + np.arange(len(raw)))[keep])
         starts.append(begin[keep])
         ends.append((begin + lengths)[keep])
@@ -240,6 +245,20 @@ def _scan(source: int, data: bytes) -> _Part:
     empty = np.zeros(0, dtype=np.int64)
     joined = [np.concatenate(x) if x else empty for x in (numbers, starts, ends, line_hash)]
     return _Part(source, data, *joined, chunks)
+
+
+def _refuse_deep(source: str, first_number: int, lines: list[bytes]) -> None:
+    """One ``file:line`` error for a line nested deeper than any ledger row.
+
+    The bulk path decodes only the fields it needs, and msgspec skips an unknown field's value
+    without building it: a line of 100k nested brackets would pass as an empty row. Counting
+    brackets is C-speed; only a line with more than MAX_DEPTH of them is scanned exactly.
+    """
+    opens = np.fromiter(map(methodcaller("count", b"{"), lines), dtype=np.int64, count=len(lines))
+    opens += np.fromiter(map(methodcaller("count", b"["), lines), dtype=np.int64, count=len(lines))
+    for index in np.flatnonzero(opens > MAX_DEPTH).tolist():
+        if _depth_over(lines[index], MAX_DEPTH):
+            raise _too_deep(f"{source}:{first_number + index}")
 
 
 def _first_calls(scanned: list[_Part], fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
