@@ -43,8 +43,14 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
   elo/decade    Elo gained over the anchor per tenfold tokens (best-of-k reference: 400)
   raw/1k*       Elo / (tokens/1000), the ratio popular guides print; it depends on the
                 arbitrary 1000 anchor, so do not rank arms by it
-  pass@k        unbiased estimator with k = the arm's samples per task
-  tok/success   total tokens / total successes (a ratio of sums)
+  pass@1        share of sessions whose submitted answer passes (the run's results file
+                beside the ledger says which sample each arm submitted)
+  acc/sample    share of scored samples that pass (per-sample accuracy)
+  pass@k        unbiased pass@k of the samples (Chen et al. 2021), k = samples per
+                session (the smallest over the arm's tasks)
+  tok/success   billed tokens / solved tasks (tokens per solved task: a best-of-8 arm
+                pays its 8 samples per success); billed = every sample/select call
+                with usage, failed calls included (as curve and fairness count)
 """
 
 DEFAULT_ROUNDS = 1000
@@ -69,6 +75,7 @@ COST_COLUMNS = (
     ("elo_per_decade", "elo/decade", 1),
     ("raw_elo_per_1k", "raw/1k*", 2),
     ("pass_at_1", "pass@1", 3),
+    ("sample_accuracy", "acc/sample", 3),
     ("pass_at_k", "pass@k", 3),
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
@@ -77,7 +84,8 @@ COST_COLUMNS = (
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
 DROP_ORDER = {
-    "raw_elo_per_1k": 12,
+    "raw_elo_per_1k": 13,
+    "sample_accuracy": 12,
     "pass_k": 11,
     "rank_ci": 10,
     "wins": 9,
@@ -267,17 +275,11 @@ def _example_dir() -> Path:
 
 
 def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
-    """Per-arm costs from one or several ledgers, and what the reader warned about."""
-    try:
-        from eloledger.ledger.merge import read_ledgers
-        from eloledger.ledger.summary import arm_costs, count_warnings
-    except ImportError:
-        raise UserError(
-            "--ledger needs eloledger's ledger reader, which is not installed in this build",
-            fix="run without --ledger",
-        ) from None
-    ledger = read_ledgers(ledgers)
-    return arm_costs(ledger), [*ledger.warnings, *count_warnings(ledger)]
+    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
+    run's results file when present), and what the reader warned about."""
+    from eloledger.rating.outcomes import ledger_outcomes
+
+    return ledger_outcomes(ledgers)
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:

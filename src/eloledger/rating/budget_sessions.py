@@ -106,6 +106,29 @@ def row_score(row: Mapping[str, Any]) -> float | None:
     return None
 
 
+def row_pass(row: Mapping[str, Any], threshold: float = 0.5) -> float | None:
+    """1.0 / 0.0 for a judged call: ``passed`` when it says so, else ``score >= threshold``;
+    None when the call was not judged (one rule for the Elo table, curves and fairness)."""
+    if not judgeable(row):
+        return None
+    passed = row.get("passed")
+    if isinstance(passed, (bool, int, float)) and passed in (0, 1):
+        return float(passed)
+    score = row_score(row)
+    if score is None:
+        return None
+    return 1.0 if score >= threshold else 0.0
+
+
+def session_key(value: Any) -> str:
+    """A session's key as text ("" when the ledger has none): ``0`` and ``"0"`` are one session."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def budget_rows(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The rows that belong to an arm's budget (role sample/select; missing role = sample)."""
     return [r for r in rows if str(r.get("role") or "sample") in BUDGET_ROLES]
@@ -145,8 +168,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
                 )
                 continue
         score = row_score(row)
-        session = row.get("session")
-        key = "" if session is None or session == "" else str(session)
+        key = session_key(row.get("session"))
         order = (_order_value(row.get("sample")), _order_value(row.get("round")), index)
         groups.setdefault((task, arm, key), []).append(
             (order, tokens, math.nan if score is None else score)

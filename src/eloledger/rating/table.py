@@ -18,8 +18,12 @@ Which numbers and why:
 * ``raw_elo_per_1k`` — Elo / (tokens/1000), the ratio popular guides print. It is only shown
   for comparison: it depends on the arbitrary 1000 anchor (shift every Elo by 100 and it
   changes), so do not rank arms by it.
-* ``pass_at_1``, ``pass_at_k`` (unbiased estimator with k = the arm's samples per task) and
-  ``tokens_per_success`` (total tokens / total successes: a ratio of sums, not a mean of ratios).
+* ``pass_at_1`` -- the share of sessions whose *submitted* answer passes (mean over tasks),
+  ``tokens_per_success`` -- billed tokens / solved sessions (tokens per solved task, a ratio of
+  sums), ``solved`` / ``sessions``; ``sample_accuracy`` -- the share of scored samples that
+  pass, and ``pass_at_k`` -- the unbiased estimator of Chen et al. (2021) over the samples,
+  with ``k`` (``pass_k``) = scored samples per session, the smallest over the arm's tasks.
+  A best-of-8 arm is charged its eight samples per solved task (``rating.outcomes``).
 """
 
 from __future__ import annotations
@@ -88,8 +92,9 @@ def elo_report(
     ``length_control`` adds ``lc_elo`` with its interval and ``length_coef`` (needs
     a_tokens/b_tokens in the comparisons).
 
-    ``costs`` maps arm name -> an ArmCost-like object or mapping (``tokens_per_task``, ``tasks``,
-    ``successes``, ``per_task_n``, ``per_task_c``; see ``eloledger.ledger.summary.arm_costs``).
+    ``costs`` maps arm name -> an ArmOutcome-like object or mapping (``tokens_per_task``,
+    ``total_tokens``, ``per_task_sessions``, ``per_task_solved``, ``per_task_n``,
+    ``per_task_c``, ``k``; see ``eloledger.rating.outcomes.ledger_outcomes``).
     Anchor default: the cheapest arm with known tokens, else the first player.
     """
     names = list(comparisons.players)
@@ -272,11 +277,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
+    """Pass and success columns of one arm (see ``rating.outcomes`` for what they count).
+
+    ``pass_at_1`` and ``tokens_per_success`` are the *submitted answer's*: one attempt per
+    session, so a best-of-8 arm is charged its 8 samples per solved task. Cost objects without
+    solved sessions (``per_task_solved``) give them only when every session is one sample.
+    """
     out: dict[str, Any] = {
         "pass_at_1": None,
+        "sample_accuracy": None,
         "pass_k": None,
         "pass_at_k": None,
         "tokens_per_success": None,
+        "solved": None,
+        "sessions": None,
     }
     if cost is None:
         return out
@@ -286,21 +300,32 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     if tasks:
         ns = np.array([int(per_n[t]) for t in tasks])
         cs = np.array([int(per_c.get(t, 0)) for t in tasks])
-        k = _field(cost, "k") or int(ns.min())  # samples per session when sessions repeat
-        out["pass_at_1"] = float(np.mean(cs / ns))
+        k = _field(cost, "k") or int(ns.min())  # samples per session, smallest over tasks
+        out["sample_accuracy"] = float(np.mean(cs / ns))
         out["pass_k"] = k
         out["pass_at_k"] = float(
             np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
         )
-    successes = _field(cost, "successes")
+    solved_by_task = _field(cost, "per_task_solved")
+    sessions_by_task = _field(cost, "per_task_sessions")
+    if solved_by_task is None and tasks and all(per_n[t] == 1 for t in tasks):
+        # one sample a task: that sample is the submitted answer
+        solved_by_task = {t: int(per_c.get(t, 0)) for t in tasks}
+        sessions_by_task = {t: int(per_n[t]) for t in tasks}
+    if solved_by_task is None or not sessions_by_task or _field(cost, "scored") is False:
+        return out
+    attempts = [t for t, m in sessions_by_task.items() if m]
+    solved = int(sum(solved_by_task.get(t, 0) for t in attempts))
+    out["solved"] = solved
+    out["sessions"] = int(sum(sessions_by_task[t] for t in attempts))
+    out["pass_at_1"] = float(
+        np.mean([solved_by_task.get(t, 0) / sessions_by_task[t] for t in attempts])
+    )
     total = _field(cost, "total_tokens")
-    n_tasks = _field(cost, "tasks")
-    if n_tasks is None:
-        n_tasks = len(per_n) or None
-    if successes and total:
-        out["tokens_per_success"] = float(total / successes)  # a ratio of sums
-    elif successes and n_tasks and math.isfinite(tokens):
-        out["tokens_per_success"] = float(tokens * n_tasks / successes)
+    if not total and math.isfinite(tokens):
+        total = tokens * len(attempts)  # tokens per task (per session) x tasks
+    if solved and total:
+        out["tokens_per_success"] = float(total / solved)  # a ratio of sums
     return out
 
 
