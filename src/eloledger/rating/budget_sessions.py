@@ -41,6 +41,7 @@ class Session:
     key: str
     cum_tokens: np.ndarray  # float, non-decreasing, one entry per call
     best: np.ndarray  # running max of scores; -inf until the first scored call
+    scores: np.ndarray | None = None  # each call's own score (NaN when unscored)
 
     @property
     def total_tokens(self) -> float:
@@ -51,6 +52,22 @@ class Session:
         """Tokens spent when the first score became available (inf if never)."""
         hit = np.flatnonzero(np.isfinite(self.best))
         return float(self.cum_tokens[hit[0]]) if len(hit) else math.inf
+
+    def calls_at(self, budgets: np.ndarray) -> np.ndarray:
+        """How many calls had completed within each budget."""
+        return np.searchsorted(self.cum_tokens, np.asarray(budgets, dtype=float), side="right")
+
+    def spent_at(self, budgets: np.ndarray) -> np.ndarray:
+        """Tokens of the calls completed within each budget (0 before the first)."""
+        idx = self.calls_at(budgets) - 1
+        return np.where(idx >= 0, self.cum_tokens[np.maximum(idx, 0)], 0.0)
+
+    def scored_at(self, budgets: np.ndarray) -> np.ndarray:
+        """How many *scored* calls (samples) had completed within each budget."""
+        if self.scores is None:
+            return self.calls_at(budgets)
+        done = np.concatenate([[0], np.cumsum(np.isfinite(self.scores))])
+        return done[self.calls_at(budgets)]
 
     def best_at(self, budgets: np.ndarray) -> np.ndarray:
         """Best score among calls completed within each budget; -inf before the first one."""
@@ -186,7 +203,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
         tokens = np.array([c[1] for c in calls], dtype=float)
         scores = np.array([c[2] for c in calls], dtype=float)
         best = np.fmax.accumulate(np.where(np.isnan(scores), -np.inf, scores))
-        sessions.append(Session(task, arm, key, np.cumsum(tokens), best))
+        sessions.append(Session(task, arm, key, np.cumsum(tokens), best, scores))
     if not sessions:
         raise UserError(
             "ledger: no usable sessions (rows need task_id, arm and token usage)",
