@@ -328,9 +328,9 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
 
 def _display(rec: dict[str, Any]) -> dict[str, Any]:
     out = dict(rec)
-    lo, hi = rec.get("ci_low"), rec.get("ci_high")
-    if lo is not None and math.isfinite(lo) and hi is not None and math.isfinite(hi):
-        out["ci"] = f"{lo:.0f}..{hi:.0f}"
+    from eloledger.rating.table import interval_text
+
+    out["ci"] = interval_text(rec.get("ci_low"), rec.get("ci_high"))
     if rec.get("rank_low") is not None:
         out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"
     lo, hi = rec.get("lc_ci_low"), rec.get("lc_ci_high")

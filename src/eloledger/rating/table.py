@@ -37,6 +37,7 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
+from eloledger.rating.identify import Identification, identify
 from eloledger.rating.length import length_controlled
 from eloledger.rating.sandwich import bt_sandwich
 
@@ -152,23 +153,33 @@ def elo_report(
             boot.rank_high.tolist(),
         )
         warnings.extend(boot.warnings)
+    ident = identify(W, fit.theta, a, level) if not fit.mle_exists and prior == 0.0 else None
+    if ident is not None:
+        elo, lo, hi, rlo, rhi = _apply_identification(ident, elo, lo, hi, rlo, rhi, names, warnings)
+        tokens = np.where([st == "no" for st in ident.status], np.nan, tokens)
     rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
     games, wins = comparisons.games(), comparisons.wins()
     records: list[dict[str, Any]] = []
     for k, name in enumerate(names):
+        known = math.isfinite(elo[k])
         records.append(
             {
                 "name": name,
-                "elo": float(elo[k]),
+                "elo": float(elo[k]) if known else None,
                 "ci_low": float(lo[k]),
                 "ci_high": float(hi[k]),
-                "rank": int(rank[k]),
+                "rank": int(rank[k]) if known else None,
                 "rank_low": rlo[k],
                 "rank_high": rhi[k],
                 "games": int(games[k]),
                 "wins": float(wins[k]),
             }
         )
+        if ident is not None:
+            records[-1]["identified"] = ident.status[k]
+            if ident.status[k] == "no":
+                records[-1]["group"] = names[ident.group[k]]
+                records[-1]["group_elo"] = float(ident.group_elo[k])
     length_coef = None
     if length_control:
         lc = length_controlled(
@@ -199,6 +210,50 @@ def elo_report(
         intervals=intervals if intervals != "bootstrap" or bootstrap_rounds > 0 else "none",
         length_coef=length_coef,
     )
+
+
+def _apply_identification(
+    ident: Identification,
+    elo: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rlo: Sequence[Any],
+    rhi: Sequence[Any],
+    names: Sequence[str],
+    warnings: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any], list[Any]]:
+    """Replace what the fallback prior made up (``rating.identify``): one-sided bounds for
+    players above / below the anchor's group, no Elo for players it cannot reach, and rank
+    intervals widened by the players whose place is unknown."""
+    n = len(names)
+    elo, lo, hi = elo.copy(), lo.copy(), hi.copy()
+    rlo, rhi = list(rlo), list(rhi)
+    unknown = ident.unidentified
+    for k, status in enumerate(ident.status):
+        if status == "yes":
+            if unknown and rlo[k] is not None:
+                rlo[k], rhi[k] = max(1, rlo[k] - unknown), min(n, rhi[k] + unknown)
+        elif status == "lower_bound":
+            lo[k], hi[k], rlo[k] = ident.ci_low[k], math.inf, 1
+        elif status == "upper_bound":
+            lo[k], hi[k], rhi[k] = -math.inf, ident.ci_high[k], n
+        else:
+            elo[k], lo[k], hi[k], rlo[k], rhi[k] = math.nan, -math.inf, math.inf, 1, n
+    bounded = [names[k] for k, st in enumerate(ident.status) if st.endswith("_bound")]
+    lost = [names[k] for k, st in enumerate(ident.status) if st == "no"]
+    if bounded:
+        warnings.append(
+            f"{', '.join(bounded)}: never lose (or never win) against the anchor's group, so "
+            "the data give only a one-sided bound (the other end is infinite); their point "
+            "Elo is the fallback prior's, not an estimate"
+        )
+    if lost:
+        warnings.append(
+            f"{', '.join(lost)}: not connected to the anchor's group, so their Elo against "
+            "the anchor is not identified (left empty); group_elo rates them within their own "
+            "group, and every rank interval allows for them"
+        )
+    return elo, lo, hi, rlo, rhi
 
 
 def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[str, Any]]:
@@ -327,6 +382,18 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     if solved and total:
         out["tokens_per_success"] = float(total / solved)  # a ratio of sums
     return out
+
+
+def interval_text(lo: float | None, hi: float | None) -> str:
+    """'950..1040'; a one-sided bound ('1616..+inf') where the data identify only one end
+    (rating.identify); 'n/a' when neither end is identified; '' without an interval."""
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return ""
+    if math.isinf(lo) and math.isinf(hi):
+        return "n/a"
+    left = "-inf" if math.isinf(lo) else f"{lo:.0f}"
+    right = "+inf" if math.isinf(hi) else f"{hi:.0f}"
+    return f"{left}..{right}"
 
 
 def _field(obj: Any, name: str) -> Any:

@@ -111,9 +111,10 @@ def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
 
 
 def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
-    if key == "ci":
-        lo, hi = record.get("ci_low"), record.get("ci_high")
-        return f"{lo:.0f}..{hi:.0f}" if _finite(lo) and _finite(hi) else ""
+    if key == "ci":  # the CLI's text, one-sided bounds included
+        from eloledger.rating.table import interval_text
+
+        return interval_text(record.get("ci_low"), record.get("ci_high"))
     value = record.get(key)
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
