@@ -40,6 +40,9 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
   d_elo/1k      Elo gained over the anchor per 1,000 extra tokens per task
   marg/1k       marginal Elo per 1K tokens: arms sorted by tokens, consecutive steps on the
                 upper convex hull of (tokens, Elo); 'dominated' arms are below that hull
+  frontier      share of the interval draws in which the arm is on that hull (dominated
+                is the point estimate's reading; JSON/CSV also give d_elo/1k and marg/1k
+                intervals, task-clustered, tokens held at their measured values)
   elo/decade    Elo gained over the anchor per tenfold tokens (best-of-k reference: 400)
   raw/1k*       Elo / (tokens/1000), the ratio popular guides print; it depends on the
                 arbitrary 1000 anchor, so do not rank arms by it
@@ -72,6 +75,7 @@ COST_COLUMNS = (
     ("delta_elo_per_1k", "d_elo/1k", 2),
     ("marginal_elo_per_1k", "marg/1k", 2),
     ("dominated", "dominated", None),
+    ("frontier_share", "frontier", 2),
     ("elo_per_decade", "elo/decade", 1),
     ("raw_elo_per_1k", "raw/1k*", 2),
     ("pass_at_1", "pass@1", 3),
@@ -84,7 +88,8 @@ COST_COLUMNS = (
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
 DROP_ORDER = {
-    "raw_elo_per_1k": 13,
+    "raw_elo_per_1k": 14,
+    "frontier_share": 13,
     "sample_accuracy": 12,
     "pass_k": 11,
     "rank_ci": 10,

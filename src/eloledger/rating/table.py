@@ -122,6 +122,7 @@ def elo_report(
     elo = to_elo(fit.theta, a)
     n = len(names)
     lo = hi = np.full(n, np.nan)
+    draws: np.ndarray | None = None  # Elo draws (sandwich normal draws or bootstrap rounds)
     rlo: Sequence[Any] = [None] * n
     rhi: Sequence[Any] = [None] * n
     if intervals == "sandwich":
@@ -135,6 +136,7 @@ def elo_report(
             sand.rank_low.tolist(),
             sand.rank_high.tolist(),
         )
+        draws = sand.elo_samples
     elif intervals == "bootstrap" and bootstrap_rounds > 0:
         boot = run_bootstrap(
             comparisons,
@@ -152,6 +154,7 @@ def elo_report(
             boot.rank_low.tolist(),
             boot.rank_high.tolist(),
         )
+        draws = boot.elo_samples
         warnings.extend(boot.warnings)
     ident = identify(W, fit.theta, a, level) if not fit.mle_exists and prior == 0.0 else None
     if ident is not None:
@@ -193,7 +196,7 @@ def elo_report(
             rec["lc_ci_high"] = float(lc.lc.ci_high[k])
     has_costs = bool(costs)
     if has_costs:
-        extra = cost_columns(elo, tokens, a)
+        extra = cost_columns(elo, tokens, a, draws=draws, level=level)
         for k, rec in enumerate(records):
             rec.update(extra[k])
             rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
@@ -256,10 +259,19 @@ def _apply_identification(
     return elo, lo, hi, rlo, rhi
 
 
-def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[str, Any]]:
-    """Token columns per player (NaN tokens -> None in every token column)."""
+def cost_columns(
+    elo: np.ndarray,
+    tokens: np.ndarray,
+    anchor: int,
+    *,
+    draws: np.ndarray | None = None,
+    level: float = 0.95,
+) -> list[dict[str, Any]]:
+    """Token columns per player (NaN tokens -> None in every token column); with ``draws``
+    (Elo draws, rows x players) also their intervals and the frontier share."""
     t0, e0 = tokens[anchor], elo[anchor]
     marginal, dominated = marginal_frontier(tokens, elo)
+    spread = _cost_uncertainty(elo, tokens, anchor, draws, level) if draws is not None else None
     out = []
     for k in range(len(elo)):
         t, e = tokens[k], elo[k]
@@ -279,6 +291,57 @@ def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[
                 "raw_elo_per_1k": float(e / (t / 1000.0)) if math.isfinite(t) and t > 0 else None,
             }
         )
+        if spread is not None:
+            out[-1].update(spread[k])
+    return out
+
+
+MAX_FRONTIER_DRAWS = 400  # draws that recompute the frontier (a Python loop over arms)
+
+
+def _cost_uncertainty(
+    elo: np.ndarray, tokens: np.ndarray, anchor: int, draws: np.ndarray, level: float
+) -> list[dict[str, Any]]:
+    """Intervals of ΔElo per 1K and of the marginal step, and the frontier share.
+
+    The Elo draws carry the task-clustered uncertainty (the sandwich's normal draws widened to
+    its t quantile, or the task-bootstrap rounds); tokens are held at their measured values
+    (their own sampling error is not included). ``delta_elo_per_1k`` and the marginal step
+    from the arm's hull predecessor are linear in Elo, so their quantiles are the delta
+    method's interval. ``frontier_share``: the share of draws in which the arm is on the
+    upper convex hull (``dominated`` is only the point estimate's reading).
+    """
+    n = len(elo)
+    alpha = (1.0 - level) / 2.0
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    known = np.isfinite(tokens) & np.isfinite(elo)
+    if not known[anchor] or not len(draws):
+        return out
+    on = np.zeros(n)
+    sub = draws[: MAX_FRONTIER_DRAWS]
+    for row in sub:
+        _, dom = marginal_frontier(np.where(known, tokens, np.nan), row)
+        on += np.array([d is False for d in dom], dtype=float)
+    frontier = _frontier_order(tokens, elo)
+    previous = dict(zip(frontier[1:], frontier[:-1], strict=False))
+
+    def quantiles(values: np.ndarray) -> tuple[float, float]:
+        lo, hi = np.quantile(values, [alpha, 1.0 - alpha])
+        return float(lo), float(hi)
+
+    for k in range(n):
+        if not known[k]:
+            continue
+        rec: dict[str, Any] = {"frontier_share": float(on[k] / len(sub))}
+        dt = tokens[k] - tokens[anchor]
+        if dt != 0:
+            lo, hi = quantiles((draws[:, k] - draws[:, anchor]) / (dt / 1000.0))
+            rec["delta_elo_per_1k_low"], rec["delta_elo_per_1k_high"] = lo, hi
+        if k in previous:
+            p = previous[k]
+            lo, hi = quantiles((draws[:, k] - draws[:, p]) / ((tokens[k] - tokens[p]) / 1000.0))
+            rec["marginal_elo_per_1k_low"], rec["marginal_elo_per_1k_high"] = lo, hi
+        out[k] = rec
     return out
 
 
@@ -296,6 +359,18 @@ def marginal_frontier(
     marginal: list[float | None] = [None] * n
     dominated: list[bool | None] = [None] * n
     known = [k for k in range(n) if math.isfinite(tokens[k])]
+    frontier = _frontier_order(tokens, elo)
+    on = set(frontier)
+    for k in known:
+        dominated[k] = k not in on
+    for prev, k in zip(frontier, frontier[1:], strict=False):
+        marginal[k] = float((elo[k] - elo[prev]) / ((tokens[k] - tokens[prev]) / 1000.0))
+    return marginal, dominated
+
+
+def _frontier_order(tokens: np.ndarray, elo: np.ndarray) -> list[int]:
+    """The arms on the rising part of the upper convex hull of (tokens, Elo), cheapest first."""
+    known = [k for k in range(len(elo)) if math.isfinite(tokens[k]) and math.isfinite(elo[k])]
     known.sort(key=lambda k: (tokens[k], -elo[k], k))
     hull: list[int] = []
     for k in known:
@@ -306,13 +381,7 @@ def marginal_frontier(
         hull.append(k)
     # Only the rising part of the hull is a frontier: past the best arm, more tokens buy less.
     best = max(range(len(hull)), key=lambda h: (elo[hull[h]], -h)) if hull else -1
-    frontier = hull[: best + 1]
-    on = set(frontier)
-    for k in known:
-        dominated[k] = k not in on
-    for prev, k in zip(frontier, frontier[1:], strict=False):
-        marginal[k] = float((elo[k] - elo[prev]) / ((tokens[k] - tokens[prev]) / 1000.0))
-    return marginal, dominated
+    return hull[: best + 1]
 
 
 def _turn(a: int, b: int, c: int, x: np.ndarray, y: np.ndarray) -> float:
