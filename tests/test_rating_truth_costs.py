@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from eloledger.rating.budget_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
 from eloledger.rating.table import elo_report
 
@@ -18,14 +19,7 @@ TOKENS = {"a": 1000, "b": 2000, "c": 3000, "d": 4000}
 
 
 def run(seed: int, tasks: int = 50) -> dict[str, dict]:
-    rng = np.random.default_rng(seed)
-    names = list(TRUE)
-    rows = []
-    for t in range(tasks):
-        for i, x in enumerate(names):
-            for y in names[i + 1 :]:
-                p = 1 / (1 + 10 ** ((TRUE[y] - TRUE[x]) / 400))
-                rows.append((f"t{t}", x, y, float(rng.random() < p)))
+    rows = round_robin(TRUE, tasks, np.random.default_rng(seed))
     t, a, b, o = zip(*rows, strict=True)
     comps = Comparisons.from_arrays(list(t), list(a), list(b), list(o))
     costs = {k: {"tokens_per_task": v} for k, v in TOKENS.items()}

@@ -14,21 +14,11 @@ import json
 import numpy as np
 import pytest
 
+from eloledger.rating.budget_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
 from eloledger.rating.table import elo_report
 
 TRUE = {"p0": 0, "p1": 100, "p2": 200, "p3": 300, "top": 1192}
-
-
-def round_robin(truth: dict[str, float], tasks: int, rng: np.random.Generator) -> list[tuple]:
-    names = list(truth)
-    out = []
-    for t in range(tasks):
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                p = 1.0 / (1.0 + 10 ** ((truth[b] - truth[a]) / 400))
-                out.append((f"t{t}", a, b, float(rng.random() < p)))
-    return out
 
 
 def comparisons(rows: list[tuple]) -> Comparisons:

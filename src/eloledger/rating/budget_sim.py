@@ -98,6 +98,19 @@ def four_arms(
     return rows
 
 
+def round_robin(truth: dict[str, float], tasks: int, rng: np.random.Generator) -> list[tuple]:
+    """(task, a, b, outcome) rows: every pair of players meets once a task, a winning with the
+    Bradley–Terry probability of the true Elo gap (for rating tests with known truth)."""
+    names = list(truth)
+    out = []
+    for t in range(tasks):
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                p = 1.0 / (1.0 + 10 ** ((truth[b] - truth[a]) / 400))
+                out.append((f"t{t}", a, b, float(rng.random() < p)))
+    return out
+
+
 def _level(score: float, levels: int) -> float:
     """A continuous score cut into ``levels`` ordered grades (2 = fail/pass at 0)."""
     if levels == 2:
