@@ -33,8 +33,9 @@ intervals (95%, relative to the anchor, by task):
   none          no intervals
 
 --length-control fits P(a beats b) = σ(θa − θb + β·tanh(Δ/s)), Δ = ln a_tokens − ln b_tokens,
-  s = sd(Δ): lc_elo is each player's Elo at equal length, length_coef = β in Elo points
-  (the most a much longer answer gains from the judge). Its intervals are the sandwich.
+  s = RMS(Δ): lc_elo is each player's Elo at equal length, length_coef = β in Elo points,
+  the length-outcome association (not by itself a judge bias: if better answers are
+  longer, β > 0 and lc_elo removes part of a real gap). Its intervals are the sandwich.
 
 columns with --ledger (tokens are task-normalised: mean over tasks of each task's total):
   d_elo/1k      Elo gained over the anchor per 1,000 extra tokens per task
@@ -347,8 +348,10 @@ def _display(rec: dict[str, Any]) -> dict[str, Any]:
 def _length_note(coef: dict[str, Any]) -> str:
     return (
         f"length control: lc_elo = Elo at equal answer length; length_coef β = "
-        f"{coef['elo']:+.1f} Elo ({coef['ci_low']:+.1f}..{coef['ci_high']:+.1f}), the most a "
-        f"much longer answer gains from the judge (s = {coef['s']:.2f} in ln tokens, "
+        f"{coef['elo']:+.1f} Elo ({coef['ci_low']:+.1f}..{coef['ci_high']:+.1f}), the "
+        "length-outcome association (how much more the longer answer wins beyond the "
+        "ratings; a judge bias only if better answers are not also longer) "
+        f"(s = {coef['s']:.2f}, RMS of ln token ratios, "
         f"{coef['comparisons_with_tokens']:,} comparisons with lengths)"
     )
 
