@@ -172,3 +172,18 @@ def test_failed_calls_count_as_billed_tokens_and_unsolved_attempts() -> None:
     o = arm_outcomes(rows)[0]["x"]
     assert o.total_tokens == 400 and o.solved == 1 and o.sessions == 2
     assert o.tokens_per_success == 400
+
+
+def test_tasks_an_arm_ran_but_was_never_compared_on_are_reported(tmp_path: Path, capsys) -> None:
+    """Issue 25 item 9: an arm with no result on a task is not silently dropped from it."""
+    rows, solved = simulate(seed=4)
+    ledger, comps = write_inputs(tmp_path, rows, solved)
+    lines = comps.read_text().splitlines()
+    kept = [lines[0]] + [
+        line for line in lines[1:]
+        if not (line.startswith(("t000,", "t001,", "t002,")) and "bo8," in line + ",")
+    ]  # fmt: skip
+    comps.write_text("\n".join(kept) + "\n")
+    assert main(["elo", str(comps), "--ledger", str(ledger), "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("bo8 on 3 of 200" in w for w in warnings), warnings

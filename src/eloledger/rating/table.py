@@ -108,6 +108,7 @@ def elo_report(
     tokens = _tokens(names, costs) if costs else np.full(len(names), np.nan)
     if costs:
         warnings.extend(_cost_mismatch(names, costs, tokens))
+        warnings.extend(_unjudged_tasks(comparisons, costs))
     if anchor is not None:
         a = comparisons.player_index(anchor)
     elif np.isfinite(tokens).any():
@@ -484,6 +485,33 @@ def _tokens(names: Sequence[str], costs: Mapping[str, Any]) -> np.ndarray:
             if math.isfinite(v) and v > 0:
                 out[k] = v
     return out
+
+
+def _unjudged_tasks(comparisons, costs: Mapping[str, Any]) -> list[str]:
+    """Arms that ran tasks on which they have no comparison (every call failed, or nothing
+    was judged): the fit leaves those tasks out for that arm, which flatters an arm that fails
+    on hard tasks (informative missingness). pass@1 and tokens per success count them as
+    unsolved attempts; the warning says how many the Elo ignores."""
+    seen: dict[str, set[str]] = {}
+    for side in (comparisons.i, comparisons.j):
+        for player, task in zip(side.tolist(), comparisons.task.tolist(), strict=True):
+            seen.setdefault(comparisons.players[player], set()).add(comparisons.tasks[task])
+    parts = []
+    for name in comparisons.players:
+        ran = _field(costs.get(name), "per_task_sessions") if costs.get(name) is not None else None
+        if not ran:
+            continue
+        missing = [t for t in ran if t not in seen.get(name, set())]
+        if missing:
+            parts.append(f"{name} on {len(missing)} of {len(ran)}")
+    if not parts:
+        return []
+    return [
+        "arms ran tasks on which they have no comparison (failed or unjudged): "
+        + ", ".join(parts)
+        + " tasks; the Elo leaves those tasks out for them (pass@1 and tokens per success "
+        "count them as unsolved), so an arm that fails on hard tasks can look better than it is"
+    ]
 
 
 def _cost_mismatch(names: Sequence[str], costs: Mapping[str, Any], tokens: np.ndarray) -> list[str]:
