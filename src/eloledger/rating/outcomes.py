@@ -225,11 +225,12 @@ def ledger_outcomes(
     """:func:`arm_outcomes` of one or several ledgers, with each ledger's results file
     (``<ledger>.results.csv``) when it exists; plus the readers' warnings and token counts
     no gateway bills (``ledger.summary.count_warnings``)."""
-    from eloledger.ledger.reader import read_rows
-    from eloledger.ledger.summary import count_warnings
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
     from eloledger.rating.budget_io import load_rows
 
     rows, warnings = load_rows(ledgers)
     results = ledger_results(ledgers, threshold)
     outcomes, more = arm_outcomes(rows, results=results, threshold=threshold)
-    return outcomes, [*warnings, *count_warnings(read_rows(rows)), *more]
+    counts = count_warnings(read_ledgers(ledgers, columns=TOKEN_COUNT_COLUMNS))  # columnar: fast
+    return outcomes, [*warnings, *counts, *more]
