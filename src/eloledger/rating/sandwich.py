@@ -15,7 +15,11 @@ Anchor and prior: without a prior θ is only defined up to a shift; the Hessian 
 term 11ᵀ/n (as in the fit), every score sums to zero across players, so the covariance of
 every contrast θ_k − θ_anchor is exact. With a prior the bread is the penalised Hessian.
 Rank intervals come from normal draws with that covariance (a parametric bootstrap: cheap,
-and consistent with the Elo intervals).
+and consistent with the Elo intervals); the same draws, widened to the t quantile, give the
+Elo table's derived figures (ΔElo per 1K, marginal steps, frontier share) their uncertainty.
+The small-sample t quantile with G − 1 degrees of freedom follows Cameron & Miller (2015), "A
+Practitioner's Guide to Cluster-Robust Inference"; the Bradley–Terry likelihood and its MLE
+conditions are Hunter (2004), "MM algorithms for generalized Bradley–Terry models".
 """
 
 from __future__ import annotations
