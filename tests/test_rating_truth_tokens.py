@@ -187,3 +187,16 @@ def test_tasks_an_arm_ran_but_was_never_compared_on_are_reported(tmp_path: Path,
     assert main(["elo", str(comps), "--ledger", str(ledger), "--format", "json"]) == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert any("bo8 on 3 of 200" in w for w in warnings), warnings
+
+
+def test_oracle_best_of_8_on_pass_fail_is_read_against_its_own_reference(tmp_path, capsys) -> None:
+    """Issue 25 item 3, the table: an oracle best-of-8 on pass/fail tasks gains far less than
+    400 Elo per decade; the reference from its own samples says that is all it can gain."""
+    rows, solved = simulate(seed=5)
+    ledger, comps = write_inputs(tmp_path, rows, solved)
+    assert main(["elo", str(comps), "--ledger", str(ledger), "--anchor", "single",
+                 "--format", "json"]) == 0  # fmt: skip
+    bo8 = next(p for p in json.loads(capsys.readouterr().out)["players"] if p["name"] == "bo8")
+    assert bo8["elo_per_decade"] < 300  # far below the continuous law's 400
+    assert bo8["passfail_reference_elo_per_decade"] < 300
+    assert abs(bo8["elo_per_decade"] - bo8["passfail_reference_elo_per_decade"]) < 60

@@ -408,8 +408,6 @@ def _reference(samples: np.ndarray, gains: np.ndarray, elo0: float) -> tuple[np.
     empirical = np.array([gains[i - 1] if i <= len(gains) else np.nan for i in k])
     law = REFERENCE_ELO_PER_DECADE * np.log10(k)
     kind = "empirical" if np.isfinite(empirical).all() and len(k) > 0 else "continuous"
-    if kind == "empirical" and np.all(k == k[0]):
-        kind = "empirical"
     values = empirical if kind == "empirical" else law
     return elo0 + values - values[0], kind
 

@@ -13,8 +13,11 @@ Which numbers and why:
   between consecutive arms on the upper convex hull of (tokens, Elo). An arm below that hull
   is ``dominated``: mixing its two hull neighbours buys at least as much Elo for the same
   tokens, so it gets no marginal value.
-* ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor (best-of-k of independent
-  samples gains 400 per decade, the reference law).
+* ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor. Best-of-k gains 400 per
+  decade only for continuous, tie-free scores; ``passfail_reference_elo_per_decade`` (JSON) is
+  what best-of-k of the arm's own pass/fail samples can gain per decade of samples, the
+  reference when the comparisons come from pass/fail scores (``rating.reference``:
+  an oracle best-of-8 on pass/fail tasks reads ~170, not 400, and is still ideal).
 * ``raw_elo_per_1k`` — Elo / (tokens/1000), the ratio popular guides print. It is only shown
   for comparison: it depends on the arbitrary 1000 anchor (shift every Elo by 100 and it
   changes), so do not rank arms by it.
@@ -39,6 +42,7 @@ from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
 from eloledger.rating.identify import Identification, identify
 from eloledger.rating.length import length_controlled
+from eloledger.rating.reference import best_of_k_gains
 from eloledger.rating.sandwich import bt_sandwich
 
 INTERVALS = ("sandwich", "bootstrap", "none")
@@ -431,6 +435,12 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
         out["pass_at_k"] = float(
             np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
         )
+        kk = min(k, int(ns.min()) - 1)  # best-of-kk vs one disjoint sample must fit a pool
+        if kk >= 2:  # what best-of-k of these pass/fail samples can gain per decade
+            pools = [np.repeat([1.0, 0.0], [c, m - c]) for m, c in zip(ns, cs, strict=True)]
+            gain = best_of_k_gains(pools, kk)[kk - 1]
+            if math.isfinite(gain):
+                out["passfail_reference_elo_per_decade"] = float(gain / math.log10(kk))
     solved_by_task = _field(cost, "per_task_solved")
     sessions_by_task = _field(cost, "per_task_sessions")
     if solved_by_task is None and tasks and all(per_n[t] == 1 for t in tasks):
