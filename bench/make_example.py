@@ -37,6 +37,7 @@ def generate(out_dir: Path, seed: int = 20260101) -> tuple[Path, Path]:
     comps_path = out_dir / "comparisons.csv"
     rows: list[bytes] = []
     best: dict[tuple[int, str], float] = {}
+    picked: dict[tuple[int, str], tuple[int, float]] = {}  # the sample each arm submits
     ts = 1_767_225_600.0
     for t in range(TASKS):
         task_id = f"task-{t:03d}"
@@ -44,6 +45,7 @@ def generate(out_dir: Path, seed: int = 20260101) -> tuple[Path, Path]:
         for arm, (k, mean_tokens, bonus) in ARMS.items():
             scores = rng.normal(bonus - difficulty, 1.0, size=k)
             best[(t, arm)] = float(scores.max())
+            picked[(t, arm)] = (int(scores.argmax()), float(scores.max()))
             for s, score in enumerate(scores):
                 completion = int(rng.gamma(8.0, mean_tokens / 8.0))
                 prompt = 180 + t % 40
@@ -81,6 +83,18 @@ def generate(out_dir: Path, seed: int = 20260101) -> tuple[Path, Path]:
                     sa, sb = best[(t, arms[x])], best[(t, arms[y])]
                     outcome = 1.0 if sa > sb else 0.0 if sa < sb else 0.5
                     w.writerow([f"task-{t:03d}", arms[x], arms[y], f"{outcome:g}"])
+    # What `eloledger run` writes beside its ledger: the sample each arm submitted (the best,
+    # as a verifier picks it), so pass@1 and tokens per success count solved tasks.
+    results_path = out_dir / "ledger.results.csv"
+    with results_path.open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["task_id", "arm", "session", "selected_sample", "answer", "score", "passed",
+                    "samples_ok", "samples"])  # fmt: skip
+        for t in range(TASKS):
+            for arm, (k, _, _) in ARMS.items():
+                index, score = picked[(t, arm)]
+                passed = int(score > PASS_THRESHOLD)
+                w.writerow([f"task-{t:03d}", arm, 0, index, "", round(score, 4), passed, k, k])
     return comps_path, ledger_path
 
 

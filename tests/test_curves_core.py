@@ -100,7 +100,7 @@ def test_without_session_field_the_bootstrap_resamples_tasks() -> None:
     rows = sampling_sessions(arms=("a", "b"), tasks=10, sessions=1, samples=6, seed=7)
     for row in rows:
         del row["session"]
-    result = budget_curves(rows, bootstrap=20, seed=0)
+    result = budget_curves(rows, bootstrap=20, seed=0, resample="sessions")  # tasks: the default
     assert result.resample == "tasks"
     assert any("resampling tasks" in w for w in result.warnings)
     assert all(np.all(np.isfinite(a.ci_high)) for a in result.arms)

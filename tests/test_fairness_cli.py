@@ -20,7 +20,7 @@ ARGS = ["--old-1", "old_1", "--new-1", "new_1", "--old-n", "old_n", "--new-n", "
 def leaky(tmp_path: Path) -> Path:
     path = tmp_path / "leaky.jsonl"
     with LedgerWriter(path) as writer:
-        for row in four_arms(n_old=4, n_new=16, tasks=40, seed=4):
+        for row in four_arms(n_old=4, n_new=16, tasks=400, seed=4):
             writer.append(row)
     return path
 
@@ -31,7 +31,7 @@ def test_json_record_names_its_inputs(leaky: Path, capsys: pytest.CaptureFixture
     record = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "budget_leakage"
     assert record["ledger"]["sha256"] == hashlib.sha256(leaky.read_bytes()).hexdigest()
-    assert record["ledger"]["rows"] == 40 * 4 * (1 + 1 + 4 + 16)
+    assert record["ledger"]["rows"] == 400 * 4 * (1 + 1 + 4 + 16)
     assert record["inputs"]["seed"] == 9 and record["inputs"]["bootstrap"] == 300
     assert record["eloledger_version"] == __version__ and record["created_utc"].endswith("+00:00")
     for name in (
@@ -41,7 +41,9 @@ def test_json_record_names_its_inputs(leaky: Path, capsys: pytest.CaptureFixture
         "token_ratio_n",
         "interaction",
     ):
-        assert set(record["metrics"][name]) == {"estimate", "ci_low", "ci_high"}
+        assert set(record["metrics"][name]) == {
+            "estimate", "ci_low", "ci_high", "ci90_low", "ci90_high", "se"
+        }  # fmt: skip
 
 
 def test_table(leaky: Path, capsys: pytest.CaptureFixture[str]) -> None:

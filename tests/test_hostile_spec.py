@@ -6,6 +6,7 @@ ledger created. Every case runs in-process (fast); every case class also through
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -168,3 +169,29 @@ def test_any_arm_value_is_accepted_or_named(key: str, value: object) -> None:
         line = exc.one_line()
         assert "\n" not in line and line.startswith("<spec>:"), line
         assert not line.startswith("<spec>:1:") or key == "kind", line
+
+
+_CONTROL = st.sampled_from(
+    [chr(c) for c in range(0x20)] + ["\x7f", "\x85", "\x9b", "\u2028", "\u2029"]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="abc", max_size=3), _CONTROL, st.text(alphabet="xyz", max_size=3))
+def test_an_arm_name_with_a_control_character_is_refused_at_its_line(
+    head: str, control: str, tail: str
+) -> None:
+    """Arm names reach tables, the TUI and file names: a control byte is refused at load."""
+    import tempfile
+
+    name = head + control + tail
+    spec = GOOD.replace('name = "one"', f"name = {json.dumps(name)}", 1)
+    assert spec != GOOD
+    with tempfile.TemporaryDirectory() as folder:
+        path = _setup(Path(folder), spec, '{"task_id": "t1", "prompt": "p", "answer": "a"}\n')
+        with pytest.raises(UserError) as caught:
+            _load(path)
+    line = caught.value.one_line()
+    reason = "control character" if name.strip() else "non-empty string"
+    assert "\n" not in line and "spec.toml:" in line and reason in line, line
+    assert control not in line, line

@@ -94,7 +94,8 @@ def test_llm_prompt_and_verdicts() -> None:
     # X wins as A and as B -> 1; a judge that always says A -> a tie after both orders.
     assert both_orders(1.0, 0.0) == 1.0
     assert both_orders(1.0, 1.0) == 0.5
-    assert both_orders(None, 0.0) == 0.75
+    assert both_orders(None, 0.0) is None  # one order alone: position bias uncorrected, no half tie
+    assert both_orders(1.0, None) is None
     assert both_orders(None, None) is None  # no verdict at all: not a tie
 
 

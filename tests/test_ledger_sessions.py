@@ -49,7 +49,9 @@ def test_two_sessions_cost_the_same_per_task_as_one(tmp_path: Path) -> None:
 def test_pass_at_k_and_tokens_per_success_use_sessions(tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     _write(path, sessions=2)
-    costs = arm_costs(read_ledger(path, columns=COST_COLUMNS))
+    from eloledger.rating.outcomes import ledger_outcomes  # what `elo --ledger` reads now
+
+    costs, _ = ledger_outcomes(path)
     comps = Comparisons.from_records(
         [
             {"task_id": "t1", "a": "bo4", "b": "other", "outcome": 1.0},
@@ -61,4 +63,4 @@ def test_pass_at_k_and_tokens_per_success_use_sessions(tmp_path: Path) -> None:
     assert row["pass_k"] == 4  # samples per session, not 8 across both sessions
     # unbiased estimator on the pooled 8 samples (2 pass): 1 - C(6,4)/C(8,4)
     assert abs(row["pass_at_k"] - (1 - 15 / 70)) < 1e-12
-    assert row["tokens_per_success"] == 400.0 / 4  # 400 tokens, 4 passing samples
+    assert row["tokens_per_success"] == 400.0 / 4  # 400 tokens, 4 solved sessions (tasks)

@@ -15,7 +15,7 @@ from eloledger.rating.table import elo_report, marginal_frontier, pass_at_k
 
 @dataclass
 class ArmCost:
-    """Shaped like eloledger.ledger.summary.ArmCost (the fields the table reads)."""
+    """Shaped like eloledger.rating.outcomes.ArmOutcome (the fields the table reads)."""
 
     arm: str
     tokens_per_task: float | None
@@ -23,6 +23,8 @@ class ArmCost:
     successes: int = 0
     per_task_n: dict[str, int] = field(default_factory=dict)
     per_task_c: dict[str, int] = field(default_factory=dict)
+    per_task_sessions: dict[str, int] | None = None
+    per_task_solved: dict[str, int] | None = None
 
 
 def test_frontier_marks_dominated_arms() -> None:
@@ -84,8 +86,9 @@ def costs() -> dict[str, ArmCost]:
             "cheap", 400.0, 3, 1, {"t1": 1, "t2": 1, "t3": 1}, {"t1": 0, "t2": 1, "t3": 0}
         ),
         "mid": ArmCost(
-            "mid", 1600.0, 3, 5, {"t1": 4, "t2": 4, "t3": 4}, {"t1": 2, "t2": 0, "t3": 3}
-        ),
+            "mid", 1600.0, 3, 5, {"t1": 4, "t2": 4, "t3": 4}, {"t1": 2, "t2": 0, "t3": 3},
+            {"t1": 1, "t2": 1, "t3": 1}, {"t1": 1, "t2": 0, "t3": 1},
+        ),  # fmt: skip
         "big": ArmCost(
             "big", 6400.0, 3, 9, {"t1": 8, "t2": 8, "t3": 8}, {"t1": 1, "t2": 4, "t3": 4}
         ),
@@ -104,12 +107,18 @@ def test_report_with_costs() -> None:
     assert big["elo_per_decade"] == pytest.approx(big["delta_elo"] / math.log10(16))
     assert big["raw_elo_per_1k"] == pytest.approx(big["elo"] / 6.4)
     assert rows["cheap"]["delta_elo_per_1k"] is None and rows["cheap"]["elo_per_decade"] is None
-    # pass@1 is the mean over tasks of c/n; pass@k uses k = samples per task (here 4 for mid).
-    assert mid["pass_at_1"] == pytest.approx(np.mean([2 / 4, 0 / 4, 3 / 4]))
+    # Per-sample accuracy is the mean over tasks of c/n; pass@k uses k = samples per task (4).
+    assert mid["sample_accuracy"] == pytest.approx(np.mean([2 / 4, 0 / 4, 3 / 4]))
     assert mid["pass_k"] == 4 and mid["pass_at_k"] == pytest.approx(2 / 3)
-    # Tokens per success is a ratio of sums: 1600 tokens/task * 3 tasks / 5 successes.
-    assert mid["tokens_per_success"] == pytest.approx(1600 * 3 / 5)
+    # pass@1 is the submitted answer's (one session a task, solved on t1 and t3), and tokens
+    # per success are tokens per *solved task*: 1600 tokens/task * 3 tasks / 2 solved -- the
+    # old 1600 * 3 / 5 counted passing samples (issue 25 item 1).
+    assert mid["pass_at_1"] == pytest.approx(2 / 3)
+    assert mid["tokens_per_success"] == pytest.approx(1600 * 3 / 2)
+    # Without solved sessions, only an arm of one sample a task has them (its sample).
     assert rows["cheap"]["tokens_per_success"] == pytest.approx(1200.0)
+    assert rows["cheap"]["pass_at_1"] == pytest.approx(1 / 3)
+    assert rows["big"]["tokens_per_success"] is None and rows["big"]["pass_at_1"] is None
     # Intervals and ranks exist; the records are sorted by Elo, best first.
     elos = [r["elo"] for r in report.players]
     assert elos == sorted(elos, reverse=True)

@@ -237,7 +237,7 @@ async def test_elo_tab_budget_curves_and_fairness_verdict() -> None:
         names = {a.name for a in tab.curves.arms}
         assert {"best_of_1", "best_of_8"} <= names
         text = screen_text(app)
-        assert "budget curves" in text and "+400 Elo per 10× tokens" in text
+        assert "budget curves" in text and "best-of-k of its own samples" in text
         await pilot.press("f")
         await pilot.pause(0.2)
         assert isinstance(app.screen, FairnessScreen)

@@ -17,12 +17,17 @@ method ("When Agents Slow Down", 2026):
   budgets on a geometric token grid (--grid ratio); its best score so far at each budget
   is a player arm@budget; all players meet within each task (higher score wins, ties split,
   no score yet loses); one Bradley-Terry fit, anchored at 1000 on the cheapest arm's first
-  point; 95% intervals by resampling sessions within each task and arm.
+  point; 95% intervals by resampling tasks (--resample). Grid points inside one call are
+  merged; each arm's curve stops at its sessions' common length (the shortest session).
 
 reading it:
   slope/decade   Elo gained per tenfold tokens since the previous point
-  reference      best-of-k of independent samples gains 400*log10(k) Elo: 400 per decade
-  b_inf          the budget after which the arm's slope stays clearly below 400 (its upper
+  samples        samples a typical session had completed at that budget
+  reference      the arm's own empirical best-of-k: what the best of that many of its samples
+                 gains over one (exact subsampling of its samples per task, same fit); it is
+                 400*log10(k) only for continuous, tie-free scores -- pass/fail tasks reach
+                 far less, so an ideal sampler lies on its own reference, not on +400/decade
+  b_inf          the budget after which the arm stays clearly below its reference (its upper
                  95% bound too): more tokens no longer buy what fresh samples would
   splitting      m sessions of B/m tokens versus one session of B tokens, same arm
 """
@@ -30,6 +35,7 @@ reading it:
 COLUMNS = (
     ("arm", "arm", None),
     ("tokens", "tokens", 0),
+    ("samples", "samples", 0),
     ("elo", "elo", 1),
     ("ci", "95% CI", None),
     ("reference_elo", "reference", 1),
@@ -81,8 +87,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resample",
         choices=("sessions", "tasks", "both"),
-        default="sessions",
-        help="what the bootstrap resamples (default: sessions within each task and arm)",
+        default="tasks",
+        help="what the bootstrap resamples (default: tasks, like `elo`: intervals that cover "
+        "the population of tasks; sessions = the tasks held fixed, both = tasks then sessions)",
     )
     parser.add_argument(
         "--format", choices=("table", "json", "csv"), default="table", help="output format"
@@ -118,6 +125,7 @@ def point_records(result: Any) -> list[dict[str, Any]]:
                 {
                     "arm": arm.name,
                     "tokens": float(tokens),
+                    "samples": None if arm.samples is None else float(arm.samples[k]),
                     "elo": float(arm.elo[k]),
                     "ci_low": float(arm.ci_low[k]),
                     "ci_high": float(arm.ci_high[k]),
@@ -143,7 +151,9 @@ def render(result: Any, fmt: str) -> str:
     summary = ", ".join(
         f"{a.name}: {'never' if a.b_inf is None else f'{a.b_inf:g} tokens'}" for a in result.arms
     )
-    parts.append("\n" + wrap(f"b_inf (slope stays below 400 Elo/decade from): {summary}", width))
+    parts.append(
+        "\n" + wrap(f"b_inf (stays below its own best-of-k reference from): {summary}", width)
+    )
     parts.append(
         wrap(
             f"anchor: {result.anchor} = 1000 Elo; intervals: {result.bootstrap} rounds "

@@ -33,18 +33,28 @@ intervals (95%, relative to the anchor, by task):
   none          no intervals
 
 --length-control fits P(a beats b) = σ(θa − θb + β·tanh(Δ/s)), Δ = ln a_tokens − ln b_tokens,
-  s = sd(Δ): lc_elo is each player's Elo at equal length, length_coef = β in Elo points
-  (the most a much longer answer gains from the judge). Its intervals are the sandwich.
+  s = RMS(Δ): lc_elo is each player's Elo at equal length, length_coef = β in Elo points,
+  the length-outcome association (not by itself a judge bias: if better answers are
+  longer, β > 0 and lc_elo removes part of a real gap). Its intervals are the sandwich.
 
 columns with --ledger (tokens are task-normalised: mean over tasks of each task's total):
   d_elo/1k      Elo gained over the anchor per 1,000 extra tokens per task
   marg/1k       marginal Elo per 1K tokens: arms sorted by tokens, consecutive steps on the
                 upper convex hull of (tokens, Elo); 'dominated' arms are below that hull
+  frontier      share of the interval draws in which the arm is on that hull (dominated
+                is the point estimate's reading; JSON/CSV also give d_elo/1k and marg/1k
+                intervals, task-clustered, tokens held at their measured values)
   elo/decade    Elo gained over the anchor per tenfold tokens (best-of-k reference: 400)
   raw/1k*       Elo / (tokens/1000), the ratio popular guides print; it depends on the
                 arbitrary 1000 anchor, so do not rank arms by it
-  pass@k        unbiased estimator with k = the arm's samples per task
-  tok/success   total tokens / total successes (a ratio of sums)
+  pass@1        share of sessions whose submitted answer passes (the run's results file
+                beside the ledger says which sample each arm submitted)
+  acc/sample    share of scored samples that pass (per-sample accuracy)
+  pass@k        unbiased pass@k of the samples (Chen et al. 2021), k = samples per
+                session (the smallest over the arm's tasks)
+  tok/success   billed tokens / solved tasks (tokens per solved task: a best-of-8 arm
+                pays its 8 samples per success); billed = every sample/select call
+                with usage, failed calls included (as curve and fairness count)
 """
 
 DEFAULT_ROUNDS = 1000
@@ -66,9 +76,11 @@ COST_COLUMNS = (
     ("delta_elo_per_1k", "d_elo/1k", 2),
     ("marginal_elo_per_1k", "marg/1k", 2),
     ("dominated", "dominated", None),
+    ("frontier_share", "frontier", 2),
     ("elo_per_decade", "elo/decade", 1),
     ("raw_elo_per_1k", "raw/1k*", 2),
     ("pass_at_1", "pass@1", 3),
+    ("sample_accuracy", "acc/sample", 3),
     ("pass_at_k", "pass@k", 3),
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
@@ -77,7 +89,9 @@ COST_COLUMNS = (
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
 DROP_ORDER = {
-    "raw_elo_per_1k": 12,
+    "raw_elo_per_1k": 14,
+    "frontier_share": 13,
+    "sample_accuracy": 12,
     "pass_k": 11,
     "rank_ci": 10,
     "wins": 9,
@@ -268,17 +282,11 @@ def _example_dir() -> Path:
 
 
 def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
-    """Per-arm costs from one or several ledgers, and what the reader warned about."""
-    try:
-        from eloledger.ledger.merge import read_ledgers
-        from eloledger.ledger.summary import arm_costs, count_warnings
-    except ImportError:
-        raise UserError(
-            "--ledger needs eloledger's ledger reader, which is not installed in this build",
-            fix="run without --ledger",
-        ) from None
-    ledger = read_ledgers(ledgers)
-    return arm_costs(ledger), [*ledger.warnings, *count_warnings(ledger)]
+    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
+    run's results file when present), and what the reader warned about."""
+    from eloledger.rating.outcomes import ledger_outcomes
+
+    return ledger_outcomes(ledgers)
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:
@@ -328,9 +336,9 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
 
 def _display(rec: dict[str, Any]) -> dict[str, Any]:
     out = dict(rec)
-    lo, hi = rec.get("ci_low"), rec.get("ci_high")
-    if lo is not None and math.isfinite(lo) and hi is not None and math.isfinite(hi):
-        out["ci"] = f"{lo:.0f}..{hi:.0f}"
+    from eloledger.rating.table import interval_text
+
+    out["ci"] = interval_text(rec.get("ci_low"), rec.get("ci_high"))
     if rec.get("rank_low") is not None:
         out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"
     lo, hi = rec.get("lc_ci_low"), rec.get("lc_ci_high")
@@ -342,8 +350,10 @@ def _display(rec: dict[str, Any]) -> dict[str, Any]:
 def _length_note(coef: dict[str, Any]) -> str:
     return (
         f"length control: lc_elo = Elo at equal answer length; length_coef β = "
-        f"{coef['elo']:+.1f} Elo ({coef['ci_low']:+.1f}..{coef['ci_high']:+.1f}), the most a "
-        f"much longer answer gains from the judge (s = {coef['s']:.2f} in ln tokens, "
+        f"{coef['elo']:+.1f} Elo ({coef['ci_low']:+.1f}..{coef['ci_high']:+.1f}), the "
+        "length-outcome association (how much more the longer answer wins beyond the "
+        "ratings; a judge bias only if better answers are not also longer) "
+        f"(s = {coef['s']:.2f}, RMS of ln token ratios, "
         f"{coef['comparisons_with_tokens']:,} comparisons with lengths)"
     )
 

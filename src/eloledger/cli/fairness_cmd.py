@@ -14,20 +14,30 @@ examples:
       --bootstrap 5000 --seed 7 --format json > verdict.json   # archive next to the run
 
 four-arm design: the old and the new method, each with single samples (n=1) and with
-N-way sampling (n=N). Paired task-level bootstrap intervals (95%) for:
-  pass1_delta               pass@1(new_1) - pass@1(old_1): the gain at the same budget
+N-way sampling (n=N). pass rates count the answer each arm submits, one per session
+(the run's .results.csv beside the ledger says which sample that was); tokens are billed
+tokens (failed calls with usage included); tok/success = tokens per solved task, as in
+`eloledger elo --ledger`. Paired task-level bootstrap intervals (95%, and 90% for the
+equivalence test) for:
+  pass1_delta               pass@1(new_1) - pass@1(old_1): the gain at n=1
   tokens_per_success_*      new_1 versus old_1 (delta and ratio; ratio of sums)
   token_ratio_1             tokens(new_1) / tokens(old_1): is it really the same budget?
   passN_delta               pass@N(new_n) - pass@N(old_n)
   token_ratio_n             tokens(new_n) / tokens(old_n)   (samples_ratio_n likewise)
+  matched_passk_delta       the N-way arms at a matched budget: unbiased pass@k of each
+                            arm's own samples (Chen et al. 2021), new_n at the largest k
+                            whose tokens do not exceed old_n's
   interaction               passN_delta - pass1_delta
 
 decision rule:
   real_improvement  pass1_delta CI above 0 and tokens per success (n=1) at most
                     1 + tolerance times the old (default +10%)
   budget_leakage    passN_delta CI above 0, new_n spent >= 1.5x old_n's tokens or samples,
-                    and pass1_delta CI not above 0: the gain appears only with more tokens
-  inconclusive      anything else (the reason says which)
+                    and evidence of no gain at n=1: pass1_delta's 90% CI inside +-margin
+                    (two one-sided tests, Schuirmann 1987; default 5 pp), and the
+                    matched-budget delta equivalent to 0 the same way
+  inconclusive      anything else; the reason gives the pass@1 change the design detects
+                    at 80% power (a real gain on too few tasks is inconclusive, not leakage)
 """
 
 
@@ -84,6 +94,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="token or sample ratio new_n/old_n that counts as spending more (default 1.5)",
     )
     parser.add_argument(
+        "--margin",
+        type=float,
+        default=0.05,
+        metavar="M",
+        help="equivalence margin of 'no gain at n=1', in pass rate (default 0.05 = 5 pp)",
+    )
+    parser.add_argument(
         "--format",
         choices=("json", "table"),
         default=None,
@@ -115,6 +132,7 @@ def handle(args: argparse.Namespace) -> int:
         pass_threshold=args.pass_threshold,
         tps_tolerance=args.tps_tolerance,
         leak_ratio=args.leak_ratio,
+        margin=args.margin,
     )
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if fmt == "json":
@@ -154,7 +172,7 @@ def render_table(record: dict[str, Any]) -> str:
                 Column("role", "role"),
                 Column("name", "arm"),
                 Column("attempts", "attempts"),
-                Column("pass_rate", "pass rate", 3),
+                Column("pass_rate", "pass@1", 3),
                 Column("samples", "samples"),
                 Column("tokens", "tokens", 0),
                 Column("tokens_per_success", "tok/success", 0),

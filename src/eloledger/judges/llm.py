@@ -50,11 +50,10 @@ def parse_verdict(text: str | None) -> float | None:
 def both_orders(first: float | None, second: float | None) -> float | None:
     """Preference for X given verdicts on (X as A, Y as B) and (Y as A, X as B).
 
-    One missing verdict counts as a tie, so one failed judge call cannot decide a match; with
-    both missing there is no preference at all (None): the caller counts it, never a tie.
+    Both orders are needed: one order alone carries the judge's position bias uncorrected, and
+    filling the missing order with a tie would invent half a draw. A match missing a verdict in
+    either order is no preference (None): the caller counts it as no verdict and leaves it out.
     """
-    if first is None and second is None:
+    if first is None or second is None:
         return None
-    x_first = 0.5 if first is None else first
-    x_second = 0.5 if second is None else 1.0 - second
-    return (x_first + x_second) / 2.0
+    return (first + (1.0 - second)) / 2.0

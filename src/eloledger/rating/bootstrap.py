@@ -61,7 +61,8 @@ def bootstrap(
     theta0: np.ndarray | None = None,
 ) -> BootstrapResult:
     """Resample ``unit`` ("task", or "comparison" for the naive contrast) with replacement
-    ``rounds`` times, refit, and return percentile intervals of Elo and of rank (1 = best).
+    ``rounds`` times, refit, and return percentile intervals of Elo and of rank (1 = best),
+    with the small-sample widening of :func:`small_sample_widen`.
 
     Reproducible: the same ``seed`` gives the same samples. If the full data needed the
     fallback prior, every round uses it; if only some resamples lose the MLE (a player never
@@ -104,7 +105,7 @@ def bootstrap(
             th[~ok], conv = fit_bt_batch(Wb[~ok], prior=FALLBACK_PRIOR, theta0=theta0, tol=_TOL)
             not_converged += int((~conv).sum())
         thetas[start : start + size] = th
-    samples = to_elo(thetas, anchor)
+    samples = small_sample_widen(to_elo(thetas, anchor), to_elo(theta0, anchor), U, level)
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
     ranks = rank_samples(samples)
@@ -120,6 +121,27 @@ def bootstrap(
     return BootstrapResult(
         samples, lo, hi, rlo.astype(int), rhi.astype(int), level, no_mle, warnings
     )
+
+
+def small_sample_widen(
+    samples: np.ndarray, estimate: np.ndarray, units: int, level: float
+) -> np.ndarray:
+    """Rounds spread about the estimate by sqrt(G/(G-1)) · t_{G-1} / z (G resampled units).
+
+    Percentile intervals of a task bootstrap under-cover with few tasks (0.90 at 10 tasks for a
+    nominal 0.95): the bootstrap's variance is the plug-in one, (G-1)/G of the unbiased, and the
+    normal quantile ignores that the variance is estimated from G clusters. The same two
+    corrections the cluster-robust sandwich uses (Cameron & Miller 2015; the t quantile with
+    G - 1 degrees of freedom) are applied to the rounds, so intervals, rank intervals and every
+    figure derived from the rounds agree; with hundreds of tasks the factor is about 1.
+    """
+    from scipy.special import ndtri, stdtrit
+
+    if units < 2:
+        return samples
+    z = float(ndtri(0.5 + level / 2.0))
+    factor = math.sqrt(units / (units - 1.0)) * float(stdtrit(units - 1, 0.5 + level / 2.0)) / z
+    return estimate + (samples - estimate) * factor
 
 
 def _unit_pair_matrix(

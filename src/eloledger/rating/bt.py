@@ -13,6 +13,9 @@ not strongly connected — some θ would run off to ±∞ and any finite answer 
 We then say so in warnings naming the players, and fit with a small Gaussian prior
 (``FALLBACK_PRIOR``) instead: every rating stays finite, the players that caused it sit a
 bounded distance from the others, and the caller can choose a different prior explicitly.
+Those finite numbers are the prior's, not the data's: ``rating.identify`` says which contrasts
+the data identify (Hunter 2004: the MLE exists iff the beat graph is strongly connected), and
+the Elo table reports one-sided bounds or no Elo for the rest.
 """
 
 from __future__ import annotations

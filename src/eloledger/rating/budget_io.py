@@ -55,11 +55,14 @@ def fairness_record(
     import datetime as dt
 
     from eloledger.rating.fairness import fairness_verdict
+    from eloledger.rating.outcomes import PASS_THRESHOLD, ledger_results
 
     rows, warnings = load_rows(path)
+    results = ledger_results(path, options.get("pass_threshold", PASS_THRESHOLD))
     record = fairness_verdict(
-        rows, arms["old_1"], arms["new_1"], arms["old_n"], arms["new_n"], **options
-    )
+        rows, arms["old_1"], arms["new_1"], arms["old_n"], arms["new_n"], results=results,
+        **options,
+    )  # fmt: skip
     record["ledger"] = {**ledger_fingerprint(path), "rows": len(rows)}
     record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     record["warnings"][:0] = warnings

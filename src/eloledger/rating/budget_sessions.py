@@ -41,6 +41,7 @@ class Session:
     key: str
     cum_tokens: np.ndarray  # float, non-decreasing, one entry per call
     best: np.ndarray  # running max of scores; -inf until the first scored call
+    scores: np.ndarray | None = None  # each call's own score (NaN when unscored)
 
     @property
     def total_tokens(self) -> float:
@@ -51,6 +52,22 @@ class Session:
         """Tokens spent when the first score became available (inf if never)."""
         hit = np.flatnonzero(np.isfinite(self.best))
         return float(self.cum_tokens[hit[0]]) if len(hit) else math.inf
+
+    def calls_at(self, budgets: np.ndarray) -> np.ndarray:
+        """How many calls had completed within each budget."""
+        return np.searchsorted(self.cum_tokens, np.asarray(budgets, dtype=float), side="right")
+
+    def spent_at(self, budgets: np.ndarray) -> np.ndarray:
+        """Tokens of the calls completed within each budget (0 before the first)."""
+        idx = self.calls_at(budgets) - 1
+        return np.where(idx >= 0, self.cum_tokens[np.maximum(idx, 0)], 0.0)
+
+    def scored_at(self, budgets: np.ndarray) -> np.ndarray:
+        """How many *scored* calls (samples) had completed within each budget."""
+        if self.scores is None:
+            return self.calls_at(budgets)
+        done = np.concatenate([[0], np.cumsum(np.isfinite(self.scores))])
+        return done[self.calls_at(budgets)]
 
     def best_at(self, budgets: np.ndarray) -> np.ndarray:
         """Best score among calls completed within each budget; -inf before the first one."""
@@ -106,6 +123,29 @@ def row_score(row: Mapping[str, Any]) -> float | None:
     return None
 
 
+def row_pass(row: Mapping[str, Any], threshold: float = 0.5) -> float | None:
+    """1.0 / 0.0 for a judged call: ``passed`` when it says so, else ``score >= threshold``;
+    None when the call was not judged (one rule for the Elo table, curves and fairness)."""
+    if not judgeable(row):
+        return None
+    passed = row.get("passed")
+    if isinstance(passed, (bool, int, float)) and passed in (0, 1):
+        return float(passed)
+    score = row_score(row)
+    if score is None:
+        return None
+    return 1.0 if score >= threshold else 0.0
+
+
+def session_key(value: Any) -> str:
+    """A session's key as text ("" when the ledger has none): ``0`` and ``"0"`` are one session."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def budget_rows(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The rows that belong to an arm's budget (role sample/select; missing role = sample)."""
     return [r for r in rows if str(r.get("role") or "sample") in BUDGET_ROLES]
@@ -145,8 +185,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
                 )
                 continue
         score = row_score(row)
-        session = row.get("session")
-        key = "" if session is None or session == "" else str(session)
+        key = session_key(row.get("session"))
         order = (_order_value(row.get("sample")), _order_value(row.get("round")), index)
         groups.setdefault((task, arm, key), []).append(
             (order, tokens, math.nan if score is None else score)
@@ -164,7 +203,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
         tokens = np.array([c[1] for c in calls], dtype=float)
         scores = np.array([c[2] for c in calls], dtype=float)
         best = np.fmax.accumulate(np.where(np.isnan(scores), -np.inf, scores))
-        sessions.append(Session(task, arm, key, np.cumsum(tokens), best))
+        sessions.append(Session(task, arm, key, np.cumsum(tokens), best, scores))
     if not sessions:
         raise UserError(
             "ledger: no usable sessions (rows need task_id, arm and token usage)",

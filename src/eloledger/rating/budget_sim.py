@@ -21,9 +21,16 @@ def sampling_sessions(
     tokens_per_sample: int = 1000,
     jitter: float = 0.0,
     stall_after: dict[str, int] | None = None,
+    arm_task_sd: float = 0.0,
+    levels: int | None = None,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Sessions of independent samples with i.i.d. continuous scores (plus a task effect).
+
+    ``arm_task_sd``: each (task, arm) gets its own offset ~ N(0, sd), mean zero -- arms that
+    differ task by task but not on average (their population Elo at equal budgets is equal),
+    which only a task-level bootstrap sees. ``levels``: scores rounded to that many levels
+    (``2``: pass/fail at score > 0), for ties as real graders give them.
 
     ``stall_after[arm] = j``: that arm's samples after the j-th are no better than its first j
     (they repeat the worst of them), so its best-so-far stops improving -- an arm that slows
@@ -35,10 +42,13 @@ def sampling_sessions(
     for t in range(tasks):
         task_effect = float(rng.normal())
         for arm in arms:
+            offset = float(rng.normal(0.0, arm_task_sd)) if arm_task_sd else 0.0
             for s in range(sessions):
                 seen: list[float] = []
                 for k in range(samples):
-                    score = task_effect + float(rng.normal())
+                    score = task_effect + offset + float(rng.normal())
+                    if levels is not None:
+                        score = _level(score, levels)
                     limit = stall_after.get(arm)
                     if limit is not None and k >= limit:
                         score = min(seen[:limit])
@@ -86,6 +96,27 @@ def four_arms(
                     passed = bool(rng.random() < p)
                     rows.append(_row(t, arm, s, k, int(tokens), passed=passed, score=float(passed)))
     return rows
+
+
+def round_robin(truth: dict[str, float], tasks: int, rng: np.random.Generator) -> list[tuple]:
+    """(task, a, b, outcome) rows: every pair of players meets once a task, a winning with the
+    Bradley–Terry probability of the true Elo gap (for rating tests with known truth)."""
+    names = list(truth)
+    out = []
+    for t in range(tasks):
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                p = 1.0 / (1.0 + 10 ** ((truth[b] - truth[a]) / 400))
+                out.append((f"t{t}", a, b, float(rng.random() < p)))
+    return out
+
+
+def _level(score: float, levels: int) -> float:
+    """A continuous score cut into ``levels`` ordered grades (2 = fail/pass at 0)."""
+    if levels == 2:
+        return 1.0 if score > 0 else 0.0
+    cuts = np.linspace(-2.0, 2.0, levels - 1)
+    return float(np.searchsorted(cuts, score)) / (levels - 1)
 
 
 def _row(t: int, arm: str, s: int, k: int, tokens: int, **scores: Any) -> dict[str, Any]:

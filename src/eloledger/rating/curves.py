@@ -5,26 +5,38 @@
 2. A geometric token grid: ``t_k = round(t0 · grid^k)``, where ``t0`` is the smallest number of
    tokens after which any session had its first score. An arm's points are the grid values
    from the first one at which at least half of its sessions have a score (its curve starts
-   where a typical session has finished its first call) up to its longest session, whose
-   length is the arm's last point (a grid value past it would add a flat segment in which
-   nothing was spent).
+   where a typical session has finished its first call) up to the sessions' **common length**
+   (the shortest scored session's end: past it, sessions that ended would be compared with
+   sessions still running, and the curve would bend down only because sessions stopped).
+   Grid values at which a typical session (the median over the arm's sessions) has completed
+   the same number of calls are merged into the first of them: a grid finer than one call's
+   cost would add points at which nothing new is known (slopes 0, then twice the truth).
 3. Each session's best-so-far score at each of its arm's budgets is an entry of the player
    ``arm@budget``. Within each task every entry plays every entry of another session (higher
    score wins, ties split 0.5, no score yet loses to any score and ties with no score); entries
    of the same session never meet (see :mod:`eloledger.rating.budget_wins`).
 4. One pooled Bradley–Terry fit (:func:`eloledger.rating.bt.fit_bt`) anchored at 1000 on the
    lowest budget point of the cheapest arm (lowest median session tokens).
-5. 95% intervals by bootstrapping sessions: in each round the sessions of every (task, arm) are
-   resampled with replacement and the model is refitted (``resample="tasks"`` resamples tasks
-   instead, ``"both"`` does both; when every (task, arm) has a single session, session
-   resampling cannot vary anything and tasks are resampled instead, with a warning).
+5. 95% intervals by bootstrapping **tasks** (the default, as ``eloledger elo`` clusters by task:
+   Cameron & Miller 2015): in each round the tasks are resampled with replacement and the model
+   is refitted. ``resample="both"`` then also resamples the sessions of every (task, arm);
+   ``"sessions"`` resamples sessions only, which holds the tasks fixed: it answers "how sure
+   are we on *these* tasks" and under-covers the population of tasks (coverage 0.55 against
+   0.93 with tasks at 30 tasks in ``tests/test_rating_truth_curves.py``). When every
+   (task, arm) has a single session, session resampling cannot vary anything and tasks are
+   resampled instead, with a warning.
 6. ``slope_per_decade``: Elo gained per tenfold tokens between consecutive points. The
-   reference: best-of-k of independent samples gains exactly 400·log10(k) Elo, i.e. 400 Elo per
-   decade of tokens when each sample costs the same; it is drawn per arm from its first point.
-   ``b_inf``: the first budget after which every consecutive slope is below 400 Elo per decade
-   and the curve stays clearly under the reference line drawn from that budget (every later
-   point gains less than 400·log10(t_l/t_j) Elo, and so does the bootstrap's 97.5th
-   percentile of that gain); null if there is none. The second condition judges long spans as
+   reference is each arm's own **empirical best-of-k** (:mod:`eloledger.rating.reference`):
+   the Elo the best of k of its samples gains over one sample, computed exactly by
+   combinatorial subsampling of the arm's scored samples per task and the same Bradley–Terry
+   fit, indexed by the samples its sessions had completed at each point and drawn from the
+   arm's first point. For continuous, tie-free scores it is exactly 400·log10(k) (the classic
+   law, still the fallback when an arm has too few samples per task); with ties (pass/fail,
+   rubric levels) it is far lower, and an ideal sampler lies on it.
+   ``b_inf``: the first budget after which every consecutive slope is below the reference's
+   and the curve stays clearly under the reference drawn from that budget (every later point
+   gains less than the reference does, and so does the bootstrap's 97.5th percentile of that
+   gain); null if there is none. The second condition judges long spans as
    well as short ones, so one noisy short segment of a still-scaling arm does not end its
    curve, while an arm that stops improving gets a finite ``b_inf``.
 7. Budget splitting: for each arm with at least m sessions per task, m independent sessions cut
@@ -47,10 +59,13 @@ import numpy as np
 from eloledger.errors import UserError
 from eloledger.rating.budget_sessions import Session, SessionSet, build_sessions
 from eloledger.rating.budget_wins import WinMatrixBuilder
+from eloledger.rating.reference import best_of_k_gains
 
 REFERENCE_ELO_PER_DECADE = 400.0
 REFERENCE_LAW = (
-    "best-of-k of independent samples gains 400·log10(k) Elo (400 Elo per tenfold tokens)"
+    "each arm's empirical best-of-k: the Elo the best of k of its own samples gains over one "
+    "(exact combinatorial subsampling per task, same Bradley-Terry fit), indexed by samples; "
+    "400·log10(k) for continuous tie-free scores"
 )
 RESAMPLE_MODES = ("sessions", "tasks", "both")
 DEFAULT_SPLITS = (2, 4)
@@ -72,12 +87,17 @@ class ArmCurve:
     b_inf: float | None
     sessions: int
     tasks: int
+    samples: np.ndarray | None = None  # samples a typical session had completed at each point
+    reference: np.ndarray | None = None  # the arm's empirical best-of-k, from its first point
+    reference_kind: str = "continuous"  # "empirical" or the 400·log10(k) "continuous" law
 
     @property
     def reference_elo(self) -> np.ndarray:
         """The best-of-k reference line drawn from this arm's first point."""
         if not len(self.tokens):
             return np.array([])
+        if self.reference is not None:
+            return self.reference
         return self.elo[0] + REFERENCE_ELO_PER_DECADE * np.log10(self.tokens / self.tokens[0])
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,6 +114,7 @@ class ArmCurve:
                 for lo, hi in zip(self.slope_ci_low, self.slope_ci_high, strict=True)
             ],
             "b_inf": None if self.b_inf is None else _num(self.b_inf),
+            "reference_kind": self.reference_kind,
             "sessions": self.sessions,
             "tasks": self.tasks,
         }
@@ -157,9 +178,12 @@ class CurveResult:
                 "arms": [
                     {
                         "name": a.name,
+                        "kind": a.reference_kind,
                         "points": [
-                            {"tokens": _num(t), "elo": _r(e)}
-                            for t, e in zip(a.tokens, a.reference_elo, strict=True)
+                            {"tokens": _num(t), "samples": _num(k), "elo": _r(e)}
+                            for t, k, e in zip(
+                                a.tokens, _samples_of(a), a.reference_elo, strict=True
+                            )
                         ],
                     }
                     for a in self.arms
@@ -181,7 +205,7 @@ def budget_curves(
     grid: float = 1.5,
     bootstrap: int = 200,
     seed: int = 0,
-    resample: str = "sessions",
+    resample: str = "tasks",
     splits: Sequence[int] = DEFAULT_SPLITS,
     prior: float = 0.0,
 ) -> CurveResult:
@@ -234,6 +258,8 @@ class _Setup:
     sessions: list[Session]
     arm_names: list[str]
     arm_budgets: dict[str, np.ndarray]
+    arm_samples: dict[str, np.ndarray]  # samples a typical session completed at each budget
+    arm_gains: dict[str, np.ndarray]  # empirical best-of-k Elo over best-of-1, k = 1..K
     arm_players: dict[str, np.ndarray]  # player indices of each arm, in budget order
     player_names: list[str]
     anchor: int
@@ -259,6 +285,8 @@ class _Setup:
         budgets = np.unique(np.round(t0 * grid ** np.arange(count)))
         arm_names: list[str] = []
         arm_budgets: dict[str, np.ndarray] = {}
+        arm_samples: dict[str, np.ndarray] = {}
+        arm_gains: dict[str, np.ndarray] = {}
         for arm in sessions.arms():
             own = sessions.of_arm(arm)
             start = float(np.median([s.first_scored_tokens for s in own]))
@@ -268,9 +296,13 @@ class _Setup:
                     "the curves"
                 )
                 continue
-            end = float(np.round(max(s.total_tokens for s in own)))
+            end = _common_length(arm, own, start, warnings)
             arm_names.append(arm)
-            arm_budgets[arm] = _arm_grid(budgets, start, end, grid)
+            arm_budgets[arm] = _snap(own, _arm_grid(budgets, start, end, grid))
+            arm_samples[arm] = np.floor(
+                np.median([s.scored_at(arm_budgets[arm]) for s in own], axis=0)
+            )
+            arm_gains[arm] = _gains(own, int(arm_samples[arm][-1]))
         if not arm_names:
             raise UserError("ledger: no arm has scored sessions", fix="judge the run first")
         cost = {  # an arm's cost: its median session length
@@ -311,6 +343,8 @@ class _Setup:
             sessions=kept,
             arm_names=arm_names,
             arm_budgets=arm_budgets,
+            arm_samples=arm_samples,
+            arm_gains=arm_gains,
             arm_players=arm_players,
             player_names=player_names,
             anchor=int(arm_players[arm_names[0]][0]),
@@ -320,6 +354,62 @@ class _Setup:
             n_tasks=len(task_names),
             max_group_size=int(np.bincount(session_group).max()),
         )
+
+
+def _common_length(arm: str, own: list[Session], start: float, warnings: list[str]) -> float:
+    """The tokens every scored session of the arm reached (its shortest scored session); the
+    median session length when that falls before the curve's start, with a warning."""
+    scored = [s.total_tokens for s in own if math.isfinite(s.first_scored_tokens)]
+    common, longest = float(np.round(min(scored))), float(np.round(max(scored)))
+    if common < start:
+        median = float(np.round(np.median(scored)))
+        warnings.append(
+            f"arm {arm}: its shortest scored session ended at {common:g} tokens, before the "
+            f"curve starts; the curve runs to the median session length {median:g} instead"
+        )
+        return median
+    if longest > common * 1.05:
+        warnings.append(
+            f"arm {arm}: curve ends at {common:g} tokens, the sessions' common length "
+            f"(the longest ran to {longest:g}; later budgets would set ended sessions "
+            "against running ones)"
+        )
+    return common
+
+
+def _snap(own: list[Session], budgets: np.ndarray) -> np.ndarray:
+    """Budgets at which a typical session (the median over the arm's sessions) has completed
+    the same number of calls are merged into the first of them: a grid finer than one call's
+    cost adds points at which nothing new is known (flat, then steep, segments). The last
+    budget (the common length) is kept."""
+    done = np.median([s.calls_at(budgets) for s in own], axis=0)
+    keep = np.ones(len(budgets), dtype=bool)
+    keep[1:] = done[1:] != done[:-1]
+    if len(budgets) > 1 and not keep[-1]:  # keep the end; drop the earlier twin instead
+        twin = np.flatnonzero(keep)[-1]
+        keep[twin], keep[-1] = twin == 0, True
+    return budgets[keep].astype(float)
+
+
+def _gains(own: list[Session], k_max: int) -> np.ndarray:
+    """The arm's empirical best-of-k gains from its scored samples pooled per task."""
+    pools: dict[str, list[np.ndarray]] = {}
+    for s in own:
+        if s.scores is not None:
+            pools.setdefault(s.task, []).append(s.scores[np.isfinite(s.scores)])
+    merged = [np.concatenate(p) for p in pools.values()]
+    return best_of_k_gains(merged, max(k_max, 1))
+
+
+def _reference(samples: np.ndarray, gains: np.ndarray, elo0: float) -> tuple[np.ndarray, str]:
+    """Reference Elo at each point: the empirical gain at its samples over the first point's;
+    the continuous law 400·log10(k/k0) where the pools cannot support k (then kind says so)."""
+    k = np.maximum(samples.astype(int), 1)
+    empirical = np.array([gains[i - 1] if i <= len(gains) else np.nan for i in k])
+    law = REFERENCE_ELO_PER_DECADE * np.log10(k)
+    kind = "empirical" if np.isfinite(empirical).all() and len(k) > 0 else "continuous"
+    values = empirical if kind == "empirical" else law
+    return elo0 + values - values[0], kind
 
 
 def _arm_grid(budgets: np.ndarray, start: float, end: float, grid: float) -> np.ndarray:
@@ -410,6 +500,9 @@ def _arm_curves(
     for arm in setup.arm_names:
         idx = setup.arm_players[arm]
         tokens = setup.arm_budgets[arm].astype(float)
+        reference, kind = _reference(
+            setup.arm_samples[arm], setup.arm_gains[arm], float(elo[idx][0])
+        )
         decades = np.diff(np.log10(tokens))
         slope = np.diff(elo[idx]) / decades if len(idx) > 1 else np.array([])
         if have_boot:
@@ -432,28 +525,35 @@ def _arm_curves(
                 slope_per_decade=slope,
                 slope_ci_low=s_low,
                 slope_ci_high=s_high,
-                b_inf=_b_inf(tokens, elo[idx], samples[:, idx]),
+                b_inf=_b_inf(tokens, elo[idx], samples[:, idx], reference),
                 sessions=sum(1 for s in setup.sessions if s.arm == arm),
                 tasks=len({s.task for s in setup.sessions if s.arm == arm}),
+                samples=setup.arm_samples[arm],
+                reference=reference,
+                reference_kind=kind,
             )
         )
     return curves
 
 
-def _b_inf(tokens: np.ndarray, elo: np.ndarray, samples: np.ndarray) -> float | None:
-    """The first budget after which the arm's slope stays below the reference.
+def _b_inf(
+    tokens: np.ndarray, elo: np.ndarray, samples: np.ndarray, line: np.ndarray
+) -> float | None:
+    """The first budget after which the arm's slope stays below its reference ``line``.
 
-    Point j qualifies when (a) every consecutive slope after t_j is below 400 Elo per decade,
-    and (b) the curve stays clearly under the reference line drawn from t_j: for every later
-    point l the gain Elo(l) - Elo(j) is below 400·log10(t_l / t_j), and so is the bootstrap's
-    97.5th percentile of that gain. (b) judges long spans as well as short ones, so the noise
-    of one short segment of a still-scaling arm does not end its curve.
+    Point j qualifies when (a) every consecutive slope after t_j is below the reference's
+    slope there, and (b) the curve stays clearly under the reference drawn from t_j: for every
+    later point l the gain Elo(l) - Elo(j) is below line(l) - line(j), and so is the
+    bootstrap's 97.5th percentile of that gain. (b) judges long spans as well as short ones, so
+    the noise of one short segment of a still-scaling arm does not end its curve.
     """
-    slopes = np.diff(elo) / np.diff(np.log10(tokens))
+    decades = np.diff(np.log10(tokens))
+    slopes = np.diff(elo) / decades
+    line_slopes = np.diff(line) / decades
     for j in range(len(tokens) - 1):
-        if not np.all(slopes[j:] < REFERENCE_ELO_PER_DECADE):
+        if not np.all(slopes[j:] < line_slopes[j:]):
             continue
-        reference = REFERENCE_ELO_PER_DECADE * np.log10(tokens[j + 1 :] / tokens[j])
+        reference = line[j + 1 :] - line[j]
         if not np.all(elo[j + 1 :] - elo[j] < reference):
             continue
         if samples.shape[0]:
@@ -537,6 +637,10 @@ def _elo_gap(wins: float, games: float) -> float:
         return math.nan
     share = min(max(wins / games, 0.5 / games), 1.0 - 0.5 / games)
     return 400.0 * math.log10(share / (1.0 - share))
+
+
+def _samples_of(curve: ArmCurve) -> np.ndarray:
+    return curve.samples if curve.samples is not None else np.full(len(curve.tokens), np.nan)
 
 
 def _r(value: float) -> float | None:

@@ -2,39 +2,42 @@
 
 The design: ``old_1`` / ``new_1`` answer each task with single samples, ``old_n`` / ``new_n``
 with N-way sampling (best-of-N, self-consistency, ...). Per task (tasks present in all four
-arms) we measure:
+arms), from :mod:`eloledger.rating.outcomes` (the count the Elo table uses too):
 
-* **pass@1** of a single-sample arm: the share of its scored sample rows that pass (each sample
-  is one independent attempt);
-* **pass@N** of an N-way arm: the share of its sessions that succeed, a session succeeding when
-  its last scored ``select`` row passes (what the arm actually answers) or, without select rows,
-  when any of its samples passes (the oracle pass@N);
-* **tokens**: everything the arm spent on ``sample``/``select`` calls, failed calls with
-  reported usage included (see :mod:`eloledger.rating.budget_sessions`).
+* **pass@1** / **pass@N** of an arm: the share of its sessions whose *submitted* answer passes
+  (the run's results file, else a ``select`` row, else the single sample, else any sample --
+  the oracle -- with a warning);
+* **tokens**: billed tokens of ``sample``/``select`` calls, failed calls with reported usage
+  included; **tokens per success** = tokens / solved sessions (tokens per solved task).
 
-A row passes when ``passed`` is true, or, without ``passed``, when ``score >= pass_threshold``.
 Pass rates average the per-task rates (every task weighs the same); tokens per success and
-token ratios are ratios of sums. The statistics, each with a paired task-level bootstrap 95%
-interval (the same resampled tasks for all four arms in a round):
+token ratios are ratios of sums. Each statistic has a paired task-level bootstrap (the same
+resampled tasks for all four arms in a round) with 95% and 90% percentile intervals and a
+standard error:
 
-* ``pass1_delta`` = pass@1(new_1) - pass@1(old_1) -- the gain at the same (single-sample) budget;
-* ``tokens_per_success_delta`` = TPS(new_1) - TPS(old_1) and ``tokens_per_success_ratio``;
-* ``token_ratio_1`` = tokens(new_1) / tokens(old_1): whether "the same budget" really holds;
-* ``passN_delta`` = pass@N(new_n) - pass@N(old_n);
-* ``token_ratio_n`` = tokens(new_n) / tokens(old_n), and ``samples_ratio_n`` likewise for sample
-  calls;
-* ``interaction`` = (pass@N(new_n) - pass@N(old_n)) - (pass@1(new_1) - pass@1(old_1)).
+* ``pass1_delta`` = pass@1(new_1) - pass@1(old_1) -- the gain at n=1 (at the same budget when
+  ``token_ratio_1`` is within the tolerance; the text says so only then);
+* ``tokens_per_success_delta`` / ``tokens_per_success_ratio``; ``token_ratio_1``;
+* ``passN_delta`` = pass@N(new_n) - pass@N(old_n), ``token_ratio_n``, ``samples_ratio_n``;
+* ``matched_passk_delta`` -- the N-way arms at a **matched budget**: the unbiased pass@k
+  (Chen et al. 2021) of each arm's own samples, old_n at its k and new_n at the largest k whose
+  tokens do not exceed old_n's (``design.matched``);
+* ``interaction`` = passN_delta - pass1_delta.
 
-**Decision rule** (applied in this order):
+**Decision rule** (in this order):
 
-1. ``real_improvement`` when the pass@1 delta's interval lies above 0 **and** the new arm's tokens
-   per success at n=1 are at most ``1 + tps_tolerance`` (default 1.10) times the old arm's.
-2. ``budget_leakage`` when the pass@N delta's interval lies above 0 **and** the new N-way arm
-   spent at least ``leak_ratio`` (default 1.5) times the old N-way arm's tokens or sample calls
-   **and** the pass@1 delta's interval does not lie above 0: the gain appears only with more
-   tokens or more samples.
-3. ``inconclusive`` otherwise, with the reason (no clear gain, a same-budget gain bought with
-   more tokens per success, a pass@N gain at similar cost without a pass@1 gain, or a loss).
+1. ``real_improvement`` when the pass@1 delta's 95% interval lies above 0 **and** the new arm's
+   tokens per success at n=1 are at most ``1 + tps_tolerance`` (default 1.10) times the old's.
+2. ``budget_leakage`` only with evidence that the gain is bought: the pass@N delta's 95%
+   interval lies above 0, the new N-way arm spent at least ``leak_ratio`` (1.5) times the old
+   one's tokens or sample calls, **and** "no gain at n=1" is shown by an equivalence test --
+   the two one-sided tests of Schuirmann (1987) at 5% each, i.e. the 90% interval of the pass@1
+   delta inside ±``margin`` (default 5 pp) -- and, when both N-way arms have scored samples,
+   the matched-budget delta is equivalent to 0 the same way. A failure to reject is never
+   leakage: a real +5 pp gain measured on too few tasks is ``inconclusive``.
+3. ``inconclusive`` otherwise, with the reason and what the design can detect: the minimum
+   detectable pass@1 change at 80% power, (z_.975 + z_.80) x SE ("100 tasks x 1 sample detect
+   a pass@1 change of 15 pp at 80% power").
 """
 
 from __future__ import annotations
@@ -48,17 +51,23 @@ import numpy as np
 
 from eloledger import __version__
 from eloledger.errors import UserError
-from eloledger.rating.budget_sessions import BUDGET_ROLES, build_sessions, row_score
+from eloledger.rating.budget_sessions import BUDGET_ROLES
+from eloledger.rating.outcomes import ArmOutcome, arm_outcomes
+from eloledger.rating.table import pass_at_k
 
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 TPS_TOLERANCE = 0.10
 LEAK_RATIO = 1.5
 PASS_THRESHOLD = 0.5
+MARGIN = 0.05  # equivalence margin of "no gain", in pass-rate points (5 pp)
+MDE_Z = 1.959964 + 0.841621  # z_.975 + z_.80: minimum detectable effect at 80% power
 RULE = (
-    "real_improvement: pass@1 delta CI above 0 and tokens per success at n=1 at most "
-    "(1 + tps_tolerance) x old; budget_leakage: pass@N delta CI above 0, new_n spent >= "
-    "leak_ratio x old_n's tokens or sample calls, and pass@1 delta CI not above 0; "
-    "otherwise inconclusive"
+    "real_improvement: pass@1 delta 95% CI above 0 and tokens per success at n=1 at most "
+    "(1 + tps_tolerance) x old; budget_leakage: pass@N delta 95% CI above 0, new_n spent >= "
+    "leak_ratio x old_n's tokens or sample calls, the pass@1 delta's 90% CI inside +-margin "
+    "(TOST, Schuirmann 1987) and, when both N-way arms have scored samples, the matched-budget "
+    "pass@k delta's 90% CI inside +-margin too; otherwise inconclusive, with the smallest "
+    "pass@1 change the design detects at 80% power"
 )
 
 
@@ -67,10 +76,13 @@ class _ArmTasks:
     """Per-task sums of one arm (arrays aligned with the common task list)."""
 
     name: str
-    attempts: np.ndarray  # attempts scored (samples for n=1, sessions for n=N)
-    successes: np.ndarray
-    tokens: np.ndarray
+    attempts: np.ndarray  # sessions (one submitted answer each)
+    successes: np.ndarray  # sessions whose submitted answer passes
+    tokens: np.ndarray  # billed tokens
     samples: np.ndarray  # sample calls made
+    n: np.ndarray  # scored samples (for the unbiased pass@k of the arm's own samples)
+    c: np.ndarray  # passing samples
+    k: int | None  # scored samples per session, smallest over the tasks
 
 
 def fairness_verdict(
@@ -85,10 +97,18 @@ def fairness_verdict(
     pass_threshold: float = PASS_THRESHOLD,
     tps_tolerance: float = TPS_TOLERANCE,
     leak_ratio: float = LEAK_RATIO,
+    margin: float = MARGIN,
+    results: Mapping[tuple, float] | None = None,
 ) -> dict[str, Any]:
-    """The archivable fairness record (see the module docstring for the statistics and rule)."""
+    """The archivable fairness record (see the module docstring for the statistics and rule).
+
+    ``results`` maps (task, arm, session) to the pass (1.0/0.0) of the answer the arm
+    submitted, from the run's results file (``rating.outcomes.read_results``).
+    """
     if bootstrap < 1:
         raise UserError(f"--bootstrap {bootstrap}: must be at least 1", fix="e.g. --bootstrap 2000")
+    if not (math.isfinite(margin) and 0 < margin < 1):
+        raise UserError(f"--margin {margin}: must be between 0 and 1", fix="e.g. --margin 0.05")
     rows = [r for r in rows if str(r.get("role") or "sample") in BUDGET_ROLES]
     names = dict(zip(ROLES, (old_1, new_1, old_n, new_n), strict=True))
     known = sorted({str(r["arm"]) for r in rows if r.get("arm") is not None})
@@ -98,11 +118,12 @@ def fairness_verdict(
             f"ledger: unknown arm(s) {', '.join(missing)}",
             fix=f"the ledger's arms are: {', '.join(known) or '(none)'}",
         )
-    warnings: list[str] = []
-    per_arm = {
-        role: _task_table(rows, arm, role.endswith("_1"), pass_threshold)
-        for role, arm in names.items()
-    }
+    wanted = set(names.values())
+    outcomes, warnings = arm_outcomes(
+        [r for r in rows if str(r.get("arm")) in wanted], results=results,
+        threshold=pass_threshold,
+    )  # fmt: skip
+    per_arm = {role: _task_table(outcomes[arm]) for role, arm in names.items()}
     common = sorted(set.intersection(*(set(t) for t in per_arm.values())))
     dropped = len(set.union(*(set(t) for t in per_arm.values()))) - len(common)
     if dropped:
@@ -112,7 +133,7 @@ def fairness_verdict(
             f"ledger: only {len(common)} task(s) have scored attempts in all four arms",
             fix="the paired comparison needs the same tasks (at least 2) under every arm",
         )
-    arms = {role: _align(names[role], per_arm[role], common) for role in ROLES}
+    arms = {role: _align(outcomes[names[role]], per_arm[role], common) for role in ROLES}
     rng = np.random.default_rng(seed)
     n_tasks = len(common)
     weights = np.vstack(
@@ -122,12 +143,13 @@ def fairness_verdict(
             for d in rng.integers(0, n_tasks, (bootstrap, n_tasks))
         ]
     ).astype(float)
-    stats = _statistics(arms, weights)
+    stats, matched = _statistics(arms, weights)
     metrics = {name: _summary(values) for name, values in stats.items()}
-    verdict, reason = _decide(metrics, tps_tolerance, leak_ratio)
+    design = _design(arms, metrics, matched, n_tasks)
+    verdict, reason = _decide(metrics, design, tps_tolerance, leak_ratio, margin)
     return {
         "kind": "eloledger.fairness",
-        "schema": 1,
+        "schema": 2,
         "eloledger_version": __version__,
         "inputs": {
             **names,
@@ -136,10 +158,12 @@ def fairness_verdict(
             "pass_threshold": pass_threshold,
             "tps_tolerance": tps_tolerance,
             "leak_ratio": leak_ratio,
+            "margin": margin,
         },
         "tasks": {"used": n_tasks, "dropped": dropped},
         "arms": {role: _arm_record(arms[role]) for role in ROLES},
         "metrics": metrics,
+        "design": design,
         "verdict": verdict,
         "reason": reason,
         "rule": RULE,
@@ -147,72 +171,33 @@ def fairness_verdict(
     }
 
 
-def _task_table(
-    rows: list[Mapping[str, Any]], arm: str, single: bool, threshold: float
-) -> dict[str, tuple[float, float, float, float]]:
-    """task -> (attempts, successes, tokens, sample calls) for one arm."""
-    own = [r for r in rows if str(r.get("arm")) == arm and r.get("task_id") is not None]
-    out: dict[str, list[float]] = {}
-    sessions = build_sessions(own).sessions
-    for s in sessions:
-        out.setdefault(s.task, [0.0, 0.0, 0.0, 0.0])[2] += s.total_tokens
-    for r in own:
-        if str(r.get("role") or "sample") == "sample":
-            out.setdefault(str(r["task_id"]), [0.0, 0.0, 0.0, 0.0])[3] += 1
-    if single:
-        for r in own:
-            passed = _passes(r, threshold)
-            if passed is None or str(r.get("role") or "sample") != "sample":
-                continue
-            entry = out.setdefault(str(r["task_id"]), [0.0, 0.0, 0.0, 0.0])
-            entry[0] += 1
-            entry[1] += passed
-    else:
-        for (task, _key), outcome in _session_outcomes(own, threshold).items():
-            entry = out.setdefault(task, [0.0, 0.0, 0.0, 0.0])
-            entry[0] += 1
-            entry[1] += outcome
-    return {task: tuple(v) for task, v in out.items() if v[0] > 0}
+def _task_table(o: ArmOutcome) -> dict[str, tuple[float, ...]]:
+    """task -> (sessions, solved, tokens, sample calls, scored samples, passing samples),
+    for the tasks where the arm has a known outcome."""
+    if not o.scored:
+        return {}
+    return {
+        t: (
+            float(m), float(o.per_task_solved.get(t, 0)), o.per_task_tokens.get(t, 0.0),
+            float(o.per_task_calls.get(t, 0)), float(o.per_task_n.get(t, 0)),
+            float(o.per_task_c.get(t, 0)),
+        )  # fmt: skip
+        for t, m in o.per_task_sessions.items()
+        if m > 0
+    }
 
 
-def _session_outcomes(
-    rows: list[Mapping[str, Any]], threshold: float
-) -> dict[tuple[str, str], float]:
-    """Success of each session: its last scored select row, else any scored sample passing."""
-    selects: dict[tuple[str, str], float] = {}
-    samples: dict[tuple[str, str], float] = {}
-    for r in rows:
-        passed = _passes(r, threshold)
-        if passed is None:
-            continue
-        session = r.get("session")
-        key = (str(r["task_id"]), "" if session in (None, "") else str(session))
-        if str(r.get("role") or "sample") == "select":
-            selects[key] = passed
-        else:
-            samples[key] = max(samples.get(key, 0.0), passed)
-    return {**samples, **selects}
+def _align(o: ArmOutcome, table: Mapping[str, tuple[float, ...]], tasks: list[str]) -> _ArmTasks:
+    v = np.array([table[t] for t in tasks], dtype=float)
+    k = o.k if o.k is not None and all(table[t][4] >= o.k for t in tasks) else None
+    return _ArmTasks(o.arm, v[:, 0], v[:, 1], v[:, 2], v[:, 3], v[:, 4], v[:, 5], k)
 
 
-def _passes(row: Mapping[str, Any], threshold: float) -> float | None:
-    if str(row.get("status") or "ok") != "ok":
-        return None
-    passed = row.get("passed")
-    if isinstance(passed, (bool, int, float)) and passed in (0, 1):
-        return float(passed)
-    score = row_score(row)
-    if score is None:
-        return None
-    return 1.0 if score >= threshold else 0.0
-
-
-def _align(name: str, table: Mapping[str, tuple[float, ...]], tasks: list[str]) -> _ArmTasks:
-    values = np.array([table[t] for t in tasks], dtype=float)
-    return _ArmTasks(name, values[:, 0], values[:, 1], values[:, 2], values[:, 3])
-
-
-def _statistics(arms: Mapping[str, _ArmTasks], weights: np.ndarray) -> dict[str, np.ndarray]:
-    """Each statistic for every weight row (row 0: the data itself; the rest: bootstrap)."""
+def _statistics(
+    arms: Mapping[str, _ArmTasks], weights: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Each statistic for every weight row (row 0: the data itself; the rest: bootstrap), and
+    the matched-budget comparison of the N-way arms (which k each one is read at)."""
     total = weights.sum(1)
 
     def rate(a: _ArmTasks) -> np.ndarray:
@@ -231,7 +216,7 @@ def _statistics(arms: Mapping[str, _ArmTasks], weights: np.ndarray) -> dict[str,
     with np.errstate(invalid="ignore"):
         tps_delta = tps_new - tps_old
         tps_ratio = np.where(np.isfinite(tps_old), tps_new / tps_old, np.nan)
-    return {
+    stats = {
         "pass1_delta": pass1,
         "tokens_per_success_delta": tps_delta,
         "tokens_per_success_ratio": tps_ratio,
@@ -241,21 +226,81 @@ def _statistics(arms: Mapping[str, _ArmTasks], weights: np.ndarray) -> dict[str,
         "samples_ratio_n": ratio(newn.samples, oldn.samples),
         "interaction": pass_n - pass1,
     }
+    matched = _matched_k(oldn, newn)
+    if matched["k_new"] is not None:
+        stats["matched_passk_delta"] = (
+            weights @ (_pass_k(newn, matched["k_new"]) - _pass_k(oldn, matched["k_old"])) / total
+        )
+    return stats, matched
+
+
+def _pass_k(arm: _ArmTasks, k: int) -> np.ndarray:
+    """Per-task unbiased pass@k of the arm's own samples (Chen et al. 2021)."""
+    return np.array([pass_at_k(int(n), int(c), k) for n, c in zip(arm.n, arm.c, strict=True)])
+
+
+def _matched_k(old: _ArmTasks, new: _ArmTasks) -> dict[str, Any]:
+    """The k at which the new N-way arm's own samples cost no more than the old arm's k
+    samples: k_new = min(new k, floor(k_old x old tokens per sample / new tokens per sample)).
+    Both arms are then read with the unbiased pass@k of their samples (Chen et al. 2021)."""
+    out: dict[str, Any] = {"k_old": old.k, "k_new": None, "basis": "tokens"}
+    if old.k is None or new.k is None or old.samples.sum() <= 0 or new.samples.sum() <= 0:
+        out["note"] = "no per-sample scores in both N-way arms: no matched-budget comparison"
+        return out
+    per_old = old.tokens.sum() / old.samples.sum()
+    per_new = new.tokens.sum() / new.samples.sum()
+    k = min(new.k, int(math.floor(old.k * per_old / per_new + 1e-9))) if per_new > 0 else new.k
+    if k < 1:
+        out["note"] = "one sample of the new arm costs more than the old arm's whole session"
+        return out
+    out["k_new"] = k
+    return out
 
 
 def _summary(values: np.ndarray) -> dict[str, float | None]:
-    """Point estimate (row 0) and the 95% percentile interval of the bootstrap rows."""
+    """Point estimate (row 0), the 95% and 90% percentile intervals and the standard error
+    of the bootstrap rows (the 90% interval is the two one-sided tests' at 5% each)."""
     point, boot = float(values[0]), values[1:]
     finite = boot[np.isfinite(boot)]
     if len(finite) < max(1, 0.9 * len(boot)):  # too many rounds without successes: no interval
-        low = high = math.nan
+        low = high = low90 = high90 = se = math.nan
     else:
-        low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
-    return {"estimate": _r(point), "ci_low": _r(low), "ci_high": _r(high)}
+        low, low90, high90, high = (float(v) for v in np.percentile(finite, [2.5, 5, 95, 97.5]))
+        se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
+    return {
+        "estimate": _r(point), "ci_low": _r(low), "ci_high": _r(high),
+        "ci90_low": _r(low90), "ci90_high": _r(high90), "se": _r(se),
+    }  # fmt: skip
+
+
+def _design(
+    arms: Mapping[str, _ArmTasks],
+    metrics: Mapping[str, Mapping[str, float | None]],
+    matched: Mapping[str, Any],
+    n_tasks: int,
+) -> dict[str, Any]:
+    """What the data can detect: attempts per task at n=1, the minimum detectable pass@1 change
+    at 80% power (two-sided 5%: (z_.975 + z_.80) x SE), and the matched-budget reading."""
+    se = metrics["pass1_delta"]["se"]
+    ratio1 = metrics["token_ratio_1"]["estimate"]
+    per_task = float(np.mean([arms["old_1"].attempts.mean(), arms["new_1"].attempts.mean()]))
+    same = ratio1 is not None and 1 / (1 + TPS_TOLERANCE) <= ratio1 <= 1 + TPS_TOLERANCE
+    return {
+        "tasks": n_tasks,
+        "attempts_per_task_1": _r(per_task),
+        "mde_pass1": _r(MDE_Z * se) if se is not None else None,
+        "power": 0.8,
+        "same_budget_1": bool(same),
+        "matched": dict(matched),
+    }
 
 
 def _decide(
-    metrics: Mapping[str, Mapping[str, float | None]], tol: float, leak: float
+    metrics: Mapping[str, Mapping[str, float | None]],
+    design: Mapping[str, Any],
+    tol: float,
+    leak: float,
+    margin: float,
 ) -> tuple[str, str]:
     p1, pn = metrics["pass1_delta"], metrics["passN_delta"]
     tps = metrics["tokens_per_success_ratio"]["estimate"]
@@ -264,18 +309,36 @@ def _decide(
     p1_up = (p1["ci_low"] or 0.0) > 0
     p1_down = (p1["ci_high"] if p1["ci_high"] is not None else 0.0) < 0
     pn_up = (pn["ci_low"] or 0.0) > 0
-    p1_text = _pp(p1)
+    ratio1 = metrics["token_ratio_1"]["estimate"] or 0.0
+    where = (
+        "at the same budget"
+        if design["same_budget_1"]
+        else f"at n=1 (new_1 spends {ratio1:.2f}x old_1's tokens)"
+    )
+    p1_text = f"{_pp(p1)} {where}"
+    power = _power_text(design)
+    band = f"±{100 * margin:.0f} pp"
     if p1_up and tps is not None and tps <= 1.0 + tol:
         return "real_improvement", (
-            f"pass@1 improves by {p1_text} at the same budget and tokens per success change by "
+            f"pass@1 improves by {p1_text} and tokens per success change by "
             f"{_pct(tps - 1.0)} (within the {tol:.0%} tolerance)."
         )
     spent_more = tokens >= leak or samples >= leak
-    if pn_up and spent_more and not p1_up:
+    equal1 = _equivalent(p1, margin)
+    mk = metrics.get("matched_passk_delta")
+    matched = design["matched"]
+    equal_k = mk is None or _equivalent(mk, margin)
+    if pn_up and spent_more and equal1 and equal_k:
+        at_k = (
+            f"; at a matched budget (pass@{matched['k_new']} of new_n's samples against "
+            f"pass@{matched['k_old']} of old_n's) the change is {_pp(mk)}, also within {band}"
+            if mk is not None
+            else f"; {matched.get('note', 'no matched-budget comparison')}"
+        )
         return "budget_leakage", (
             f"pass@N improves by {_pp(pn)} only while the new N-way arm spends {tokens:.2f}x the "
-            f"tokens ({samples:.2f}x the samples) of the old one, and pass@1 at the same budget "
-            f"changes by {p1_text}, not a clear gain."
+            f"tokens ({samples:.2f}x the samples) of the old one; pass@1 changes by {p1_text}, "
+            f"equivalent to no gain within {band} (two one-sided tests, 5% each){at_k}."
         )
     if p1_up:
         shown = "an unknown amount more" if tps is None else f"{_pct(tps - 1.0)}"
@@ -284,18 +347,45 @@ def _decide(
             f"{tol:.0%} tolerance."
         )
     if p1_down:
-        return (
-            "inconclusive",
-            f"the new arm is worse at the same budget: pass@1 changes by {p1_text}.",
+        return "inconclusive", f"the new arm is worse: pass@1 changes by {p1_text}."
+    if pn_up and spent_more:
+        why = (
+            f"pass@1 ({p1_text}) is neither shown to improve nor shown equal within {band}"
+            if not equal1
+            else f"at a matched budget the N-way change is {_pp(mk or {})}, not shown equal "
+            f"within {band}"
+        )
+        return "inconclusive", (
+            f"pass@N improves by {_pp(pn)} while the new N-way arm spends {tokens:.2f}x the "
+            f"tokens, but {why}: no evidence of budget leakage; {power}."
         )
     if pn_up:
         return "inconclusive", (
             f"pass@N improves by {_pp(pn)} at a similar cost ({tokens:.2f}x tokens), but pass@1 "
-            f"at the same budget changes by {p1_text}, so the gain is not established per sample."
+            f"changes by {p1_text}, so the gain is not established per sample; {power}."
         )
     return "inconclusive", (
         f"neither pass@1 ({p1_text}) nor pass@N ({_pp(pn)}) shows a gain whose interval "
-        "excludes zero."
+        f"excludes zero; {power}."
+    )
+
+
+def _equivalent(metric: Mapping[str, float | None], margin: float) -> bool:
+    """Schuirmann's (1987) two one-sided tests at 5% each: the 90% interval inside ±margin."""
+    lo, hi = metric.get("ci90_low"), metric.get("ci90_high")
+    return lo is not None and hi is not None and -margin < lo and hi < margin
+
+
+def _power_text(design: Mapping[str, Any]) -> str:
+    """'100 tasks x 1 sample detect a pass@1 change of 15 pp at 80% power'."""
+    mde = design["mde_pass1"]
+    per = design["attempts_per_task_1"] or 0
+    unit = "sample" if per == 1 else "samples"
+    if mde is None:
+        return "too few tasks to say what this design can detect"
+    return (
+        f"{design['tasks']} tasks x {per:g} {unit} detect a pass@1 change of "
+        f"{100 * mde:.0f} pp at 80% power"
     )
 
 
@@ -306,6 +396,9 @@ def _arm_record(arm: _ArmTasks) -> dict[str, Any]:
         "attempts": int(arm.attempts.sum()),
         "successes": _r(successes),
         "pass_rate": _r(float(np.mean(arm.successes / arm.attempts))),
+        "sample_accuracy": _r(float(np.mean(arm.c[arm.n > 0] / arm.n[arm.n > 0])))
+        if (arm.n > 0).any()
+        else None,
         "samples": int(arm.samples.sum()),
         "tokens": _r(tokens),
         "tokens_per_success": _r(tokens / successes) if successes > 0 else None,

@@ -5,10 +5,16 @@ answer. The model (the AlpacaEval 2.0 length-controlled form, on log tokens):
 
     P(a beats b) = σ(θa − θb + β·tanh(Δ/s)),   Δ = ln a_tokens − ln b_tokens,
 
-with s the standard deviation of Δ over the comparisons that carry lengths. θ is then each
-player's strength *at equal length* (``lc_elo``), and β — reported in Elo points as
-``length_coef`` — is the most a judge pays for being much longer (tanh saturates, so padding
-an answer tenfold cannot buy unbounded Elo). Comparisons without lengths get Δ = 0: they
+with s the root mean square of Δ over the comparisons that carry lengths (the RMS, not the
+standard deviation: writing a row as winner/loser or as a/b flips Δ's sign, and the scale must
+not depend on it). θ is then each player's strength *at equal length* (``lc_elo``), and β —
+reported in Elo points as ``length_coef`` — is the **length–outcome association**: how much more
+often the longer answer wins beyond what the players' ratings explain (tanh saturates, so
+padding an answer tenfold cannot buy unbounded Elo). It is *not* by itself a judge's length
+bias: when better answers are also longer (a judge with no length bias at all), β is positive
+and ``lc_elo`` removes part of a real gap (Dubois et al. 2024 make the same caveat). When
+answer lengths barely vary within each player, β is nearly a function of who plays and is
+weakly identified: a warning says so. Comparisons without lengths get Δ = 0: they
 inform θ but say nothing about β. Token counts of 0 are read as 1 (an empty answer).
 
 The fit is exact maximum likelihood by damped Newton on (θ, β), row by row (the length term
@@ -77,14 +83,36 @@ def length_covariate(comparisons) -> tuple[np.ndarray, float, int]:
         )
     delta = np.zeros(len(comparisons))
     delta[known] = np.log(np.maximum(a[known], 1.0)) - np.log(np.maximum(b[known], 1.0))
-    s = float(np.std(delta[known]))
-    if not s > 0.0:
+    s = float(np.sqrt(np.mean(delta[known] ** 2)))  # RMS: the same for either row orientation
+    if not (s > 0.0 and float(np.std(delta[known])) > 0.0):
         raise UserError(
             f"{src}: every comparison has the same length ratio, so a length effect cannot be "
             "told apart from the ratings",
             fix="drop --length-control",
         )
     return np.tanh(delta / s), s, int(known.sum())
+
+
+WEAK_WITHIN_SHARE = 0.05
+
+
+def _within_share(comparisons) -> float | None:
+    """Share of the variance of answers' log tokens that lies within players (None when no
+    lengths are known): near 0 means lengths are a player trait, not an answer's."""
+    a, b = comparisons.a_tokens, comparisons.b_tokens
+    players = np.concatenate([comparisons.i, comparisons.j])
+    logs = np.log(np.maximum(np.concatenate([a, b]), 1.0))
+    ok = np.isfinite(logs)
+    if ok.sum() < 2:
+        return None
+    players, logs = players[ok], logs[ok]
+    total = float(np.var(logs))
+    if total <= 0:
+        return None
+    count = np.bincount(players)
+    mean = np.bincount(players, logs) / np.maximum(count, 1)
+    within = float(np.mean((logs - mean[players]) ** 2))
+    return within / total
 
 
 def length_controlled(
@@ -113,6 +141,13 @@ def length_controlled(
     root = sandwich_root(factor, meat)
     lc = intervals_from_root(theta, root[:n], anchor, level, seed, clusters)
     warnings = [] if converged else ["length-controlled fit did not converge"]
+    weak = _within_share(comparisons)
+    if weak is not None and weak < WEAK_WITHIN_SHARE:
+        warnings.append(
+            f"answer lengths barely vary within players ({weak:.0%} of the variance of log "
+            "tokens is within players): the length coefficient is weakly identified -- it "
+            "nearly restates who played -- so read lc_elo with care"
+        )
     missing = len(comparisons) - known
     if missing:
         warnings.append(

@@ -15,7 +15,11 @@ Anchor and prior: without a prior θ is only defined up to a shift; the Hessian 
 term 11ᵀ/n (as in the fit), every score sums to zero across players, so the covariance of
 every contrast θ_k − θ_anchor is exact. With a prior the bread is the penalised Hessian.
 Rank intervals come from normal draws with that covariance (a parametric bootstrap: cheap,
-and consistent with the Elo intervals).
+and consistent with the Elo intervals); the same draws, widened to the t quantile, give the
+Elo table's derived figures (ΔElo per 1K, marginal steps, frontier share) their uncertainty.
+The small-sample t quantile with G − 1 degrees of freedom follows Cameron & Miller (2015), "A
+Practitioner's Guide to Cluster-Robust Inference"; the Bradley–Terry likelihood and its MLE
+conditions are Hunter (2004), "MM algorithms for generalized Bradley–Terry models".
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve
 from scipy.linalg.blas import dsyrk
-from scipy.special import expit, stdtrit
+from scipy.special import expit, ndtri, stdtrit
 
 from eloledger.rating.bootstrap import rank_samples
 from eloledger.rating.bt import ELO_SCALE, aggregate, hessian_factor, row_weights, to_elo
@@ -49,6 +53,7 @@ class SandwichResult:
     se_elo: np.ndarray  # standard error of each Elo (0 for the anchor)
     level: float = 0.95
     quantile: float = 1.959964  # the t quantile used: interval = estimate ± quantile·se
+    elo_samples: np.ndarray | None = None  # the normal draws (anchored Elo), for derived figures
 
 
 def task_meat(
@@ -168,13 +173,15 @@ def intervals_from_root(
     q = float(stdtrit(max(clusters - 1, 1), 0.5 + level / 2.0))
     elo = to_elo(theta, anchor)
     se = ELO_SCALE * contrast_se(root, anchor)
-    rlo, rhi = _rank_intervals(theta, root, level, seed)
-    return SandwichResult(elo - q * se, elo + q * se, rlo, rhi, se, level, q)
+    rlo, rhi, samples = _rank_intervals(theta, root, level, seed)
+    z = float(ndtri(0.5 + level / 2.0))  # draws widened to the t quantile, like the intervals
+    draws = to_elo(theta + (samples - theta) * (q / z), anchor)
+    return SandwichResult(elo - q * se, elo + q * se, rlo, rhi, se, level, q, draws)
 
 
 def _rank_intervals(
     theta: np.ndarray, root: np.ndarray, level: float, seed: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = theta.size
     draws = RANK_DRAWS if n <= MANY_PLAYERS else RANK_DRAWS_MANY
     rng = np.random.default_rng(seed)
@@ -182,4 +189,4 @@ def _rank_intervals(
     ranks = rank_samples(samples)
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
-    return lo.astype(int), hi.astype(int)
+    return lo.astype(int), hi.astype(int), samples

@@ -13,13 +13,20 @@ Which numbers and why:
   between consecutive arms on the upper convex hull of (tokens, Elo). An arm below that hull
   is ``dominated``: mixing its two hull neighbours buys at least as much Elo for the same
   tokens, so it gets no marginal value.
-* ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor (best-of-k of independent
-  samples gains 400 per decade, the reference law).
+* ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor. Best-of-k gains 400 per
+  decade only for continuous, tie-free scores; ``passfail_reference_elo_per_decade`` (JSON) is
+  what best-of-k of the arm's own pass/fail samples can gain per decade of samples, the
+  reference when the comparisons come from pass/fail scores (``rating.reference``:
+  an oracle best-of-8 on pass/fail tasks reads ~170, not 400, and is still ideal).
 * ``raw_elo_per_1k`` — Elo / (tokens/1000), the ratio popular guides print. It is only shown
   for comparison: it depends on the arbitrary 1000 anchor (shift every Elo by 100 and it
   changes), so do not rank arms by it.
-* ``pass_at_1``, ``pass_at_k`` (unbiased estimator with k = the arm's samples per task) and
-  ``tokens_per_success`` (total tokens / total successes: a ratio of sums, not a mean of ratios).
+* ``pass_at_1`` -- the share of sessions whose *submitted* answer passes (mean over tasks),
+  ``tokens_per_success`` -- billed tokens / solved sessions (tokens per solved task, a ratio of
+  sums), ``solved`` / ``sessions``; ``sample_accuracy`` -- the share of scored samples that
+  pass, and ``pass_at_k`` -- the unbiased estimator of Chen et al. (2021) over the samples,
+  with ``k`` (``pass_k``) = scored samples per session, the smallest over the arm's tasks.
+  A best-of-8 arm is charged its eight samples per solved task (``rating.outcomes``).
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
+from eloledger.rating.identify import Identification, identify
 from eloledger.rating.length import length_controlled
+from eloledger.rating.reference import best_of_k_gains
 from eloledger.rating.sandwich import bt_sandwich
 
 INTERVALS = ("sandwich", "bootstrap", "none")
@@ -88,8 +97,9 @@ def elo_report(
     ``length_control`` adds ``lc_elo`` with its interval and ``length_coef`` (needs
     a_tokens/b_tokens in the comparisons).
 
-    ``costs`` maps arm name -> an ArmCost-like object or mapping (``tokens_per_task``, ``tasks``,
-    ``successes``, ``per_task_n``, ``per_task_c``; see ``eloledger.ledger.summary.arm_costs``).
+    ``costs`` maps arm name -> an ArmOutcome-like object or mapping (``tokens_per_task``,
+    ``total_tokens``, ``per_task_sessions``, ``per_task_solved``, ``per_task_n``,
+    ``per_task_c``, ``k``; see ``eloledger.rating.outcomes.ledger_outcomes``).
     Anchor default: the cheapest arm with known tokens, else the first player.
     """
     names = list(comparisons.players)
@@ -102,6 +112,7 @@ def elo_report(
     tokens = _tokens(names, costs) if costs else np.full(len(names), np.nan)
     if costs:
         warnings.extend(_cost_mismatch(names, costs, tokens))
+        warnings.extend(_unjudged_tasks(comparisons, costs))
     if anchor is not None:
         a = comparisons.player_index(anchor)
     elif np.isfinite(tokens).any():
@@ -116,6 +127,7 @@ def elo_report(
     elo = to_elo(fit.theta, a)
     n = len(names)
     lo = hi = np.full(n, np.nan)
+    draws: np.ndarray | None = None  # Elo draws (sandwich normal draws or bootstrap rounds)
     rlo: Sequence[Any] = [None] * n
     rhi: Sequence[Any] = [None] * n
     if intervals == "sandwich":
@@ -129,6 +141,7 @@ def elo_report(
             sand.rank_low.tolist(),
             sand.rank_high.tolist(),
         )
+        draws = sand.elo_samples
     elif intervals == "bootstrap" and bootstrap_rounds > 0:
         boot = run_bootstrap(
             comparisons,
@@ -146,24 +159,35 @@ def elo_report(
             boot.rank_low.tolist(),
             boot.rank_high.tolist(),
         )
+        draws = boot.elo_samples
         warnings.extend(boot.warnings)
+    ident = identify(W, fit.theta, a, level) if not fit.mle_exists and prior == 0.0 else None
+    if ident is not None:
+        elo, lo, hi, rlo, rhi = _apply_identification(ident, elo, lo, hi, rlo, rhi, names, warnings)
+        tokens = np.where([st == "no" for st in ident.status], np.nan, tokens)
     rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
     games, wins = comparisons.games(), comparisons.wins()
     records: list[dict[str, Any]] = []
     for k, name in enumerate(names):
+        known = math.isfinite(elo[k])
         records.append(
             {
                 "name": name,
-                "elo": float(elo[k]),
+                "elo": float(elo[k]) if known else None,
                 "ci_low": float(lo[k]),
                 "ci_high": float(hi[k]),
-                "rank": int(rank[k]),
+                "rank": int(rank[k]) if known else None,
                 "rank_low": rlo[k],
                 "rank_high": rhi[k],
                 "games": int(games[k]),
                 "wins": float(wins[k]),
             }
         )
+        if ident is not None:
+            records[-1]["identified"] = ident.status[k]
+            if ident.status[k] == "no":
+                records[-1]["group"] = names[ident.group[k]]
+                records[-1]["group_elo"] = float(ident.group_elo[k])
     length_coef = None
     if length_control:
         lc = length_controlled(
@@ -177,7 +201,7 @@ def elo_report(
             rec["lc_ci_high"] = float(lc.lc.ci_high[k])
     has_costs = bool(costs)
     if has_costs:
-        extra = cost_columns(elo, tokens, a)
+        extra = cost_columns(elo, tokens, a, draws=draws, level=level)
         for k, rec in enumerate(records):
             rec.update(extra[k])
             rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
@@ -196,10 +220,63 @@ def elo_report(
     )
 
 
-def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[str, Any]]:
-    """Token columns per player (NaN tokens -> None in every token column)."""
+def _apply_identification(
+    ident: Identification,
+    elo: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rlo: Sequence[Any],
+    rhi: Sequence[Any],
+    names: Sequence[str],
+    warnings: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any], list[Any]]:
+    """Replace what the fallback prior made up (``rating.identify``): one-sided bounds for
+    players above / below the anchor's group, no Elo for players it cannot reach, and rank
+    intervals widened by the players whose place is unknown."""
+    n = len(names)
+    elo, lo, hi = elo.copy(), lo.copy(), hi.copy()
+    rlo, rhi = list(rlo), list(rhi)
+    unknown = ident.unidentified
+    for k, status in enumerate(ident.status):
+        if status == "yes":
+            if unknown and rlo[k] is not None:
+                rlo[k], rhi[k] = max(1, rlo[k] - unknown), min(n, rhi[k] + unknown)
+        elif status == "lower_bound":
+            lo[k], hi[k], rlo[k] = ident.ci_low[k], math.inf, 1
+        elif status == "upper_bound":
+            lo[k], hi[k], rhi[k] = -math.inf, ident.ci_high[k], n
+        else:
+            elo[k], lo[k], hi[k], rlo[k], rhi[k] = math.nan, -math.inf, math.inf, 1, n
+    bounded = [names[k] for k, st in enumerate(ident.status) if st.endswith("_bound")]
+    lost = [names[k] for k, st in enumerate(ident.status) if st == "no"]
+    if bounded:
+        warnings.append(
+            f"{', '.join(bounded)}: never lose (or never win) against the anchor's group, so "
+            "the data give only a one-sided bound (the other end is infinite); their point "
+            "Elo is the fallback prior's, not an estimate"
+        )
+    if lost:
+        warnings.append(
+            f"{', '.join(lost)}: not connected to the anchor's group, so their Elo against "
+            "the anchor is not identified (left empty); group_elo rates them within their own "
+            "group, and every rank interval allows for them"
+        )
+    return elo, lo, hi, rlo, rhi
+
+
+def cost_columns(
+    elo: np.ndarray,
+    tokens: np.ndarray,
+    anchor: int,
+    *,
+    draws: np.ndarray | None = None,
+    level: float = 0.95,
+) -> list[dict[str, Any]]:
+    """Token columns per player (NaN tokens -> None in every token column); with ``draws``
+    (Elo draws, rows x players) also their intervals and the frontier share."""
     t0, e0 = tokens[anchor], elo[anchor]
     marginal, dominated = marginal_frontier(tokens, elo)
+    spread = _cost_uncertainty(elo, tokens, anchor, draws, level) if draws is not None else None
     out = []
     for k in range(len(elo)):
         t, e = tokens[k], elo[k]
@@ -219,6 +296,57 @@ def cost_columns(elo: np.ndarray, tokens: np.ndarray, anchor: int) -> list[dict[
                 "raw_elo_per_1k": float(e / (t / 1000.0)) if math.isfinite(t) and t > 0 else None,
             }
         )
+        if spread is not None:
+            out[-1].update(spread[k])
+    return out
+
+
+MAX_FRONTIER_DRAWS = 400  # draws that recompute the frontier (a Python loop over arms)
+
+
+def _cost_uncertainty(
+    elo: np.ndarray, tokens: np.ndarray, anchor: int, draws: np.ndarray, level: float
+) -> list[dict[str, Any]]:
+    """Intervals of ΔElo per 1K and of the marginal step, and the frontier share.
+
+    The Elo draws carry the task-clustered uncertainty (the sandwich's normal draws widened to
+    its t quantile, or the task-bootstrap rounds); tokens are held at their measured values
+    (their own sampling error is not included). ``delta_elo_per_1k`` and the marginal step
+    from the arm's hull predecessor are linear in Elo, so their quantiles are the delta
+    method's interval. ``frontier_share``: the share of draws in which the arm is on the
+    upper convex hull (``dominated`` is only the point estimate's reading).
+    """
+    n = len(elo)
+    alpha = (1.0 - level) / 2.0
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    known = np.isfinite(tokens) & np.isfinite(elo)
+    if not known[anchor] or not len(draws):
+        return out
+    on = np.zeros(n)
+    sub = draws[: MAX_FRONTIER_DRAWS]
+    for row in sub:
+        _, dom = marginal_frontier(np.where(known, tokens, np.nan), row)
+        on += np.array([d is False for d in dom], dtype=float)
+    frontier = _frontier_order(tokens, elo)
+    previous = dict(zip(frontier[1:], frontier[:-1], strict=False))
+
+    def quantiles(values: np.ndarray) -> tuple[float, float]:
+        lo, hi = np.quantile(values, [alpha, 1.0 - alpha])
+        return float(lo), float(hi)
+
+    for k in range(n):
+        if not known[k]:
+            continue
+        rec: dict[str, Any] = {"frontier_share": float(on[k] / len(sub))}
+        dt = tokens[k] - tokens[anchor]
+        if dt != 0:
+            lo, hi = quantiles((draws[:, k] - draws[:, anchor]) / (dt / 1000.0))
+            rec["delta_elo_per_1k_low"], rec["delta_elo_per_1k_high"] = lo, hi
+        if k in previous:
+            p = previous[k]
+            lo, hi = quantiles((draws[:, k] - draws[:, p]) / ((tokens[k] - tokens[p]) / 1000.0))
+            rec["marginal_elo_per_1k_low"], rec["marginal_elo_per_1k_high"] = lo, hi
+        out[k] = rec
     return out
 
 
@@ -236,6 +364,18 @@ def marginal_frontier(
     marginal: list[float | None] = [None] * n
     dominated: list[bool | None] = [None] * n
     known = [k for k in range(n) if math.isfinite(tokens[k])]
+    frontier = _frontier_order(tokens, elo)
+    on = set(frontier)
+    for k in known:
+        dominated[k] = k not in on
+    for prev, k in zip(frontier, frontier[1:], strict=False):
+        marginal[k] = float((elo[k] - elo[prev]) / ((tokens[k] - tokens[prev]) / 1000.0))
+    return marginal, dominated
+
+
+def _frontier_order(tokens: np.ndarray, elo: np.ndarray) -> list[int]:
+    """The arms on the rising part of the upper convex hull of (tokens, Elo), cheapest first."""
+    known = [k for k in range(len(elo)) if math.isfinite(tokens[k]) and math.isfinite(elo[k])]
     known.sort(key=lambda k: (tokens[k], -elo[k], k))
     hull: list[int] = []
     for k in known:
@@ -246,13 +386,7 @@ def marginal_frontier(
         hull.append(k)
     # Only the rising part of the hull is a frontier: past the best arm, more tokens buy less.
     best = max(range(len(hull)), key=lambda h: (elo[hull[h]], -h)) if hull else -1
-    frontier = hull[: best + 1]
-    on = set(frontier)
-    for k in known:
-        dominated[k] = k not in on
-    for prev, k in zip(frontier, frontier[1:], strict=False):
-        marginal[k] = float((elo[k] - elo[prev]) / ((tokens[k] - tokens[prev]) / 1000.0))
-    return marginal, dominated
+    return hull[: best + 1]
 
 
 def _turn(a: int, b: int, c: int, x: np.ndarray, y: np.ndarray) -> float:
@@ -272,11 +406,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
+    """Pass and success columns of one arm (see ``rating.outcomes`` for what they count).
+
+    ``pass_at_1`` and ``tokens_per_success`` are the *submitted answer's*: one attempt per
+    session, so a best-of-8 arm is charged its 8 samples per solved task. Cost objects without
+    solved sessions (``per_task_solved``) give them only when every session is one sample.
+    """
     out: dict[str, Any] = {
         "pass_at_1": None,
+        "sample_accuracy": None,
         "pass_k": None,
         "pass_at_k": None,
         "tokens_per_success": None,
+        "solved": None,
+        "sessions": None,
     }
     if cost is None:
         return out
@@ -286,22 +429,51 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     if tasks:
         ns = np.array([int(per_n[t]) for t in tasks])
         cs = np.array([int(per_c.get(t, 0)) for t in tasks])
-        k = _field(cost, "k") or int(ns.min())  # samples per session when sessions repeat
-        out["pass_at_1"] = float(np.mean(cs / ns))
+        k = _field(cost, "k") or int(ns.min())  # samples per session, smallest over tasks
+        out["sample_accuracy"] = float(np.mean(cs / ns))
         out["pass_k"] = k
         out["pass_at_k"] = float(
             np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
         )
-    successes = _field(cost, "successes")
+        kk = min(k, int(ns.min()) - 1)  # best-of-kk vs one disjoint sample must fit a pool
+        if kk >= 2:  # what best-of-k of these pass/fail samples can gain per decade
+            pools = [np.repeat([1.0, 0.0], [c, m - c]) for m, c in zip(ns, cs, strict=True)]
+            gain = best_of_k_gains(pools, kk)[kk - 1]
+            if math.isfinite(gain):
+                out["passfail_reference_elo_per_decade"] = float(gain / math.log10(kk))
+    solved_by_task = _field(cost, "per_task_solved")
+    sessions_by_task = _field(cost, "per_task_sessions")
+    if solved_by_task is None and tasks and all(per_n[t] == 1 for t in tasks):
+        # one sample a task: that sample is the submitted answer
+        solved_by_task = {t: int(per_c.get(t, 0)) for t in tasks}
+        sessions_by_task = {t: int(per_n[t]) for t in tasks}
+    if solved_by_task is None or not sessions_by_task or _field(cost, "scored") is False:
+        return out
+    attempts = [t for t, m in sessions_by_task.items() if m]
+    solved = int(sum(solved_by_task.get(t, 0) for t in attempts))
+    out["solved"] = solved
+    out["sessions"] = int(sum(sessions_by_task[t] for t in attempts))
+    out["pass_at_1"] = float(
+        np.mean([solved_by_task.get(t, 0) / sessions_by_task[t] for t in attempts])
+    )
     total = _field(cost, "total_tokens")
-    n_tasks = _field(cost, "tasks")
-    if n_tasks is None:
-        n_tasks = len(per_n) or None
-    if successes and total:
-        out["tokens_per_success"] = float(total / successes)  # a ratio of sums
-    elif successes and n_tasks and math.isfinite(tokens):
-        out["tokens_per_success"] = float(tokens * n_tasks / successes)
+    if not total and math.isfinite(tokens):
+        total = tokens * len(attempts)  # tokens per task (per session) x tasks
+    if solved and total:
+        out["tokens_per_success"] = float(total / solved)  # a ratio of sums
     return out
+
+
+def interval_text(lo: float | None, hi: float | None) -> str:
+    """'950..1040'; a one-sided bound ('1616..+inf') where the data identify only one end
+    (rating.identify); 'n/a' when neither end is identified; '' without an interval."""
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return ""
+    if math.isinf(lo) and math.isinf(hi):
+        return "n/a"
+    left = "-inf" if math.isinf(lo) else f"{lo:.0f}"
+    right = "+inf" if math.isinf(hi) else f"{hi:.0f}"
+    return f"{left}..{right}"
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -323,6 +495,33 @@ def _tokens(names: Sequence[str], costs: Mapping[str, Any]) -> np.ndarray:
             if math.isfinite(v) and v > 0:
                 out[k] = v
     return out
+
+
+def _unjudged_tasks(comparisons, costs: Mapping[str, Any]) -> list[str]:
+    """Arms that ran tasks on which they have no comparison (every call failed, or nothing
+    was judged): the fit leaves those tasks out for that arm, which flatters an arm that fails
+    on hard tasks (informative missingness). pass@1 and tokens per success count them as
+    unsolved attempts; the warning says how many the Elo ignores."""
+    seen: dict[str, set[str]] = {}
+    for side in (comparisons.i, comparisons.j):
+        for player, task in zip(side.tolist(), comparisons.task.tolist(), strict=True):
+            seen.setdefault(comparisons.players[player], set()).add(comparisons.tasks[task])
+    parts = []
+    for name in comparisons.players:
+        ran = _field(costs.get(name), "per_task_sessions") if costs.get(name) is not None else None
+        if not ran:
+            continue
+        missing = [t for t in ran if t not in seen.get(name, set())]
+        if missing:
+            parts.append(f"{name} on {len(missing)} of {len(ran)}")
+    if not parts:
+        return []
+    return [
+        "arms ran tasks on which they have no comparison (failed or unjudged): "
+        + ", ".join(parts)
+        + " tasks; the Elo leaves those tasks out for them (pass@1 and tokens per success "
+        "count them as unsolved), so an arm that fails on hard tasks can look better than it is"
+    ]
 
 
 def _cost_mismatch(names: Sequence[str], costs: Mapping[str, Any], tokens: np.ndarray) -> list[str]:

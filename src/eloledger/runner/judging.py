@@ -3,7 +3,7 @@
 Every match is judged in both orders (``role = "judge"`` rows, ``round`` = the order). A judge
 row already in the ledger (a resumed run) is reused, never asked again. A call that gives no
 verdict (failed, or named neither A, B nor TIE) is counted per pair label in the run result's
-``judge_no_verdict`` fields; a match with no verdict in either order is left out, never a tie.
+``judge_no_verdict`` fields; a match lacking a verdict in either order is left out, never a tie.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class LlmJudge:
                 )
                 match += 1
             prefs = await asyncio.gather(*matches)
-            # no verdict in either order (counted in judge_no_verdict): the first sample stays
+            # a verdict missing in either order (counted in judge_no_verdict): the first sample stays
             winners = [
                 x if pref is None or pref >= 0.5 else y
                 for (x, y), pref in zip(pairs, prefs, strict=True)

@@ -16,6 +16,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 
 from eloledger.errors import UserError
+from eloledger.textsafe import refuse_control
 
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
 ARM_KINDS = ("single", "best_of_n", "self_consistency", "agent")
@@ -353,6 +354,7 @@ def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
 def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
     g = _Getter(loc, "arms", data, index)
     name = g.str("name", required=True)
+    refuse_control(name, loc.at("arms", "name", index), fix="give the arm a one-line printable name")
     kind = g.choice("kind", ARM_KINDS, default="single")
     if kind == "agent":
         return _parse_agent_arm(loc, index, g, name)

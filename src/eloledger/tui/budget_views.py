@@ -51,8 +51,8 @@ def compute_fairness(
 
 
 def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
-    """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (+400 per
-    decade), so five or more arms stay readable; returns the legend line (drawn outside)."""
+    """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (its own
+    empirical best-of-k), so five or more arms stay readable; returns the legend line."""
     from eloledger.tui.elo_tab import LogTokensFormatter
 
     plot.clear()
@@ -91,7 +91,7 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     plot.set_ylabel("Elo")
     line = "  ".join(keys)
     return (
-        f"{line}\n[grey42]━[/] +400 Elo per 10× tokens from {escape(ref_arm.name)} (r: next)"
+        f"{line}\n[grey42]━[/] best-of-k of its own samples from {escape(ref_arm.name)} (r: next)"
         " · x: budget (log)"
     )
 

@@ -1,7 +1,7 @@
 """The Elo tab: the Elo-per-token table (sortable), Elo vs tokens on a log axis, the knee.
 
 The table is exactly what ``eloledger elo COMPARISONS --ledger LEDGER`` prints: both faces call
-``eloledger.rating.table.elo_report`` with ``arm_costs(read_ledger(...))``. The fit and its
+``eloledger.rating.table.elo_report`` with ``rating.outcomes.ledger_outcomes(...)``. The fit and its
 bootstrap run in a thread worker. The plot puts log10(tokens per task) on the x axis (labelled
 in tokens), the arms as points, the cost frontier as a line, and the best-of-k reference from
 the anchor: +400·log10(k) Elo for k times the anchor's tokens. The "worth it" threshold is a
@@ -45,7 +45,7 @@ COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("marginal_elo_per_1k", "marg/1K", 1),
     ("pass_at_1", "pass@1", 3),
     ("pass_at_k", "pass@k", 3),
-    ("tokens_per_success", "tok/succ", 0),
+    ("tokens_per_success", "tok/success", 0),
     ("games", "games", None),
 )
 
@@ -70,15 +70,15 @@ def compute_elo(
     from eloledger.rating.comparisons import read_comparisons
     from eloledger.rating.table import elo_report
 
-    costs = None
-    if ledger is not None:
-        from eloledger.ledger.reader import read_ledger
-        from eloledger.ledger.summary import arm_costs
+    costs, ledger_warnings = None, []
+    if ledger is not None:  # the same per-arm count as `eloledger elo --ledger`
+        from eloledger.rating.outcomes import ledger_outcomes
 
-        costs = arm_costs(read_ledger(ledger))
+        costs, ledger_warnings = ledger_outcomes(ledger)
     report = elo_report(
         read_comparisons(comparisons), costs=costs, bootstrap_rounds=rounds, seed=seed
     )
+    report.warnings[:0] = ledger_warnings
     source = comparisons.name + (f" + {ledger.name}" if ledger else "")
     return EloData(
         list(report.players),
@@ -111,9 +111,10 @@ def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
 
 
 def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
-    if key == "ci":
-        lo, hi = record.get("ci_low"), record.get("ci_high")
-        return f"{lo:.0f}..{hi:.0f}" if _finite(lo) and _finite(hi) else ""
+    if key == "ci":  # the CLI's text, one-sided bounds included
+        from eloledger.rating.table import interval_text
+
+        return interval_text(record.get("ci_low"), record.get("ci_high"))
     value = record.get(key)
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""

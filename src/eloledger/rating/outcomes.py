@@ -1,0 +1,236 @@
+"""What each arm spent and solved, per task and session: the one count behind every face.
+
+*Tokens per success* is an arm's billed tokens divided by the tasks it **solved** -- one
+success per session (an independent attempt at a task), judged on the answer the arm
+*submits* -- never by its passing samples. A best-of-8 arm that spends 8,000 tokens a task
+and solves 88.5% of them costs ~9,040 tokens per solved task, not the ~1,966 a per-sample
+count would say (issue 25 item 1; the guides' ``tokens_per_success``). The same count feeds
+``eloledger elo --ledger`` (table and JSON), the TUI's Elo tab and ``eloledger fairness``.
+
+The submitted answer of a session, in this order:
+
+1. the run's results file (``<ledger>.results.csv`` beside the ledger, written by
+   ``eloledger run``: the sample the arm selected, with its ``passed``/``score``);
+2. else the last scored ``select`` row of the session;
+3. else the session's only scored sample (a single-sample arm);
+4. else (several scored samples, no record of the pick) the session counts as solved when
+   any sample passes -- the oracle pass@n, an upper bound -- and a warning names the arm.
+
+A session whose calls all failed submitted nothing: it counts as an unsolved attempt
+(informative missingness: a crash is not a skipped task). Per-sample accuracy (the share of
+scored samples that pass) and the unbiased pass@k of the samples (Chen et al. 2021, with
+``k`` = scored samples per session, the smallest over the arm's tasks) are reported under
+their own names.
+
+Tokens: billed tokens count everywhere -- every ``sample``/``select`` call with reported usage,
+failed calls included, judge and probe calls never (the rule of
+:mod:`eloledger.rating.budget_sessions`, shared with curves and fairness).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eloledger.rating.budget_sessions import build_sessions, row_pass, session_key
+
+PASS_THRESHOLD = 0.5
+RESULTS_SUFFIX = ".results.csv"
+
+
+@dataclass
+class ArmOutcome:
+    """One arm's billed tokens and solved sessions (what the Elo table's cost columns use)."""
+
+    arm: str
+    tasks: int  # tasks with at least one session of the arm
+    sessions: int  # sessions over all tasks
+    tokens_per_task: float  # mean over tasks of billed tokens per session
+    total_tokens: float  # billed tokens over all sessions (numerator of tokens per success)
+    solved: int  # sessions whose submitted answer passes
+    per_task_sessions: dict[str, int] = field(default_factory=dict)
+    per_task_solved: dict[str, int] = field(default_factory=dict)
+    per_task_n: dict[str, int] = field(default_factory=dict)  # scored samples
+    per_task_c: dict[str, int] = field(default_factory=dict)  # passing samples
+    per_task_tokens: dict[str, float] = field(default_factory=dict)  # billed, all sessions
+    per_task_calls: dict[str, int] = field(default_factory=dict)  # sample calls made
+    k: int | None = None  # scored samples per session, smallest over the arm's tasks
+    scored: bool = False  # any pass/fail known at all (else the pass columns stay empty)
+    submitted: str = "single"  # where the submitted answers came from (see the module doc)
+    usage_estimated: int = 0
+    estimated_token_share: float = 0.0
+
+    @property
+    def tokens_per_success(self) -> float | None:
+        """Billed tokens per solved task (None when nothing was solved or scored)."""
+        return self.total_tokens / self.solved if self.scored and self.solved else None
+
+
+def results_path(ledger: str | os.PathLike[str]) -> Path:
+    """``runs/x.jsonl`` -> ``runs/x.results.csv`` (the name ``eloledger run`` writes)."""
+    path = Path(ledger)
+    name = path.name
+    for ext in (".jsonl", ".ndjson", ".json"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+            break
+    name = name.removesuffix(".ledger")
+    return path.with_name(name + RESULTS_SUFFIX)
+
+
+def read_results(paths: Iterable[Path], threshold: float = PASS_THRESHOLD) -> dict[tuple, float]:
+    """(task, arm, session) -> 1.0/0.0 for the submitted answer of every results row that has
+    one (a results row with neither ``passed`` nor ``score`` is left to the ledger)."""
+    out: dict[tuple, float] = {}
+    for path in paths:
+        with open(path, newline="", encoding="utf-8") as fh:
+            for rec in csv.DictReader(fh):
+                passed = _result_pass(rec, threshold)
+                if passed is not None and rec.get("task_id") and rec.get("arm"):
+                    key = (rec["task_id"], rec["arm"], session_key(rec.get("session")))
+                    out[key] = passed
+    return out
+
+
+def _result_pass(rec: Mapping[str, Any], threshold: float) -> float | None:
+    passed = (rec.get("passed") or "").strip().lower()
+    if passed in ("1", "true"):
+        return 1.0
+    if passed in ("0", "false"):
+        return 0.0
+    try:
+        score = float(rec.get("score") or "")
+    except ValueError:
+        return None
+    return (1.0 if score >= threshold else 0.0) if math.isfinite(score) else None
+
+
+def arm_outcomes(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    results: Mapping[tuple, float] | None = None,
+    threshold: float = PASS_THRESHOLD,
+) -> tuple[dict[str, ArmOutcome], list[str]]:
+    """Per-arm outcomes from ledger rows (and the run's submitted answers when known)."""
+    built = build_sessions(rows)
+    warnings = list(built.warnings)
+    results = results or {}
+    spent: dict[tuple[str, str, str], float] = {
+        (s.task, s.arm, s.key): s.total_tokens for s in built.sessions
+    }
+    samples: dict[tuple[str, str, str], list[float]] = {}
+    calls: dict[tuple[str, str], int] = {}
+    selects: dict[tuple[str, str, str], float] = {}
+    estimated: dict[str, list[float]] = {}
+    for row in rows:
+        role = str(row.get("role") or "sample")
+        if role not in ("sample", "select") or row.get("task_id") is None or row.get("arm") is None:
+            continue
+        key = (str(row["task_id"]), str(row["arm"]), session_key(row.get("session")))
+        if role == "sample":
+            calls[key[:2]] = calls.get(key[:2], 0) + 1
+        tokens = row.get("total_tokens")
+        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
+            guessed = row.get("usage_source") == "estimated"
+            estimated.setdefault(key[1], [0, 0.0, 0.0])
+            acc = estimated[key[1]]
+            acc[0] += guessed
+            acc[1] += float(tokens) if guessed else 0.0
+            acc[2] += float(tokens)
+        passed = row_pass(row, threshold)
+        if passed is None:
+            samples.setdefault(key, [])
+            continue
+        if role == "select":
+            selects[key] = passed
+        else:
+            samples.setdefault(key, []).append(passed)
+    out: dict[str, ArmOutcome] = {}
+    oracle: dict[str, int] = {}
+    by_arm: dict[str, list[tuple[str, str, str]]] = {}
+    for key in sorted(spent):
+        by_arm.setdefault(key[1], []).append(key)
+    for arm, keys in by_arm.items():
+        o = ArmOutcome(arm, 0, 0, 0.0, 0.0, 0)
+        per_task_tokens = o.per_task_tokens
+        sources: set[str] = set()
+        for key in keys:
+            task = key[0]
+            o.sessions += 1
+            o.total_tokens += spent[key]
+            per_task_tokens[task] = per_task_tokens.get(task, 0.0) + spent[key]
+            o.per_task_sessions[task] = o.per_task_sessions.get(task, 0) + 1
+            scores = samples.get(key, [])
+            o.per_task_n[task] = o.per_task_n.get(task, 0) + len(scores)
+            o.per_task_c[task] = o.per_task_c.get(task, 0) + int(sum(scores))
+            if key in results:
+                win, source = results[key], "results"
+            elif key in selects:
+                win, source = selects[key], "select"
+            elif len(scores) <= 1:
+                win, source = (scores[0] if scores else 0.0), "single"
+            else:
+                win, source = max(scores), "any-pass"
+                oracle[arm] = oracle.get(arm, 0) + 1
+            o.scored |= bool(scores) or key in results or key in selects
+            sources.add(source)
+            o.solved += int(win)
+            o.per_task_solved[task] = o.per_task_solved.get(task, 0) + int(win)
+        o.tasks = len(per_task_tokens)
+        o.per_task_calls = {t: calls.get((t, arm), 0) for t in per_task_tokens}
+        o.tokens_per_task = float(
+            np.mean([per_task_tokens[t] / o.per_task_sessions[t] for t in per_task_tokens])
+        )
+        per_session = [
+            o.per_task_n[t] / o.per_task_sessions[t] for t in o.per_task_n if o.per_task_n[t]
+        ]
+        o.k = int(math.floor(min(per_session))) if per_session else None
+        o.submitted = "+".join(sorted(sources))
+        guess = estimated.get(arm)
+        if guess:
+            o.usage_estimated = int(guess[0])
+            o.estimated_token_share = guess[1] / guess[2] if guess[2] else 0.0
+        out[arm] = o
+    for arm, count in sorted(oracle.items()):
+        warnings.append(
+            f"arm {arm}: {count} session(s) with several scored samples and no record of the "
+            "submitted answer (no results file, no select row): counted solved when any sample "
+            "passes (the oracle pass@n, an upper bound); keep the run's .results.csv beside the "
+            "ledger"
+        )
+    return out, warnings
+
+
+def ledger_results(ledgers: Any, threshold: float = PASS_THRESHOLD) -> dict[tuple, float]:
+    """The submitted answers recorded in each ledger's results file (when it exists)."""
+    from eloledger.ledger.sources import expand_ledgers
+
+    single = isinstance(ledgers, (str, os.PathLike))
+    paths = expand_ledgers([ledgers] if single else list(ledgers))
+    return read_results([p for p in map(results_path, paths) if p.is_file()], threshold)
+
+
+def ledger_outcomes(
+    ledgers: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    threshold: float = PASS_THRESHOLD,
+) -> tuple[dict[str, ArmOutcome], list[str]]:
+    """:func:`arm_outcomes` of one or several ledgers, with each ledger's results file
+    (``<ledger>.results.csv``) when it exists; plus the readers' warnings and token counts
+    no gateway bills (``ledger.summary.count_warnings``)."""
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
+    from eloledger.rating.budget_io import load_rows
+
+    rows, warnings = load_rows(ledgers)
+    results = ledger_results(ledgers, threshold)
+    outcomes, more = arm_outcomes(rows, results=results, threshold=threshold)
+    counts = count_warnings(read_ledgers(ledgers, columns=TOKEN_COUNT_COLUMNS))  # columnar: fast
+    return outcomes, [*warnings, *counts, *more]
