@@ -129,11 +129,14 @@ def arm_outcomes(
     calls: dict[tuple[str, str], int] = {}
     selects: dict[tuple[str, str, str], float] = {}
     estimated: dict[str, list[float]] = {}
+    unsandboxed: set[str] = set()
     for row in rows:
         role = str(row.get("role") or "sample")
         if role not in ("sample", "select") or row.get("task_id") is None or row.get("arm") is None:
             continue
         key = (str(row["task_id"]), str(row["arm"]), session_key(row.get("session")))
+        if row.get("sandbox") == "none":
+            unsandboxed.add(key[1])
         if role == "sample":
             calls[key[:2]] = calls.get(key[:2], 0) + 1
         tokens = row.get("total_tokens")
@@ -198,6 +201,8 @@ def arm_outcomes(
             o.usage_estimated = int(guess[0])
             o.estimated_token_share = guess[1] / guess[2] if guess[2] else 0.0
         out[arm] = o
+    if unsandboxed:
+        warnings.append(unsandboxed_warning(sorted(unsandboxed)))
     for arm, count in sorted(oracle.items()):
         warnings.append(
             f"arm {arm}: {count} session(s) with several scored samples and no record of the "
@@ -206,6 +211,14 @@ def arm_outcomes(
             "ledger"
         )
     return out, warnings
+
+
+def unsandboxed_warning(arms: Sequence[str]) -> str:
+    """The loud line for scores judged outside the sandbox (``[judge] sandbox = "none"``)."""
+    return (
+        "UNSANDBOXED: judged with sandbox = \"none\" (the judged code ran as the user, and could "
+        f"forge its score): {', '.join(arms)}"
+    )
 
 
 def ledger_results(ledgers: Any, threshold: float = PASS_THRESHOLD) -> dict[tuple, float]:

@@ -92,8 +92,10 @@ def compute_elo(
 
 
 def estimated_usage_warning(warnings: Sequence[str]) -> str:
-    """The report's warning that tokens are estimates: it stays on screen, not just a toast."""
-    return next((f"⚠ {w}" for w in warnings if "ESTIMATED" in w), "")
+    """The report's warnings that tokens are estimates or scores unsandboxed: they stay on
+    screen, not just in a toast."""
+    loud = [f"⚠ {w}" for w in warnings if "ESTIMATED" in w or w.startswith("UNSANDBOXED")]
+    return "\n".join(loud)
 
 
 def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
