@@ -174,3 +174,24 @@ async def test_watch_in_the_tui_never_passes_control_characters(tmp_path: Path) 
     assert "arm-" in text and "\\e" in text, text
     for seg in segments:
         assert FORBIDDEN.search(seg) is None and "\x1b" not in seg, repr(seg)
+
+
+async def test_elo_tab_never_passes_control_characters_of_player_names(tmp_path: Path) -> None:
+    """Player names come from a comparisons file: the Elo tab's table, plot legend and notes
+    show them escaped, and no rendered segment carries a raw control byte."""
+    comps = tmp_path / "comps.csv"
+    bad = ["evil\x1b[2J\x1b]0;PWNED\x07", "c1\x9bmx", "plain"]
+    comps.write_text(
+        "task_id,a,b,outcome\n"
+        + "".join(f"t{t},{a},{b},{0.5 if t % 2 else 1.0}\n" for t in range(6)
+                  for a, b in ((bad[0], bad[1]), (bad[1], bad[2]), (bad[0], bad[2])))
+    )  # fmt: skip
+    app = EloLedgerApp(initial_tab="elo", elo_inputs=(comps, None))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert await until(lambda: "plain" in screen_text(app))
+        await pilot.pause(0.3)
+        segments = [seg.text for strip in app.screen._compositor.render_strips() for seg in strip]
+        text = screen_text(app)
+    assert "evil\\e[2J" in text, text
+    for seg in segments:
+        assert FORBIDDEN.search(seg) is None and "\x1b" not in seg, repr(seg)

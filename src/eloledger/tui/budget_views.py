@@ -15,7 +15,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 from textual_plot import HiResMode, PlotWidget
@@ -68,7 +67,7 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
         letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
         plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
-        keys.append(f"[b {colour}]{letter}[/] {escape(arm.name)}")
+        keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}")
         xs_all += xs
         ys_all += ys
     if not xs_all:
@@ -91,7 +90,7 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     plot.set_ylabel("Elo")
     line = "  ".join(keys)
     return (
-        f"{line}\n[grey42]━[/] best-of-k of its own samples from {escape(ref_arm.name)} (r: next)"
+        f"{line}\n[grey42]━[/] best-of-k of its own samples from {fmt.markup(ref_arm.name)} (r: next)"
         " · x: budget (log)"
     )
 
@@ -111,7 +110,7 @@ def verdict_text(record: dict[str, Any]) -> str:
     colour = {"real_improvement": "$success", "budget_leakage": "$error"}.get(verdict, "$warning")
     inputs = record.get("inputs", {})
     arms = " ".join(f"{role}={inputs.get(role, '?')}" for role in ROLES)
-    lines = [f"[b {colour}]{escape(verdict)}[/]: {escape(str(record.get('reason', '')))}"]
+    lines = [f"[b {colour}]{fmt.markup(verdict)}[/]: {fmt.markup(str(record.get('reason', '')))}"]
     pass1 = record.get("metrics", {}).get("pass1_delta", {})
     if pass1.get("estimate") is not None:
         lines.append(
@@ -123,7 +122,7 @@ def verdict_text(record: dict[str, Any]) -> str:
             )
         )
     lines.append(
-        f"[$text-muted]inputs: {escape(arms)} · {inputs.get('bootstrap', '?')} bootstrap rounds"
+        f"[$text-muted]inputs: {fmt.markup(arms)} · {inputs.get('bootstrap', '?')} bootstrap rounds"
         f" · seed {inputs.get('seed', '?')} (= eloledger fairness with these arms)[/]"
     )
     return "\n".join(lines)

@@ -21,9 +21,10 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.markup import escape
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+
+from eloledger.tui import fmt
 
 SEVERITY_MARK = {
     "error": ("✗", "$error"),
@@ -143,7 +144,7 @@ class DoctorTab(Vertical):
         except Exception as exc:
             from eloledger.tui.app import _message
 
-            self.app.call_from_thread(self._status, f"[$error]{escape(_message(exc))}[/]")
+            self.app.call_from_thread(self._status, f"[$error]{fmt.markup(_message(exc))}[/]")
             return
         finally:
             self.running = ""
@@ -186,7 +187,7 @@ class DoctorTab(Vertical):
         option_list = self.query_one("#doctor-list", OptionList)
         option_list.clear_options()
         for target, items in group_findings(findings):
-            option_list.add_option(Option(f"[b]── {escape(target)}[/b]", disabled=True))
+            option_list.add_option(Option(f"[b]── {fmt.markup(target)}[/b]", disabled=True))
             for f in items:
                 option_list.add_option(Option(self._prompt(f), id=str(findings.index(f))))
         first = next(
@@ -234,16 +235,16 @@ class DoctorTab(Vertical):
             box.update("")
             return
         if f.action is not None:
-            how = f"\n[b]a[/b] applies this fix: {escape(f.action.summary)} (diff first)"
+            how = f"\n[b]a[/b] applies this fix: {fmt.markup(f.action.summary)} (diff first)"
         elif profile_fix(f, self.profiles) is not None:
             how = "\n[b]a[/b] applies this fix to the profile (diff first)"
         else:
             how = ""
         # the fix first: it is what the user came for; enter shows everything in a dialog
         box.update(
-            (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
+            (f"[$success]fix:[/] {fmt.markup(f.fix)}" if f.fix else "[$text-muted]no fix given[/]")
             + how
-            + (f"\n[$text-muted]evidence:[/] {escape(f.evidence)}" if f.evidence else "")
+            + (f"\n[$text-muted]evidence:[/] {fmt.markup(f.evidence)}" if f.evidence else "")
             + "\n[$text-muted]enter: the whole finding[/]"
         )
         option_list = self.query_one("#doctor-list", OptionList)
@@ -259,10 +260,10 @@ class DoctorTab(Vertical):
             return
         self.app.push_screen(
             TextScreen(
-                f"[b]{escape(f.code)}[/b] ({f.severity}) on {escape(f.target)}\n\n"
-                f"{escape(f.message)}\n\n"
-                + (f"[$text-muted]evidence:[/] {escape(f.evidence)}\n\n" if f.evidence else "")
-                + (f"[$success]fix:[/] {escape(f.fix)}" if f.fix else "no fix given")
+                f"[b]{fmt.markup(f.code)}[/b] ({f.severity}) on {fmt.markup(f.target)}\n\n"
+                f"{fmt.markup(f.message)}\n\n"
+                + (f"[$text-muted]evidence:[/] {fmt.markup(f.evidence)}\n\n" if f.evidence else "")
+                + (f"[$success]fix:[/] {fmt.markup(f.fix)}" if f.fix else "no fix given")
             )
         )
 

@@ -23,12 +23,12 @@ from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 from textual_plot import HiResMode, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
+from eloledger.textsafe import visible
 from eloledger.tui import fmt
 
 DEFAULT_THRESHOLD = 50.0  # Elo per 1K tokens per task
@@ -124,7 +124,7 @@ def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
         return "yes" if value else ""
     if isinstance(value, float) and digits is not None:
         return f"{value:,.{digits}f}" if digits == 0 else f"{value:.{digits}f}"
-    return str(value)
+    return visible(str(value))  # names come from files: no control byte reaches the terminal
 
 
 def sort_value(record: dict[str, Any], key: str) -> tuple[int, Any]:
@@ -348,7 +348,7 @@ class EloTab(Vertical, can_focus=True):
     def explain_empty(self, why: str) -> None:
         """Say why there is no table (a cancelled run), keeping the ways to get one."""
         self.query_one("#elo-empty", Static).update(
-            f"{escape(why)}\n\n• [b]o[/b] open a comparisons file (+ its ledger)\n"
+            f"{fmt.markup(why)}\n\n• [b]o[/b] open a comparisons file (+ its ledger)\n"
             "• [b]e[/b] the example shipped with eloledger"
         )
 
@@ -387,7 +387,7 @@ class EloTab(Vertical, can_focus=True):
             self.query_one("#elo-table", DataTable).focus()
         usage = estimated_usage_warning(data.warnings)
         shown = self.query_one("#elo-usage", Static)
-        shown.update(escape(usage))
+        shown.update("\n".join(map(fmt.markup, usage.splitlines())))
         shown.display = bool(usage)
         for warning in data.warnings[:3]:
             self.notify(warning, title="Elo warning", severity="warning", timeout=8)
@@ -434,7 +434,7 @@ class EloTab(Vertical, can_focus=True):
             status += f" · knee: {knee_name or '-'}"
         else:
             status += " · no ledger: token columns empty"
-        self.query_one("#elo-status", Static).update(escape(status))
+        self.query_one("#elo-status", Static).update(fmt.markup(status))
         self.query_one("#elo-rows", Static).update(
             f"rows: [reverse]knee[/] · [i]italic[/]: marg. < {self.threshold:g} Elo/1K (t)"
             " · [dim]dim[/]: dominated · → more columns"
@@ -510,7 +510,7 @@ class EloTab(Vertical, can_focus=True):
         self.query_one("#elo-legend", Static).update(
             f"x: tokens per task (log) · y: Elo · [b yellow]A–{last}[/]: the arms (table)"
             + (f", [b red]{letters[knee_name]}[/] the knee" if knee_name in letters else "")
-            + f"\n[cyan]━[/] frontier  [grey50]━[/] best-of-k from {escape(anchor['name'])}:"
+            + f"\n[cyan]━[/] frontier  [grey50]━[/] best-of-k from {fmt.markup(anchor['name'])}:"
             " +400 Elo per 10× tokens"
         )
 
@@ -637,7 +637,7 @@ class EloTab(Vertical, can_focus=True):
         except Exception as exc:
             from eloledger.tui.app import _message
 
-            message = f"[$error]{escape(_message(exc))}[/]"
+            message = f"[$error]{fmt.markup(_message(exc))}[/]"
             self.app.call_from_thread(self._say_verdict, message)
             return
         self.verdict = record

@@ -76,5 +76,7 @@ def fit(text: str, width: int) -> str:
 
 
 def markup(text: object) -> str:
-    """Text from a file, safe inside Rich markup: no control characters, no markup tags."""
-    return escape(visible(str(text)))
+    """Text from a file or a gateway, safe inside Rich markup: no control characters, no
+    markup tags. Line breaks stay line breaks (the widget lays them out; none reaches the
+    terminal as a byte)."""
+    return "\n".join(escape(visible(part)) for part in str(text).split("\n"))
