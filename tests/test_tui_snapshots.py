@@ -16,7 +16,7 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.run_view import RunView
 from eloledger.tui.sources import SnapshotSource
-from eloledger.tui.testing import sample_counters
+from eloledger.tui.testing import sample_counters, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 SIZES = [(80, 24), (120, 40)]
@@ -121,11 +121,18 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
     """Issue 11 item 2: the text being typed is visible in the focused field."""
 
     async def typing(pilot) -> None:
-        await pilot.pause(0.8)
+        # wait for events, not wall-clock pauses a loaded machine may not honour: the form is
+        # mounted and its name field focused; Tab has moved focus before the URL is typed
+        app = pilot.app
+        await pilot.pause(0.8)  # the app's first screen is up before its key is pressed
         await pilot.press("n")
-        await pilot.pause(0.5)  # the form is mounted and focused before the typing starts
-        await pilot.press(*"my-gw", "tab", *"https://gw.example.com/v1")
-        await pilot.pause(0.3)
+        assert await until(lambda: getattr(app.focused, "id", None) == "form-name")
+        await pilot.press(*"my-gw", "tab")
+        assert await until(lambda: getattr(app.focused, "id", None) == "form-url")
+        await pilot.press(*"https://gw.example.com/v1")
+        url = app.screen.query_one("#form-url")
+        assert await until(lambda: url.value == "https://gw.example.com/v1")
+        await pilot.pause(0.3)  # the as-you-type URL check answers from the same value
 
     assert snap_compare(EloLedgerApp(), terminal_size=size, run_before=typing)
 

@@ -118,6 +118,9 @@ class LineList(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._shown.clear()
+        if self.follow:  # a followed tail stays the tail when the layout gives another height
+            height = self.scrollable_content_region.height
+            self.scroll_to(y=max(0, len(self.rows) - height), animate=False, immediate=True)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
