@@ -55,6 +55,14 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
         raise UserError(f"{where}: {exc.message}", fix=exc.fix) from None
     if not tasks:
         raise UserError(f"{where}: task source {spec.tasks_source!r} has no tasks")
+    if spec.split and not spec.tasks_splits and any(t.split for t in tasks):
+        tasks = [t for t in tasks if t.split == spec.split]  # one file holding every split
+        if not tasks:
+            raise UserError(
+                f"{spec_line(spec, 'tasks', 'split')}: no task in {spec.tasks_source!r} has "
+                f"split {spec.split!r}",
+                fix="pick a split the file has, or remove split from [tasks]",
+            )
     if spec.tasks_shuffle:
         random.Random(spec.seed).shuffle(tasks)
     if spec.tasks_limit is not None:

@@ -494,6 +494,10 @@ class _Run:
                 c.in_flight -= 1
                 c.settle_estimate(arm, shown)
         for row in rows:
+            row.update(self._task_labels(call.task))
+            if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
+                # the CLI's final message is the answer: judged like a chat reply (issue 19 item 5)
+                await score_sample(row, call.task, self.spec.judge, self.tests_gate)
             self.writer.append(row)
             c.apply_row(row)
             self.result.attempts += 1
@@ -571,7 +575,9 @@ class _Run:
                     c.in_flight -= 1
             if role == "sample":
                 c.settle_estimate(arm, res.streamed_estimate)
-            row = self._row(fields, res, attempt, max_tokens, temperature, model, route.endpoint)
+            row = self._row(
+                fields, res, attempt, max_tokens, temperature, model, route.endpoint, task
+            )
             if res.status == "ok" and role == "sample":
                 verdict = await score_sample(row, task, self.spec.judge, self.tests_gate)
                 if verdict is not None and verdict.detail and "feedback" in fields:
@@ -632,6 +638,7 @@ class _Run:
         temperature: float,
         model: str | None,
         endpoint: Endpoint,
+        task: Task,
     ) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
@@ -642,11 +649,16 @@ class _Run:
             "base_url": endpoint.base_url,
             "wire_api": endpoint.wire_api,
             **res.ledger_fields(),
+            **self._task_labels(task),
             "attempt": attempt,
             "max_tokens": max_tokens,
             "temperature": temperature,
             "ts": time.time(),
         }
+
+    def _task_labels(self, task: Task) -> dict[str, Any]:
+        """``split`` and ``tags`` on every row, so issue 20's gates select rows by them."""
+        return {"split": task.split or self.spec.split, "tags": list(task.tags)}
 
     # ----------------------------------------------------------------------------- judging
     def _llm_judge(self) -> LlmJudge:
@@ -728,6 +740,11 @@ class _Run:
                 "the judge model ignores the format; fix: use a judge model that follows it "
                 "([judge] model) or raise [judge] max_tokens"
             )
+
+
+def _answer_only(task: Task) -> bool:
+    """A task an agent answers in words: an answer to check, no files or tests to run."""
+    return task.answer is not None and not task.files and not task.tests
 
 
 def _retrieve(future: asyncio.Future) -> None:

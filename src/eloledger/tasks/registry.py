@@ -127,7 +127,17 @@ def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
             f"{where}: agent task {task_id!r} has neither 'files' nor 'answer'",
             fix='add "files": {"path.py": "..."} (with "tests") or an "answer"',
         )
+    split = row.get("split")
+    if split is not None and split not in ("train", "val", "test"):
+        raise UserError(f'{where}: \'split\' must be "train", "val" or "test", got {split!r}')
+    tags = row.get("tags") or ()
+    if isinstance(tags, str):
+        tags = (tags,)
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise UserError(f"{where}: 'tags' must be a string or a list of strings")
     return Task(
+        split=split,
+        tags=tuple(tags),
         task_id=task_id.strip(),
         prompt=prompt,
         answer=answer,
