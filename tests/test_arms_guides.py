@@ -142,3 +142,27 @@ def test_guide_arms_from_one_spec_on_the_wire(tmp_path: Path) -> None:
     assert stats["cot"]["system"] == COT and stats["debate_2"]["rounds"] == 2
     assert stats["candidate"]["model"] == "claude-strict"
     assert payload["run"]["arm_tokens"] == sum(r["total_tokens"] for r in ledger)
+
+
+GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
+BAD = "```python\ndef add(a, b):\n    return a - b\n```"
+
+
+def test_refine_quotes_the_failing_tests_back_and_records_it(tmp_path: Path) -> None:
+    def reply(prompt: str) -> str:
+        return GOOD if "The tests failed with" in prompt else BAD
+
+    tasks = [{"task_id": "add", "prompt": "Write add(a, b).", "tests": "assert add(2, 3) == 5"}]
+    arms = '[[arms]]\nname = "refine_2"\nkind = "refine"\nrounds = 2\n'
+    with serve(GatewayConfig(reply=reply)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", tasks), arms=arms)
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+        bodies = _generation(gw)
+    assert done.returncode == 0, done.stderr
+    first, second = sorted(rows(tmp_path / "l.jsonl"), key=lambda r: r["round"])
+    assert (first["round"], first["passed"], first["feedback"]) == (0, False, "none")
+    assert first["test_detail"]  # the failure message, kept on the row it came from
+    assert (second["round"], second["passed"], second["feedback"]) == (1, True, "tests")
+    later = bodies[1]["messages"][-1]["content"]
+    assert first["test_detail"][:200] in later and BAD in later

@@ -165,6 +165,7 @@ def _run_summary(result: Any) -> str:
         lines.append(
             f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
         )
+    lines.extend(f"eloledger: {n}" for n in getattr(result, "notes", []))
     lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
     lines.extend(f"eloledger: error: {f}" for f in result.failures)
     return "\n".join(lines)
@@ -208,6 +209,7 @@ def report(result: Any, args: argparse.Namespace) -> int:
         "arm_tokens": result.arm_tokens,
         "judge_tokens": result.judge_tokens,
         "judge_no_verdict": result.judge_no_verdict_pairs,
+        "judged_by": result.judged_by,
         "failures": result.failures,
         "elapsed_s": round(result.elapsed_s, 3),
     }

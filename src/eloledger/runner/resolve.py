@@ -48,7 +48,10 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             )
         source = str(path)
     try:
-        tasks = load_tasks(source, base_dir=spec.base_dir, open_ended=spec.judge.kind == "llm")
+        # auto judges each task by what it has: prompt-only tasks go to the LLM judge
+        tasks = load_tasks(
+            source, base_dir=spec.base_dir, open_ended=spec.judge.kind in ("llm", "auto")
+        )
     except UserError as exc:
         if exc.message.startswith(source) or "builtin" not in source:
             raise
@@ -73,7 +76,6 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             f'{spec_line(spec, "judge", "kind")}: judge kind = "tests" but task {missing!r} has no tests',
             fix='use kind = "auto" or "rule", or give every task tests',
         )
-    _check_verifiable(spec, tasks)
     if spec.judge.kind == "rule" and any(t.answer is None for t in tasks):
         missing = next(t.task_id for t in tasks if t.answer is None)
         raise UserError(
@@ -81,20 +83,6 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             fix='use kind = "auto" or "tests", or give every task an answer',
         )
     return tasks
-
-
-def _check_verifiable(spec: ExperimentSpec, tasks: list[Task]) -> None:
-    """A verifier needs an answer or tests: open-ended tasks would silently keep sample 0."""
-    open_task = next((t.task_id for t in tasks if t.answer is None and not t.tests), None)
-    if open_task is None:
-        return
-    for index, arm in enumerate(spec.arms):
-        if arm.select == "verifier" and arm.n > 1:
-            raise UserError(
-                f"{spec_line(spec, 'arms', 'select', index)}: arm {arm.name!r} selects by "
-                f"verifier, but task {open_task!r} has neither answer nor tests to verify with",
-                fix='set select = "judge" on this arm (the LLM judge picks the sample)',
-            )
 
 
 def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:

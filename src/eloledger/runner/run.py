@@ -96,6 +96,9 @@ class RunResult:
     judge_no_verdict: dict[str, int] = field(default_factory=dict)
     judge_no_verdict_pairs: dict[str, int] = field(default_factory=dict)
     judge_verdict_calls: int = 0  # judge calls consulted (made now or found in the ledger)
+    # how the tasks were judged (kind = "auto" judges each by what it has): rule, tests, llm
+    judged_by: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the summary says besides warnings
 
 
 async def run_experiment(
@@ -668,28 +671,41 @@ class _Run:
         self.judge = self._llm_judge()  # on the ledger state as sampling left it
         results: list[ArmResult] = []
         knockouts = []
+        kind = self.spec.judge.kind
+        by_llm = {t.task_id for t in self.tasks if kind == "llm" or _open(t)}
         for task in self.tasks:
+            self.result.judged_by[_judged_by(task, kind)] = (
+                self.result.judged_by.get(_judged_by(task, kind), 0) + 1
+            )
             for arm in self.spec.arms:
+                # a verifier has nothing to check on a prompt-only task: the LLM judge picks
+                by_judge = arm.select == "judge" or (arm.select == "verifier" and _open(task))
                 for session in range(self.spec.sessions):
                     rows = strategies.final_rows(arm, self._rows(task, arm, session))
                     if any(r is None for r in rows):
                         continue  # incomplete (stopped early): not judged
                     result = select(task, arm, session, rows)  # type: ignore[arg-type]
                     results.append(result)
-                    if arm.select == "judge" and result.samples_ok > 1:
+                    if by_judge and result.samples_ok > 1:
                         knockouts.append(self.judge.knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
-        answered = [r for r in results if r.samples_ok]
-        if self.spec.judge.kind != "llm" and answered and all(r.score is None for r in answered):
+        answered = [r for r in results if r.samples_ok and r.task_id not in by_llm]
+        if kind != "llm" and answered and all(r.score is None for r in answered):
             self.result.warnings.append(
                 "no sample could be scored (the tasks have neither answer nor tests): "
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
-        if self.spec.judge.kind == "llm":
-            comparisons = await self.judge.comparisons(results)
-        else:
-            comparisons = score_comparisons(results, [a.name for a in self.spec.arms])
+        names = [a.name for a in self.spec.arms]
+        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names)
+        open_results = [r for r in results if r.task_id in by_llm]
+        if open_results:
+            comparisons += await self.judge.comparisons(open_results)
+        if kind == "auto" and len(self.result.judged_by) > 1:
+            self.result.notes.append(
+                "judged per task (kind = auto): "
+                + ", ".join(f"{n} by {how}" for how, n in sorted(self.result.judged_by.items()))
+            )
         if self.cancel is not None and self.cancel.is_set():
             self.result.stopped = "cancelled"  # judge calls were cut short: write nothing
             return
@@ -740,6 +756,22 @@ class _Run:
                 "the judge model ignores the format; fix: use a judge model that follows it "
                 "([judge] model) or raise [judge] max_tokens"
             )
+
+
+def _open(task: Task) -> bool:
+    """A prompt-only task: nothing to check it by, so an LLM judge compares its answers."""
+    return task.answer is None and not task.tests and not task.files
+
+
+def _judged_by(task: Task, kind: str) -> str:
+    """How a task's answers are compared: what it has, unless the spec names one judge."""
+    if kind != "auto":
+        return {"rule": "rule", "tests": "tests", "llm": "the LLM judge"}[kind]
+    if task.tests and task.answer is None:
+        return "tests"
+    if task.answer is not None:
+        return "rule"
+    return "the tests of its files" if task.files else "the LLM judge"
 
 
 def _answer_only(task: Task) -> bool:

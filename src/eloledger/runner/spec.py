@@ -307,7 +307,7 @@ def parse_spec(
         if "source" in tasks:
             raise UserError(
                 f"{loc.at('tasks', 'source')}: [tasks] has both source and per-split files",
-                fix="keep source, or train/val/test with split = \"test\"",
+                fix='keep source, or train/val/test with split = "test"',
             )
         if spec.split is None:
             raise UserError(
@@ -423,7 +423,9 @@ def _sweep(loc: _Locator, index: int, data: Any) -> list[Any]:
 def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
     g = _Getter(loc, "arms", data, index)
     name = g.str("name", required=True)
-    refuse_control(name, loc.at("arms", "name", index), fix="give the arm a one-line printable name")
+    refuse_control(
+        name, loc.at("arms", "name", index), fix="give the arm a one-line printable name"
+    )
     kind = g.choice("kind", ARM_KINDS, default="single")
     if kind == "agent":
         return _parse_agent_arm(loc, index, g, name)

@@ -105,7 +105,8 @@ def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
         raise UserError(
             f"{where}: task {task_id!r} has neither 'answer' nor 'tests'",
             fix="add an 'answer' (for rule judges) or 'tests' (Python asserts), or set "
-            'kind = "llm" in the spec\'s [judge] to have a model compare open-ended answers',
+            'kind = "auto" (per task) or kind = "llm" in the spec\'s [judge] to have a model '
+            "compare open-ended answers",
         )
     difficulty = row.get("difficulty", 0.5)
     if (
