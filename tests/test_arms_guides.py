@@ -142,6 +142,10 @@ def test_guide_arms_from_one_spec_on_the_wire(tmp_path: Path) -> None:
     assert stats["cot"]["system"] == COT and stats["debate_2"]["rounds"] == 2
     assert stats["candidate"]["model"] == "claude-strict"
     assert payload["run"]["arm_tokens"] == sum(r["total_tokens"] for r in ledger)
+    # the run header (summary) records each prompt setup's full text once, with its hash
+    header = f'eloledger: arm cot prompt {stats["cot"]["prompt_hash"]}: system "{COT}"'
+    assert done.stderr.count(header) == 1
+    assert done.stderr.count("prompt_template") == 1  # sc_k3's line only
 
 
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"

@@ -50,7 +50,11 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
     try:
         # auto judges each task by what it has: prompt-only tasks go to the LLM judge
         tasks = load_tasks(
-            source, base_dir=spec.base_dir, open_ended=spec.judge.kind in ("llm", "auto")
+            source,
+            base_dir=spec.base_dir,
+            open_ended=spec.judge.kind in ("llm", "auto"),
+            fields=spec.tasks_fields,
+            answer_pattern=spec.tasks_answer_pattern,
         )
     except UserError as exc:
         if exc.message.startswith(source) or "builtin" not in source:

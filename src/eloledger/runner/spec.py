@@ -40,7 +40,10 @@ _EXPERIMENT_KEYS = {
     "timeout_s", "description",
 }  # fmt: skip
 _BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
-_TASKS_KEYS = {"source", "limit", "shuffle", "train", "val", "test", "split", "tuned_on"}
+_TASKS_KEYS = {
+    "source", "limit", "shuffle", "train", "val", "test", "split", "tuned_on", "fields",
+    "answer_pattern",
+}  # fmt: skip
 SPLITS = ("train", "val", "test")
 _ARM_KEYS = {
     "name", "kind", "n", "k", "temperature", "select", "max_tokens", "same_budget", "system",
@@ -158,6 +161,8 @@ class ExperimentSpec:
     tasks_splits: dict[str, str] = field(default_factory=dict)  # [tasks] train/val/test files
     split: str | None = None  # the split this run uses (written on every row)
     tuned_on: str | None = None  # the split the candidates were tuned on (issue 20's gates)
+    tasks_fields: dict[str, str] = field(default_factory=dict)  # our name -> the file's column
+    tasks_answer_pattern: str | None = None  # regex: group 1 of the answer column is the answer
     per_task_tokens: int | None = None
     max_total_tokens: int | None = None
     arms: list[ArmSpec] = field(default_factory=list)
@@ -322,6 +327,13 @@ def parse_spec(
         spec.tasks_source = spec.tasks_splits[spec.split]
     else:
         spec.tasks_source = g.str("source", required=True)
+    spec.tasks_fields = _fields(loc, tasks.get("fields"))
+    spec.tasks_answer_pattern = g.str("answer_pattern")
+    if spec.tasks_answer_pattern is not None:
+        try:
+            re.compile(spec.tasks_answer_pattern)
+        except re.error as exc:
+            raise UserError(f"{loc.at('tasks', 'answer_pattern')}: bad regex: {exc}") from None
     spec.tasks_limit = g.int("limit", default=None, low=1)
     spec.tasks_shuffle = g.bool("shuffle", default=False)
 
@@ -402,6 +414,26 @@ def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
         if found:
             return int(found.group(1)), str(std)
     return 1, str(exc)
+
+
+def _fields(loc: _Locator, value: Any) -> dict[str, str]:
+    """``[tasks] fields = {id = "case_id", prompt = "question"}``: which column is which."""
+    from eloledger.tasks.registry import FIELD_KEYS
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UserError(
+            f"{loc.at('tasks', 'fields')}: fields must map names to column names",
+            fix='fields = {id = "case_id", prompt = "question", answer = "answer"}',
+        )
+    for key in value:
+        if key not in FIELD_KEYS:
+            raise UserError(
+                f"{loc.at('tasks', 'fields')}: unknown field {key!r} in fields",
+                fix=f"use {', '.join(FIELD_KEYS)}",
+            )
+    return dict(value)
 
 
 def _sweep(loc: _Locator, index: int, data: Any) -> list[Any]:
