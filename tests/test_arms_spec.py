@@ -129,3 +129,14 @@ def test_split_and_tags_on_every_row_and_a_debate_resumes(tmp_path: Path) -> Non
         ("t1", 0, 1), ("t1", 0, 2), ("t1", 1, 1), ("t1", 1, 2),
     ]  # fmt: skip
     assert result.resumed_calls == len(keep) and result.comparisons == 3
+
+
+def test_an_arm_profile_is_resolved_before_a_call(tmp_path: Path) -> None:
+    spec_path = tmp_path / "s.toml"
+    spec_path.write_text(HEAD + '[[arms]]\nname = "a"\n\n[[arms]]\nname = "b"\nprofile = "gw2"\n')
+    from eloledger.runner.spec import load_spec
+
+    with pytest.raises(UserError) as err:
+        asyncio.run(run_experiment(load_spec(spec_path)))
+    assert err.value.message.startswith(f"{spec_path}:13: arm 'b': profile 'gw2'")
+    assert "simulator cannot be mixed" in err.value.message
