@@ -25,6 +25,8 @@ def test_print_spec_is_a_valid_spec(capsys: pytest.CaptureFixture, tmp_path: Pat
         "best_of_4",
         "best_of_8",
         "self_consistency_5",
+        "cot",
+        "debate_2",
     ]
     assert spec.ledger == tmp_path / "demo.ledger.jsonl"
 
@@ -64,8 +66,10 @@ def test_demo_headless_json_matches_elo_shape(
         assert mine["elo"] == pytest.approx(theirs["elo"])
     assert demo["anchor"] == elo["anchor"]
     names = {p["name"] for p in demo["players"]}
-    assert names == {"best_of_1", "best_of_2", "best_of_4", "best_of_8", "self_consistency_5"}
+    assert names == {
+        "best_of_1", "best_of_2", "best_of_4", "best_of_8", "self_consistency_5", "cot", "debate_2"
+    }  # fmt: skip
     tokens = {p["name"]: p["tokens_per_task"] for p in demo["players"]}
     assert tokens["best_of_1"] < tokens["best_of_2"] < tokens["best_of_4"] < tokens["best_of_8"]
-    assert demo["run"]["stopped"] == "completed" and demo["run"]["calls_made"] == 46 * 20
+    assert demo["run"]["stopped"] == "completed" and demo["run"]["calls_made"] == 46 * (20 + 1 + 2 * 2)
     assert {a["arm"] for a in demo["arms"]} == names

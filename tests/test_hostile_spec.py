@@ -62,14 +62,13 @@ CASES = [
     ("missing_tasks_file", GOOD.replace("tasks.jsonl", "nope.jsonl"), None, ":6:", "not found"),
     ("tasks_bad_line", GOOD, TASK + '{"task_id": "t2", "prompt": \n', "tasks.jsonl:2:",
      "not valid JSON"),
-    ("tasks_no_answer", GOOD, TASK + '{"task_id": "t2", "prompt": "open"}\n', "tasks.jsonl:2:",
-     "kind = \"llm\""),
+    # kind = "auto" sends a prompt-only task to the LLM judge (issue 19 item 6): "rule" refuses it
+    ("tasks_no_answer", GOOD + '\n[judge]\nkind = "rule"\n',
+     TASK + '{"task_id": "t2", "prompt": "open"}\n', "tasks.jsonl:2:", "kind = \"llm\""),
     ("tasks_duplicate", GOOD, TASK + TASK, "tasks.jsonl:2:", "duplicate task_id"),
     ("tasks_fifo", GOOD, "FIFO", ":6:", "not a regular file"),
     ("tasks_dir", GOOD, "DIR", ":6:", "not a regular file"),
     ("empty", "", TASK, ":1:", "missing [experiment]"),
-    ("verifier_open", GOOD + '\n[judge]\nkind = "llm"\n', '{"task_id": "o", "prompt": "p"}\n',
-     ":11:", 'select = "judge"'),
     ("duplicate_key", GOOD.replace('kind = "best_of_n"', 'kind = "best_of_n"\nkind = "single"'),
      TASK, ":14:", "not valid TOML"),
 ]  # fmt: skip

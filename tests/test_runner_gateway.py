@@ -166,7 +166,9 @@ def test_open_ended_tasks_are_judged_by_an_llm(tmp_path: Path) -> None:
 def test_open_ended_tasks_without_an_llm_judge_are_refused(tmp_path: Path) -> None:
     with serve() as gw:
         add_profile(gw.root, key=GOOD_KEY)
-        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", OPEN))
+        # kind = "auto" judges prompt-only tasks by the LLM judge (issue 19 item 6); "rule" refuses
+        tasks = write_tasks(tmp_path / "t.jsonl", OPEN)
+        spec = write_spec(tmp_path, tasks, judge='[judge]\nkind = "rule"\n')
         done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
         assert not gw.requests  # refused before a single request
     assert done.returncode == 2

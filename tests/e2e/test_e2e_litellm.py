@@ -167,7 +167,9 @@ def test_a_good_model_is_probe_ok_exit_0_even_at_the_root(proxy: str) -> None:
     status, report, text = _adhoc(proxy, "good")
     assert status == 0, report
     assert _codes(report) == {"probe.ok"}, report  # no url.missing_v1 for a root that works
-    assert any("url.missing_v1 left out" in n for n in report["notes"])
+    # issue 19 item 10: --url takes the root as a profile does, so the probe went to ROOT/v1
+    probe = next(f for f in report["findings"] if f["code"] == "probe.ok")
+    assert proxy + "/v1" in probe["evidence"] + probe["message"], probe
     row = _call(proxy + "/v1", "good")
     assert row.status == "ok" and row.usage_source == "server"
     assert row.request_id and row.response_id  # x-litellm-call-id and chatcmpl-…

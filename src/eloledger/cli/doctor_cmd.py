@@ -95,7 +95,7 @@ def handle(args: argparse.Namespace) -> int:
         from eloledger.doctor.run import run_adhoc
 
         report = run_adhoc(
-            args.url,
+            _client_url(args.url, args.wire[0]),
             args.wire[0],
             args.key_env,
             auth=args.auth,
@@ -167,3 +167,15 @@ def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
         lines.append("no problems found")
     lines.append(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
     return "\n".join(lines)
+
+
+def _client_url(url: str, wire: str) -> str:
+    """Take the gateway root as a profile does (issue 19 item 10): ``--url https://gw/api`` is
+    probed at ``https://gw/api/v1`` for an OpenAI wire and as is for Anthropic. A URL with a
+    query or fragment is left as given, so the doctor names what was pasted."""
+    from eloledger.profiles.model import derive_base_url
+
+    if "?" in url or "#" in url or not url.strip():
+        return url
+    client = {"anthropic": "anthropic", "gemini": "gemini"}.get(wire, "openai")
+    return derive_base_url(url, client)

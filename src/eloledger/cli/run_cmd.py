@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
+
+from eloledger.textsafe import visible
 
 EPILOG = """\
 examples:
@@ -165,6 +168,17 @@ def _run_summary(result: Any) -> str:
         lines.append(
             f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
         )
+    for arm in result.arms:  # the prompt setup behind each row's prompt_hash, once per run
+        if arm.get("prompt_hash"):
+            text = " ".join(
+                f"{key} {json.dumps(arm[key], ensure_ascii=False)}"
+                for key in ("system", "prompt_template")
+                if arm.get(key) is not None
+            )
+            lines.append(
+                visible(f"eloledger: arm {arm['arm']} prompt {arm['prompt_hash']}: {text}")
+            )
+    lines.extend(f"eloledger: {n}" for n in getattr(result, "notes", []))
     lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
     lines.extend(f"eloledger: error: {f}" for f in result.failures)
     return "\n".join(lines)
@@ -208,6 +222,7 @@ def report(result: Any, args: argparse.Namespace) -> int:
         "arm_tokens": result.arm_tokens,
         "judge_tokens": result.judge_tokens,
         "judge_no_verdict": result.judge_no_verdict_pairs,
+        "judged_by": result.judged_by,
         "failures": result.failures,
         "elapsed_s": round(result.elapsed_s, 3),
     }

@@ -60,6 +60,12 @@ FIELDS: tuple[str, ...] = (
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
     "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id), issue 24
     "sandbox",  # judged rows: what the judged code ran in (bwrap | none), issue 17
+    # Issue 19 (arms) and issue 20 (splits): written by the runner on its rows.
+    "split",  # train | val | test: the task's split (or the spec's [tasks] split)
+    "tags",  # the task's tags (problem type, source, ...), a list of strings
+    "prompt_hash",  # a hash of the arm's system prompt and template (the full text: run JSON)
+    "feedback",  # debate/refine rounds: what the call was shown (none | debaters | self | tests)
+    "test_detail",  # a refine arm's failing-tests message, quoted back in its next round
 )
 
 ROLES = ("sample", "select", "judge", "probe")

@@ -26,8 +26,11 @@ def arm_stats(
             "max_tokens": arm.max_tokens, "same_budget": arm.same_budget,
             "calls": 0, "ok": 0, "errors": 0, "length": 0, "tokens": 0,
             "error_classes": Counter(), "judge_no_verdict": judge_no_verdict.get(arm.name, 0),
+            "rounds": arm.rounds, "model": arm.model or spec.model, "profile": arm.profile,
+            "prompt_hash": arm.prompt_hash, "system": arm.system,
+            "prompt_template": arm.prompt_template,
         }  # fmt: skip
-    for (_, arm_name, _, _), row in state.finals.items():
+    for (_, arm_name, _, _, _), row in state.finals.items():
         s = stats.get(arm_name)
         if s is None:
             continue

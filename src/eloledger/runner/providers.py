@@ -154,6 +154,7 @@ class Provider:
         on_tokens: Callable[[int], None] | None = None,
         headers: dict[str, str] | None = None,
         model: str | None = None,
+        system: str | None = None,
     ) -> CallResult:
         """Stream one completion. Never raises for a provider problem (cancellation passes)."""
         result = CallResult()
@@ -166,6 +167,7 @@ class Provider:
             "temperature": temperature,
             "headers": headers,
             "seed": seed,
+            "system": system,  # an arm's own system prompt, in each wire's own place
         }
         try:
             stream = self._stream(prompt, state, **body)
@@ -204,7 +206,10 @@ class Provider:
             extra["seed"] = b["seed"]
         request = self._client.chat.completions.with_streaming_response.create(
             model=b["model"],
-            messages=[{"role": "user", "content": prompt}],
+            messages=[
+                *([{"role": "system", "content": b["system"]}] if b["system"] else []),
+                {"role": "user", "content": prompt},
+            ],
             max_tokens=b["max_tokens"],
             temperature=b["temperature"],
             stream=True,
@@ -238,6 +243,7 @@ class Provider:
         request = self._client.responses.with_streaming_response.create(
             model=b["model"],
             input=prompt,
+            **({"instructions": b["system"]} if b["system"] else {}),
             max_output_tokens=b["max_tokens"],
             temperature=b["temperature"],
             stream=True,
@@ -277,6 +283,7 @@ class Provider:
             model=b["model"],
             max_tokens=b["max_tokens"],
             messages=[{"role": "user", "content": prompt}],
+            **({"system": b["system"]} if b["system"] else {}),
             stream=True,
             extra_headers=b["headers"],
             # anthropic-python 2.x dropped the temperature argument; the API still takes it.

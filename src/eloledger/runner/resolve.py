@@ -48,13 +48,28 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             )
         source = str(path)
     try:
-        tasks = load_tasks(source, base_dir=spec.base_dir, open_ended=spec.judge.kind == "llm")
+        # auto judges each task by what it has: prompt-only tasks go to the LLM judge
+        tasks = load_tasks(
+            source,
+            base_dir=spec.base_dir,
+            open_ended=spec.judge.kind in ("llm", "auto"),
+            fields=spec.tasks_fields,
+            answer_pattern=spec.tasks_answer_pattern,
+        )
     except UserError as exc:
         if exc.message.startswith(source) or "builtin" not in source:
             raise
         raise UserError(f"{where}: {exc.message}", fix=exc.fix) from None
     if not tasks:
         raise UserError(f"{where}: task source {spec.tasks_source!r} has no tasks")
+    if spec.split and not spec.tasks_splits and any(t.split for t in tasks):
+        tasks = [t for t in tasks if t.split == spec.split]  # one file holding every split
+        if not tasks:
+            raise UserError(
+                f"{spec_line(spec, 'tasks', 'split')}: no task in {spec.tasks_source!r} has "
+                f"split {spec.split!r}",
+                fix="pick a split the file has, or remove split from [tasks]",
+            )
     if spec.tasks_shuffle:
         random.Random(spec.seed).shuffle(tasks)
     if spec.tasks_limit is not None:
@@ -65,7 +80,6 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             f'{spec_line(spec, "judge", "kind")}: judge kind = "tests" but task {missing!r} has no tests',
             fix='use kind = "auto" or "rule", or give every task tests',
         )
-    _check_verifiable(spec, tasks)
     if spec.judge.kind == "rule" and any(t.answer is None for t in tasks):
         missing = next(t.task_id for t in tasks if t.answer is None)
         raise UserError(
@@ -73,20 +87,6 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
             fix='use kind = "auto" or "tests", or give every task an answer',
         )
     return tasks
-
-
-def _check_verifiable(spec: ExperimentSpec, tasks: list[Task]) -> None:
-    """A verifier needs an answer or tests: open-ended tasks would silently keep sample 0."""
-    open_task = next((t.task_id for t in tasks if t.answer is None and not t.tests), None)
-    if open_task is None:
-        return
-    for index, arm in enumerate(spec.arms):
-        if arm.select == "verifier" and arm.n > 1:
-            raise UserError(
-                f"{spec_line(spec, 'arms', 'select', index)}: arm {arm.name!r} selects by "
-                f"verifier, but task {open_task!r} has neither answer nor tests to verify with",
-                fix='set select = "judge" on this arm (the LLM judge picks the sample)',
-            )
 
 
 def resolve_endpoint(spec: ExperimentSpec) -> Endpoint:

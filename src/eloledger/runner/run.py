@@ -53,7 +53,7 @@ from eloledger.judges.compare import (
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
 from eloledger.ledger.sources import check_writable
-from eloledger.runner import agent_run
+from eloledger.runner import agent_run, strategies
 from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
@@ -63,7 +63,7 @@ from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.scoring import score_sample
 from eloledger.runner.selection import select
 from eloledger.runner.shard import Shard
-from eloledger.runner.spec import ArmSpec, ExperimentSpec
+from eloledger.runner.spec import MULTI_ROUND, ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
 
@@ -96,6 +96,9 @@ class RunResult:
     judge_no_verdict: dict[str, int] = field(default_factory=dict)
     judge_no_verdict_pairs: dict[str, int] = field(default_factory=dict)
     judge_verdict_calls: int = 0  # judge calls consulted (made now or found in the ledger)
+    # how the tasks were judged (kind = "auto" judges each by what it has): rule, tests, llm
+    judged_by: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the summary says besides warnings
 
 
 async def run_experiment(
@@ -123,18 +126,15 @@ async def run_experiment(
     async with contextlib.AsyncExitStack() as stack:
         if endpoint.is_sim:
             endpoint.base_url = await stack.enter_async_context(_sim(spec, endpoint))
-        provider = Provider(
-            wire_api=endpoint.wire_api,
-            base_url=endpoint.base_url or "",
-            api_key=endpoint.api_key,
-            model=endpoint.model,
-            timeout_s=spec.timeout_s,
-            auth=endpoint.auth,
-            max_connections=max(16, spec.concurrency * 2),
-        )
+        provider = _provider(spec, endpoint)
         stack.push_async_callback(provider.close)
+        routes = {None: _Route(endpoint, provider)}
+        for profile, other in _arm_endpoints(spec, endpoint).items():
+            routes[profile] = _Route(other, _provider(spec, other))
+            stack.push_async_callback(routes[profile].provider.close)
         writer = stack.enter_context(LedgerWriter(spec.ledger))
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
+        run.routes = routes
         run.shard = shard
         if executables:
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
@@ -142,6 +142,56 @@ async def run_experiment(
             run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id, resume)
             counters.agent_sessions = run.agents.live
         return await run.execute()
+
+
+@dataclass
+class _Route:
+    """Where one arm's calls go: the experiment's gateway, or the arm's own ``profile``."""
+
+    endpoint: Endpoint
+    provider: Provider
+
+
+def _provider(spec: ExperimentSpec, endpoint: Endpoint) -> Provider:
+    return Provider(
+        wire_api=endpoint.wire_api,
+        base_url=endpoint.base_url or "",
+        api_key=endpoint.api_key,
+        model=endpoint.model,
+        timeout_s=spec.timeout_s,
+        auth=endpoint.auth,
+        max_connections=max(16, spec.concurrency * 2),
+    )
+
+
+def _arm_endpoints(spec: ExperimentSpec, main: Endpoint) -> dict[str, Endpoint]:
+    """The endpoint of every other profile an arm names (resolved, key checked, before a call)."""
+    from dataclasses import replace
+
+    from eloledger.runner.spec import spec_line
+
+    found: dict[str, Endpoint] = {}
+    for index, arm in enumerate(spec.arms):
+        name = arm.profile
+        if name is None or name == main.profile or name in found:
+            continue
+        if main.is_sim or name == "sim":
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'profile', index)}: arm {arm.name!r}: profile "
+                f"{name!r} beside the experiment's {main.profile!r}: the simulator cannot be "
+                "mixed with a gateway in one run",
+                fix="remove profile from this arm, or run the simulator in its own spec",
+            )
+        try:
+            found[name] = resolve_endpoint(
+                replace(spec, profile=name, model=arm.model, wire_api="")
+            )
+        except UserError as exc:
+            raise UserError(
+                f"{spec_line(spec, 'arms', 'profile', index)}: arm {arm.name!r}: {exc.message}",
+                fix=exc.fix,
+            ) from None
+    return found
 
 
 def _check_ledger(path: Path, resume: bool) -> None:
@@ -192,6 +242,15 @@ class _Call:
     sample: int
 
 
+@dataclass(frozen=True)
+class _Chain:
+    """A multi-round arm's calls on one (task, session): its rounds run in order."""
+
+    task: Task
+    arm: ArmSpec
+    session: int
+
+
 class _Run:
     def __init__(
         self,
@@ -227,6 +286,7 @@ class _Run:
         self.agents: agent_run.AgentSessions | None = None
         self.shard: Shard | None = None
         self.breaker = Breaker()
+        self.routes: dict[str | None, _Route] = {None: _Route(endpoint, provider)}
 
     # ----------------------------------------------------------------------------- phases
     async def execute(self) -> RunResult:
@@ -236,7 +296,7 @@ class _Run:
         c.budget_tokens = self.spec.max_total_tokens
         groups = sum(1 for _ in self._groups())
         for arm in self.spec.arms:
-            c.arm(arm.name).planned = groups * arm.n
+            c.arm(arm.name).planned = groups * arm.n * arm.rounds
         for row in self.state.sample_rows:
             c.apply_row(row)
         self.result.resumed_calls = len(self.state.finals)
@@ -261,16 +321,42 @@ class _Run:
     def _owns(self, t: int, session: int) -> bool:
         return self.shard is None or self.shard.owns(t)  # a task's sessions stay together
 
-    def _pending(self) -> Iterator[_Call]:
+    def _pending(self) -> Iterator[_Call | _Chain]:
         for t, task in enumerate(self.tasks):
             for arm in self.spec.arms:
                 for session in range(self.spec.sessions):
                     if not self._owns(t, session):
                         continue
+                    if arm.kind in MULTI_ROUND:
+                        if len(self._rows(task, arm, session)) < arm.n * arm.rounds:
+                            yield _Chain(task, arm, session)
+                        continue
                     for sample in range(arm.n):
-                        key = (task.task_id, arm.name, session, sample)
+                        key = (task.task_id, arm.name, session, sample, 0)
                         if key not in self.state.finals:
                             yield _Call(task, arm, session, sample)
+
+    def _rows(self, task: Task, arm: ArmSpec, session: int) -> strategies.Rows:
+        """The arm's final rows on (task, session) by (sample, round), from the ledger state."""
+        finals = self.state.finals
+        return {
+            (s, r): finals[key]
+            for s in range(arm.n)
+            for r in range(arm.rounds)
+            if (key := (task.task_id, arm.name, session, s, r)) in finals
+        }
+
+    def _not_run(self) -> int:
+        """Calls never made: a chain counts each of its missing calls."""
+        missing = 0
+        for item in self._pending():
+            if isinstance(item, _Chain):
+                missing += item.arm.n * item.arm.rounds - len(
+                    self._rows(item.task, item.arm, item.session)
+                )
+            else:
+                missing += 1
+        return missing
 
     async def _sample_all(self) -> None:
         pending = self._pending()
@@ -279,7 +365,10 @@ class _Run:
             for call in pending:
                 if self._stopping():
                     return
-                await self._sample(call)
+                if isinstance(call, _Chain):
+                    await self._chain(call)
+                else:
+                    await self._sample(call)
 
         workers = [asyncio.create_task(worker()) for _ in range(self.spec.concurrency)]
         gathered = asyncio.gather(*workers)
@@ -309,33 +398,68 @@ class _Run:
         elif self.budget_hit:
             self.result.stopped = "budget"
         self.state = read_state(self.spec.ledger, self.spec.name)
-        self.result.not_run = sum(1 for _ in self._pending())
+        self.result.not_run = self._not_run()
 
     async def _sample(self, call: _Call) -> None:
-        arm = call.arm
-        if arm.kind == "agent":
+        if call.arm.kind == "agent":
             await self._agent_session(call)
             return
-        key = (call.task.task_id, arm.name, call.session, call.sample)
-        fields = {
-            "task_id": call.task.task_id,
+        await self._chat_call(call.task, call.arm, call.session, call.sample, 0, {})
+
+    async def _chain(self, chain: _Chain) -> None:
+        """Debate / refine: round r's calls (one per sample) start once round r - 1 is final;
+        their prompts quote the earlier rows (:mod:`.strategies`). A stop ends the chain."""
+        task, arm, session = chain.task, chain.arm, chain.session
+        rows = self._rows(task, arm, session)
+        for round_ in range(arm.rounds):
+            todo = [s for s in range(arm.n) if (s, round_) not in rows]
+            done = await asyncio.gather(
+                *(self._chat_call(task, arm, session, s, round_, rows) for s in todo)
+            )
+            for sample, row in zip(todo, done, strict=True):
+                if row is not None:
+                    rows[(sample, round_)] = row
+            if any(row is None for row in done):
+                return  # stopping (budget, cancel, errors): the rest is not run
+
+    async def _chat_call(
+        self,
+        task: Task,
+        arm: ArmSpec,
+        session: int,
+        sample: int,
+        round_: int,
+        rows: strategies.Rows,
+    ) -> dict[str, Any] | None:
+        """One chat call of an arm: the strategy's prompt, the arm's system, model and route."""
+        key = (task.task_id, arm.name, session, sample, round_)
+        prompt, feedback = strategies.prompt_for(task, arm, sample, round_, rows)
+        fields: dict[str, Any] = {
+            "task_id": task.task_id,
             "arm": arm.name,
-            "session": call.session,
-            "sample": call.sample,
-            "round": 0,
+            "session": session,
+            "sample": sample,
+            "round": round_,
             "role": "sample",
         }
-        seed = zlib.crc32(
-            f"{self.spec.seed}|{call.task.task_id}|{arm.name}|{call.session}|{call.sample}".encode()
-        )
-        await self._call_with_retries(
+        if arm.prompt_hash is not None:
+            fields["prompt_hash"] = arm.prompt_hash
+        if arm.kind in MULTI_ROUND:
+            fields["feedback"] = feedback  # what a later round was shown: debaters, self, tests
+        parts = f"{self.spec.seed}|{task.task_id}|{arm.name}|{session}|{sample}"
+        if round_:
+            parts += f"|{round_}"
+        return await self._call_with_retries(
             fields,
-            call.task.prompt,
+            prompt,
             max_tokens=arm.max_tokens,
             temperature=arm.temperature,
-            seed=seed,
+            seed=zlib.crc32(parts.encode()),
             first_attempt=self.state.next_attempt.get(key, 1),
-            task=call.task,
+            task=task,
+            model=arm.model,
+            system=arm.system,
+            route=self.routes.get(arm.profile) or self.routes[None],
         )
 
     async def _agent_session(self, call: _Call) -> None:
@@ -363,7 +487,7 @@ class _Run:
                         state.fail("budget", "max_total_tokens reached: session stopped")
                         state.abort = True
 
-            key = (call.task.task_id, arm, call.session, call.sample)
+            key = (call.task.task_id, arm, call.session, call.sample, 0)
             try:
                 rows = await self.agents.run(
                     call.task, call.arm, call.session, call.sample,
@@ -373,6 +497,10 @@ class _Run:
                 c.in_flight -= 1
                 c.settle_estimate(arm, shown)
         for row in rows:
+            row.update(self._task_labels(call.task))
+            if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
+                # the CLI's final message is the answer: judged like a chat reply (issue 19 item 5)
+                await score_sample(row, call.task, self.spec.judge, self.tests_gate)
             self.writer.append(row)
             c.apply_row(row)
             self.result.attempts += 1
@@ -412,8 +540,11 @@ class _Run:
         first_attempt: int,
         task: Task,
         model: str | None = None,
+        system: str | None = None,
+        route: _Route | None = None,
     ) -> dict[str, Any] | None:
         """Make one logical call; every attempt is a ledger row. None if never made (stop)."""
+        route = route or self.routes[None]
         role = fields["role"]
         arm = fields["arm"]
         c = self.counters
@@ -433,8 +564,9 @@ class _Run:
                 c.in_flight += 1
                 on_tokens = (lambda n: c.on_tokens(arm, n)) if role == "sample" else None
                 try:
-                    res = await self.provider.call(
+                    res = await route.provider.call(
                         prompt,
+                        system=system,
                         max_tokens=max_tokens,
                         temperature=temperature,
                         seed=seed,
@@ -446,9 +578,13 @@ class _Run:
                     c.in_flight -= 1
             if role == "sample":
                 c.settle_estimate(arm, res.streamed_estimate)
-            row = self._row(fields, res, attempt, max_tokens, temperature, model)
+            row = self._row(
+                fields, res, attempt, max_tokens, temperature, model, route.endpoint, task
+            )
             if res.status == "ok" and role == "sample":
-                await score_sample(row, task, self.spec.judge, self.tests_gate)
+                verdict = await score_sample(row, task, self.spec.judge, self.tests_gate)
+                if verdict is not None and verdict.detail and "feedback" in fields:
+                    row["test_detail"] = verdict.detail[:2000]  # a refine round quotes it
             retry = (
                 res.status == "error"
                 and res.error_class in RETRYABLE
@@ -504,21 +640,28 @@ class _Run:
         max_tokens: int,
         temperature: float,
         model: str | None,
+        endpoint: Endpoint,
+        task: Task,
     ) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "experiment": self.spec.name,
             **fields,
-            "model": model or self.endpoint.model,
-            "profile": self.endpoint.profile,
-            "base_url": self.endpoint.base_url,
-            "wire_api": self.endpoint.wire_api,
+            "model": model or endpoint.model,
+            "profile": endpoint.profile,
+            "base_url": endpoint.base_url,
+            "wire_api": endpoint.wire_api,
             **res.ledger_fields(),
+            **self._task_labels(task),
             "attempt": attempt,
             "max_tokens": max_tokens,
             "temperature": temperature,
             "ts": time.time(),
         }
+
+    def _task_labels(self, task: Task) -> dict[str, Any]:
+        """``split`` and ``tags`` on every row, so issue 20's gates select rows by them."""
+        return {"split": task.split or self.spec.split, "tags": list(task.tags)}
 
     # ----------------------------------------------------------------------------- judging
     def _llm_judge(self) -> LlmJudge:
@@ -526,31 +669,43 @@ class _Run:
 
     async def _judge_all(self) -> None:
         self.judge = self._llm_judge()  # on the ledger state as sampling left it
-        finals = self.state.finals
         results: list[ArmResult] = []
         knockouts = []
+        kind = self.spec.judge.kind
+        by_llm = {t.task_id for t in self.tasks if kind == "llm" or _open(t)}
         for task in self.tasks:
+            self.result.judged_by[_judged_by(task, kind)] = (
+                self.result.judged_by.get(_judged_by(task, kind), 0) + 1
+            )
             for arm in self.spec.arms:
+                # a verifier has nothing to check on a prompt-only task: the LLM judge picks
+                by_judge = arm.select == "judge" or (arm.select == "verifier" and _open(task))
                 for session in range(self.spec.sessions):
-                    rows = [finals.get((task.task_id, arm.name, session, i)) for i in range(arm.n)]
+                    rows = strategies.final_rows(arm, self._rows(task, arm, session))
                     if any(r is None for r in rows):
                         continue  # incomplete (stopped early): not judged
                     result = select(task, arm, session, rows)  # type: ignore[arg-type]
                     results.append(result)
-                    if arm.select == "judge" and result.samples_ok > 1:
+                    if by_judge and result.samples_ok > 1:
                         knockouts.append(self.judge.knockout(task, arm, session, rows, result))  # type: ignore[arg-type]
         if knockouts:
             await asyncio.gather(*knockouts)
-        answered = [r for r in results if r.samples_ok]
-        if self.spec.judge.kind != "llm" and answered and all(r.score is None for r in answered):
+        answered = [r for r in results if r.samples_ok and r.task_id not in by_llm]
+        if kind != "llm" and answered and all(r.score is None for r in answered):
             self.result.warnings.append(
                 "no sample could be scored (the tasks have neither answer nor tests): "
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
-        if self.spec.judge.kind == "llm":
-            comparisons = await self.judge.comparisons(results)
-        else:
-            comparisons = score_comparisons(results, [a.name for a in self.spec.arms])
+        names = [a.name for a in self.spec.arms]
+        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names)
+        open_results = [r for r in results if r.task_id in by_llm]
+        if open_results:
+            comparisons += await self.judge.comparisons(open_results)
+        if kind == "auto" and len(self.result.judged_by) > 1:
+            self.result.notes.append(
+                "judged per task (kind = auto): "
+                + ", ".join(f"{n} by {how}" for how, n in sorted(self.result.judged_by.items()))
+            )
         if self.cancel is not None and self.cancel.is_set():
             self.result.stopped = "cancelled"  # judge calls were cut short: write nothing
             return
@@ -601,6 +756,27 @@ class _Run:
                 "the judge model ignores the format; fix: use a judge model that follows it "
                 "([judge] model) or raise [judge] max_tokens"
             )
+
+
+def _open(task: Task) -> bool:
+    """A prompt-only task: nothing to check it by, so an LLM judge compares its answers."""
+    return task.answer is None and not task.tests and not task.files
+
+
+def _judged_by(task: Task, kind: str) -> str:
+    """How a task's answers are compared: what it has, unless the spec names one judge."""
+    if kind != "auto":
+        return {"rule": "rule", "tests": "tests", "llm": "the LLM judge"}[kind]
+    if task.tests and task.answer is None:
+        return "tests"
+    if task.answer is not None:
+        return "rule"
+    return "the tests of its files" if task.files else "the LLM judge"
+
+
+def _answer_only(task: Task) -> bool:
+    """A task an agent answers in words: an answer to check, no files or tests to run."""
+    return task.answer is not None and not task.files and not task.tests
 
 
 def _retrieve(future: asyncio.Future) -> None:

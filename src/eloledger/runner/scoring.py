@@ -11,15 +11,16 @@ import asyncio
 from typing import Any
 
 from eloledger.judges.code import judge_tests
-from eloledger.judges.rule import judge_rule
+from eloledger.judges.rule import Verdict, judge_rule
 from eloledger.runner.spec import JudgeSpec
 from eloledger.tasks import Task
 
 
 async def score_sample(
     row: dict[str, Any], task: Task, judge: JudgeSpec, tests_gate: asyncio.Semaphore
-) -> None:
-    """Set ``score`` and ``passed`` on an ok sample row (nothing for open-ended tasks)."""
+) -> Verdict | None:
+    """Set ``score`` and ``passed`` on an ok sample row (nothing for open-ended tasks); the
+    verdict is returned for its detail (a refine arm quotes a test failure back)."""
     content = row.get("content") or ""
     use_tests = judge.kind == "tests" or (
         judge.kind in ("auto", "llm") and task.tests and task.answer is None
@@ -40,6 +41,7 @@ async def score_sample(
             content, task.answer, mode=judge.mode, tolerance=judge.tolerance, pattern=judge.pattern
         )
     else:
-        return
+        return None
     row["score"] = verdict.score
     row["passed"] = verdict.passed
+    return verdict

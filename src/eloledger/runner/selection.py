@@ -13,6 +13,7 @@ from eloledger.judges.compare import ArmResult, majority
 from eloledger.judges.extract import extract_answer
 from eloledger.ledger.schema import judgeable
 from eloledger.runner.spec import ArmSpec
+from eloledger.runner.strategies import vote_kind
 from eloledger.tasks import Task
 
 
@@ -22,11 +23,12 @@ def select(task: Task, arm: ArmSpec, session: int, rows: list[dict[str, Any]]) -
     result = ArmResult(task.task_id, arm.name, session, None, None, None, None, len(ok), arm.n)
     if not ok:
         return result
-    if arm.kind == "self_consistency":
+    kind = vote_kind(arm)  # a debate votes over its last round like self-consistency
+    if kind == "self_consistency":
         answers = [extract_answer(r.get("content"), kind=answer_kind(task)) for _, r in ok]
         index, _ = majority(answers)
         chosen = ok[index if index is not None else 0]
-    elif arm.kind in ("best_of_n", "agent") and arm.select == "verifier":
+    elif kind in ("best_of_n", "agent") and arm.select == "verifier":
         chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
     else:  # single, or judge selection (refined by the knockout)
         chosen = ok[0]

@@ -7,6 +7,7 @@ inside its table by scanning the text (tables and ``[[arms]]`` entries counted i
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +20,14 @@ from eloledger.errors import UserError
 from eloledger.textsafe import refuse_control
 
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
-ARM_KINDS = ("single", "best_of_n", "self_consistency", "agent")
+ARM_KINDS = ("single", "best_of_n", "self_consistency", "debate", "refine", "agent")
+MULTI_ROUND = ("debate", "refine")  # later rounds read earlier answers (runner.strategies)
 SELECTS = {
     "single": ("none",),
     "best_of_n": ("verifier", "judge"),
     "self_consistency": ("majority",),
+    "debate": ("majority", "judge"),  # over the last round's answers
+    "refine": ("none",),  # the last revision
     "agent": ("none", "verifier", "judge"),  # best-of-n over whole agent sessions
 }
 AGENTS = ("claude-code", "codex", "gemini-cli")
@@ -36,8 +40,16 @@ _EXPERIMENT_KEYS = {
     "timeout_s", "description",
 }  # fmt: skip
 _BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
-_TASKS_KEYS = {"source", "limit", "shuffle"}
-_ARM_KEYS = {"name", "kind", "n", "k", "temperature", "select", "max_tokens", "same_budget"}
+_TASKS_KEYS = {
+    "source", "limit", "shuffle", "train", "val", "test", "split", "tuned_on", "fields",
+    "answer_pattern",
+}  # fmt: skip
+SPLITS = ("train", "val", "test")
+_ARM_KEYS = {
+    "name", "kind", "n", "k", "temperature", "select", "max_tokens", "same_budget", "system",
+    "prompt_template", "model", "profile", "rounds",
+}  # fmt: skip
+_CHAT_ONLY_KEYS = {"system", "prompt_template", "profile", "rounds"}
 _AGENT_ARM_KEYS = {"agent", "model", "max_turns", "effort", "timeout_s", "args"}
 _JUDGE_KEYS = {
     "kind", "mode", "tolerance", "pattern", "timeout_s", "memory_mb", "model", "max_tokens",
@@ -66,6 +78,25 @@ class ArmSpec:
     max_tokens: int = 512  # after same_budget is applied
     same_budget: bool = False
     agent: AgentArmSpec | None = None  # set for kind = "agent"
+    system: str | None = None  # the arm's system prompt (a CoT arm is one)
+    prompt_template: str | None = None  # "...{prompt}..." around each task's prompt
+    model: str | None = None  # None: the experiment's model
+    profile: str | None = None  # None: the experiment's profile (a second gateway otherwise)
+    rounds: int = 1  # debate / refine: calls per sample chain; round = 0 .. rounds - 1
+
+    @property
+    def prompt_hash(self) -> str | None:
+        """A short hash of the prompt setup, written on every row (the run header has the text)."""
+        if self.system is None and self.prompt_template is None:
+            return None
+        text = f"system={self.system!r}\ntemplate={self.prompt_template!r}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def render(self, prompt: str) -> str:
+        """The task prompt inside the arm's template (plain replace: the text may hold braces)."""
+        if self.prompt_template is None:
+            return prompt
+        return self.prompt_template.replace("{prompt}", prompt)
 
 
 @dataclass
@@ -127,6 +158,11 @@ class ExperimentSpec:
     timeout_s: float = 120.0
     tasks_limit: int | None = None
     tasks_shuffle: bool = False  # shuffle (with the experiment's seed) before taking the limit
+    tasks_splits: dict[str, str] = field(default_factory=dict)  # [tasks] train/val/test files
+    split: str | None = None  # the split this run uses (written on every row)
+    tuned_on: str | None = None  # the split the candidates were tuned on (issue 20's gates)
+    tasks_fields: dict[str, str] = field(default_factory=dict)  # our name -> the file's column
+    tasks_answer_pattern: str | None = None  # regex: group 1 of the answer column is the answer
     per_task_tokens: int | None = None
     max_total_tokens: int | None = None
     arms: list[ArmSpec] = field(default_factory=list)
@@ -269,7 +305,35 @@ def parse_spec(
             fix='add [tasks] with source = "builtin:arith" or a JSONL path',
         )
     g = _Getter(loc, "tasks", tasks)
-    spec.tasks_source = g.str("source", required=True)
+    spec.tasks_splits = {s: g.str(s) for s in SPLITS if g.str(s) is not None}
+    spec.split = g.choice("split", SPLITS, default=None)
+    spec.tuned_on = g.choice("tuned_on", SPLITS, default=None)
+    if spec.tasks_splits:
+        if "source" in tasks:
+            raise UserError(
+                f"{loc.at('tasks', 'source')}: [tasks] has both source and per-split files",
+                fix='keep source, or train/val/test with split = "test"',
+            )
+        if spec.split is None:
+            raise UserError(
+                f"{loc.at('tasks')}: [tasks] names split files but not which one to run",
+                fix=f'add split = "{"test" if "test" in spec.tasks_splits else next(iter(spec.tasks_splits))}"',
+            )
+        if spec.split not in spec.tasks_splits:
+            raise UserError(
+                f"{loc.at('tasks', 'split')}: split = {spec.split!r} has no file in [tasks]",
+                fix=f'add {spec.split} = "FILE.jsonl" or pick one of {", ".join(spec.tasks_splits)}',
+            )
+        spec.tasks_source = spec.tasks_splits[spec.split]
+    else:
+        spec.tasks_source = g.str("source", required=True)
+    spec.tasks_fields = _fields(loc, tasks.get("fields"))
+    spec.tasks_answer_pattern = g.str("answer_pattern")
+    if spec.tasks_answer_pattern is not None:
+        try:
+            re.compile(spec.tasks_answer_pattern)
+        except re.error as exc:
+            raise UserError(f"{loc.at('tasks', 'answer_pattern')}: bad regex: {exc}") from None
     spec.tasks_limit = g.int("limit", default=None, low=1)
     spec.tasks_shuffle = g.bool("shuffle", default=False)
 
@@ -278,14 +342,15 @@ def parse_spec(
         raise UserError(f"{where}:1: no [[arms]] defined", fix="add at least one [[arms]] table")
     seen: set[str] = set()
     for index, arm_data in enumerate(arms):
-        arm = _parse_arm(loc, index, arm_data, spec.per_task_tokens)
-        if arm.name in seen:
-            raise UserError(
-                f"{loc.at('arms', 'name', index)}: duplicate arm name {arm.name!r}",
-                fix="give every arm its own name",
-            )
-        seen.add(arm.name)
-        spec.arms.append(arm)
+        for one in _sweep(loc, index, arm_data):
+            arm = _parse_arm(loc, index, one, spec.per_task_tokens)
+            if arm.name in seen:
+                raise UserError(
+                    f"{loc.at('arms', 'name', index)}: duplicate arm name {arm.name!r}",
+                    fix="give every arm its own name",
+                )
+            seen.add(arm.name)
+            spec.arms.append(arm)
 
     g = _Getter(loc, "judge", data.get("judge", {}))
     spec.judge = JudgeSpec(
@@ -351,14 +416,52 @@ def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
     return 1, str(exc)
 
 
+def _fields(loc: _Locator, value: Any) -> dict[str, str]:
+    """``[tasks] fields = {id = "case_id", prompt = "question"}``: which column is which."""
+    from eloledger.tasks.registry import FIELD_KEYS
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UserError(
+            f"{loc.at('tasks', 'fields')}: fields must map names to column names",
+            fix='fields = {id = "case_id", prompt = "question", answer = "answer"}',
+        )
+    for key in value:
+        if key not in FIELD_KEYS:
+            raise UserError(
+                f"{loc.at('tasks', 'fields')}: unknown field {key!r} in fields",
+                fix=f"use {', '.join(FIELD_KEYS)}",
+            )
+    return dict(value)
+
+
+def _sweep(loc: _Locator, index: int, data: Any) -> list[Any]:
+    """``n = [1, 2, 4, 8]``: one arm per value, named ``NAME_nK`` (a budget ladder in one table)."""
+    if not isinstance(data, dict) or not isinstance(data.get("n"), list):
+        return [data]
+    values = data["n"]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise UserError(
+            f"{loc.at('arms', 'n', index)}: n must be a whole number or a list of them",
+            fix="n = 4, or n = [1, 2, 4, 8] for one arm per value",
+        )
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return [{**data, "n": values[0]}]  # the name error is reported by _parse_arm
+    return [{**data, "n": v, "name": f"{name}_n{v}"} for v in values]
+
+
 def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
     g = _Getter(loc, "arms", data, index)
     name = g.str("name", required=True)
-    refuse_control(name, loc.at("arms", "name", index), fix="give the arm a one-line printable name")
+    refuse_control(
+        name, loc.at("arms", "name", index), fix="give the arm a one-line printable name"
+    )
     kind = g.choice("kind", ARM_KINDS, default="single")
     if kind == "agent":
         return _parse_agent_arm(loc, index, g, name)
-    stray = sorted(set(data) & _AGENT_ARM_KEYS)
+    stray = sorted(set(data) & (_AGENT_ARM_KEYS - {"model"}))
     if stray:
         raise UserError(
             f"{loc.at('arms', stray[0], index)}: {stray[0]} is only for agent arms",
@@ -371,6 +474,17 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
             f"{loc.at('arms', 'k', index)}: arm {name!r} sets both n and k", fix="keep one"
         )
     count = n if n is not None else k
+    if kind == "debate" and count is None:
+        count = 2
+    if kind == "refine" and count is None:
+        count = 1
+    rounds = g.int("rounds", default=2 if kind in MULTI_ROUND else None, low=1, high=100)
+    if kind not in MULTI_ROUND and rounds not in (None, 1):
+        raise UserError(
+            f"{loc.at('arms', 'rounds', index)}: arm {name!r} ({kind}) has one round",
+            fix='use kind = "debate" or "refine" for several rounds (or remove rounds)',
+        )
+    rounds = rounds or 1
     if kind == "single":
         if count not in (None, 1):
             key = "n" if n is not None else "k"
@@ -384,9 +498,10 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
             f"{loc.at('arms', 'kind', index)}: arm {name!r} ({kind}) needs n (number of samples)",
             fix="add n = 4 (or k = 4) to this arm",
         )
-    select_default = {"single": "none", "best_of_n": "verifier", "self_consistency": "majority"}[
-        kind
-    ]
+    select_default = {
+        "single": "none", "best_of_n": "verifier", "self_consistency": "majority",
+        "debate": "majority", "refine": "none",
+    }[kind]  # fmt: skip
     select = g.str("select") or select_default
     if select not in SELECTS[kind]:
         raise UserError(
@@ -402,27 +517,41 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
                 "but [budget] per_task_tokens is not set",
                 fix="add per_task_tokens = 2048 (for example) to [budget]",
             )
-        max_tokens = per_task_tokens // count
+        max_tokens = per_task_tokens // (count * rounds)  # every round is spent
         if max_tokens < 1:
             raise UserError(
                 f"{loc.at('arms', 'n', index)}: arm {name!r}: per_task_tokens // n is 0",
                 fix="raise per_task_tokens or lower n",
             )
+    template = g.str("prompt_template")
+    if template is not None and "{prompt}" not in template:
+        raise UserError(
+            f"{loc.at('arms', 'prompt_template', index)}: arm {name!r}: prompt_template has no "
+            "{prompt}",
+            fix='put {prompt} where the task text goes, e.g. "Think step by step.\\n\\n{prompt}"',
+        )
+    # no sampling (one answer at a time): temperature 0, as the guides' baselines assume
+    greedy = count == 1 and kind in ("single", "refine")
     return ArmSpec(
         name=name,
         kind=kind,
         n=count,
-        temperature=g.float("temperature", default=0.7, low=0.0, high=2.0),
+        temperature=g.float("temperature", default=0.0 if greedy else 0.7, low=0.0, high=2.0),
         select=select,
         max_tokens=max_tokens or 512,
         same_budget=same_budget,
+        system=g.str("system"),
+        prompt_template=template,
+        model=g.str("model"),
+        profile=g.str("profile"),
+        rounds=rounds,
     )
 
 
 def _parse_agent_arm(loc: _Locator, index: int, g: _Getter, name: str) -> ArmSpec:
     """``kind = "agent"``: the CLI and its settings; whether the CLI is installed and has the
     ``args`` flags is checked when the run starts (``runner.agent_run.check_agent_arms``)."""
-    for key in ("k", "temperature", "max_tokens", "same_budget"):
+    for key in ("k", "temperature", "max_tokens", "same_budget", *sorted(_CHAT_ONLY_KEYS)):
         if key in g.data:
             raise UserError(
                 f"{loc.at('arms', key, index)}: arm {name!r} is an agent arm: {key} does not apply",

@@ -1,6 +1,7 @@
 """What an existing ledger already holds for an experiment, so ``--resume`` redoes only the rest.
 
-A call is identified by ``(task_id, arm, session, sample)`` (judge calls also by ``round``).
+A call is identified by ``(task_id, arm, session, sample, round)`` (``round`` > 0 only for the
+later rounds of debate and refine arms, and for a judge call's order).
 It is complete when the ledger has an ``ok`` row for it, or an error row that was final (not
 ``will_retry``). A call whose last row says ``will_retry`` (the process died while backing
 off) continues with the next attempt number. With ``redo``, final errors of those classes (a
@@ -18,7 +19,7 @@ import orjson
 
 from eloledger.errors import UserError
 
-SampleKey = tuple[str, str, int, int]  # task_id, arm, session, sample
+SampleKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample, round (debate/refine)
 JudgeKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample (match), round (order)
 
 
@@ -77,7 +78,9 @@ def read_state(path: Path, experiment: str, redo: frozenset[str] = frozenset()) 
             int(row.get("session") or 0),
             int(row.get("sample") or 0),
         )
+        rkey = (*key, int(row.get("round") or 0))
         if role == "sample":
+            key = rkey
             state.sample_rows.append(row)
             if key in state.finals and state.finals[key].get("status") == "ok":
                 continue  # never let a later row replace an ok one
@@ -86,7 +89,7 @@ def read_state(path: Path, experiment: str, redo: frozenset[str] = frozenset()) 
             state.next_attempt[key] = max(state.next_attempt.get(key, 1), attempt + 1)
         elif role == "judge":
             state.judge_tokens += int(row.get("total_tokens") or 0)
-            jkey = (*key, int(row.get("round") or 0))
+            jkey = rkey
             if jkey in state.judges and state.judges[jkey].get("status") == "ok":
                 continue
             if final:

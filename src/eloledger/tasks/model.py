@@ -31,3 +31,5 @@ class Task:
     buggy: tuple[str, ...] = field(default=(), repr=False, compare=False)
     files: dict[str, str] | None = None
     solution_files: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    split: str | None = None  # train | val | test (issue 20): written on every ledger row
+    tags: tuple[str, ...] = ()  # problem type, source, "regression set": written on every row

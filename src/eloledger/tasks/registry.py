@@ -1,4 +1,4 @@
-"""Load task sets (built-in or JSONL) and find the built-in task behind a prompt.
+"""Load task sets (built-in, JSONL or CSV) and find the built-in task behind a prompt.
 
 Built-in sets are JSONL files shipped in ``eloledger/data/tasks`` and read with the same
 parser as user files, so the format is exercised by every demo run.
@@ -6,10 +6,16 @@ parser as user files, so the format is exercised by every demo run.
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import orjson
 
@@ -28,7 +34,12 @@ _JSONL_FIX = 'one JSON object per line: {"task_id": "t1", "prompt": "...", "answ
 
 
 def load_tasks(
-    source: str, *, base_dir: Path | None = None, open_ended: bool = False
+    source: str,
+    *,
+    base_dir: Path | None = None,
+    open_ended: bool = False,
+    fields: dict[str, str] | None = None,
+    answer_pattern: str | None = None,
 ) -> list[Task]:
     """``builtin:arith``, ``builtin:code``, ``builtin:all`` or a JSONL path.
 
@@ -45,11 +56,60 @@ def load_tasks(
     path = Path(source).expanduser()
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    return parse_jsonl(path, open_ended=open_ended)
+    shape = _Shape(fields or {}, re.compile(answer_pattern) if answer_pattern else None)
+    return parse_jsonl(path, open_ended=open_ended, shape=shape)
 
 
-def parse_jsonl(path: Path, *, open_ended: bool = False) -> list[Task]:
-    """Parse a task file; every mistake is reported as ``file:line: what``."""
+# The common shapes, recognised by name (first present wins): the guides' cases (case_id),
+# GSM8K (question, answer ending "#### 72"), HumanEval (prompt, test, entry_point), MBPP (text,
+# test_list). ``[tasks] fields`` names others: {id = "qid", prompt = "q", answer = "a"}.
+_NAMES = {
+    "id": ("task_id", "id", "case_id"),
+    "prompt": ("prompt", "question", "text"),
+    "answer": ("answer",),
+    "tests": ("tests", "test", "test_list"),
+}
+FIELD_KEYS = tuple(_NAMES)
+_GSM8K = re.compile(r"####\s*(.+?)\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    fields: dict[str, str] = field(default_factory=dict)  # our name -> the file's column
+    answer_pattern: re.Pattern[str] | None = None  # group 1 (or the match) is the answer
+
+    def canonical(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row with task_id, prompt, answer and tests under their own names."""
+        out = dict(row)
+        for ours, names in _NAMES.items():
+            key = "task_id" if ours == "id" else ours
+            mapped = self.fields.get(ours)
+            candidates = (mapped,) if mapped else names
+            found = next((n for n in candidates if row.get(n) is not None), None)
+            for n in names:
+                if n != key and n != "text":  # "text" stays: a row may have it besides prompt
+                    out.pop(n, None)
+            out.pop(key, None)
+            if found is not None:
+                out[key] = row[found]
+        tests = out.get("tests")
+        if isinstance(tests, list) and all(isinstance(t, str) for t in tests):
+            out["tests"] = "\n".join(tests)  # MBPP's test_list
+        elif isinstance(tests, str) and "def check(" in tests and row.get("entry_point"):
+            out["tests"] = f"{tests}\n\ncheck({row['entry_point']})\n"  # HumanEval
+        answer = out.get("answer")
+        if isinstance(answer, str):
+            pattern = self.answer_pattern or (_GSM8K if "####" in answer else None)
+            if pattern is not None:
+                match = pattern.search(answer)
+                if match is not None:
+                    out["answer"] = (match.group(1) if pattern.groups else match.group(0)).strip()
+        return out
+
+
+def parse_jsonl(path: Path, *, open_ended: bool = False, shape: _Shape | None = None) -> list[Task]:
+    """Parse a task file (JSONL, or CSV by its suffix); every mistake is ``file:line: what``."""
+    shape = shape or _Shape()
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -60,10 +120,8 @@ def parse_jsonl(path: Path, *, open_ended: bool = False) -> list[Task]:
         raise UserError(f"{path}: cannot read task file ({exc.strerror})") from None
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        task = _parse_line(path, lineno, line, open_ended)
+    for lineno, row in _records(path, raw):
+        task = _parse_line(path, lineno, row, open_ended, shape)
         if task.task_id in seen:
             raise UserError(
                 f"{path}:{lineno}: duplicate task_id {task.task_id!r} "
@@ -77,22 +135,45 @@ def parse_jsonl(path: Path, *, open_ended: bool = False) -> list[Task]:
     return tasks
 
 
-def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
+def _records(path: Path, raw: bytes) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSONL file, or of a CSV file's rows (header on line 1)."""
+    if path.suffix.lower() == ".csv":
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise UserError(f"{path}: not valid UTF-8", fix="save the CSV as UTF-8") from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        for row in reader:
+            yield reader.line_num, {k: v for k, v in row.items() if k and v not in (None, "")}
+        return
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise UserError(f"{path}:{lineno}: not valid JSON ({exc})", fix=_JSONL_FIX) from None
+
+
+def _parse_line(path: Path, lineno: int, row: Any, open_ended: bool, shape: _Shape) -> Task:
     where = f"{path}:{lineno}"
-    try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise UserError(f"{where}: not valid JSON ({exc})", fix=_JSONL_FIX) from None
     if not isinstance(row, dict):
         raise UserError(f"{where}: expected a JSON object", fix=_JSONL_FIX)
-    task_id = row.get("task_id", row.get("id"))
+    row = shape.canonical(row)
+    task_id = row.get("task_id")
     if isinstance(task_id, int) and not isinstance(task_id, bool):
         task_id = str(task_id)
     if not isinstance(task_id, str) or not task_id.strip():
-        raise UserError(f"{where}: missing or empty 'task_id'", fix=_JSONL_FIX)
+        raise UserError(
+            f"{where}: missing or empty 'task_id' (also read as id or case_id)",
+            fix=f'{_JSONL_FIX}; or name the id column in [tasks] fields = {{id = "..."}}',
+        )
     prompt = row.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        raise UserError(f"{where}: task {task_id!r} has no 'prompt' string", fix=_JSONL_FIX)
+        raise UserError(
+            f"{where}: task {task_id!r} has no 'prompt' string (also read as question or text)",
+            fix=f'{_JSONL_FIX}; or name the column in [tasks] fields = {{prompt = "..."}}',
+        )
     answer = row.get("answer")
     if answer is not None:
         if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
@@ -105,7 +186,8 @@ def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
         raise UserError(
             f"{where}: task {task_id!r} has neither 'answer' nor 'tests'",
             fix="add an 'answer' (for rule judges) or 'tests' (Python asserts), or set "
-            'kind = "llm" in the spec\'s [judge] to have a model compare open-ended answers',
+            'kind = "auto" (per task) or kind = "llm" in the spec\'s [judge] to have a model '
+            "compare open-ended answers",
         )
     difficulty = row.get("difficulty", 0.5)
     if (
@@ -127,7 +209,17 @@ def _parse_line(path: Path, lineno: int, line: bytes, open_ended: bool) -> Task:
             f"{where}: agent task {task_id!r} has neither 'files' nor 'answer'",
             fix='add "files": {"path.py": "..."} (with "tests") or an "answer"',
         )
+    split = row.get("split")
+    if split is not None and split not in ("train", "val", "test"):
+        raise UserError(f'{where}: \'split\' must be "train", "val" or "test", got {split!r}')
+    tags = row.get("tags") or ()
+    if isinstance(tags, str):
+        tags = (tags,)
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise UserError(f"{where}: 'tags' must be a string or a list of strings")
     return Task(
+        split=split,
+        tags=tuple(tags),
         task_id=task_id.strip(),
         prompt=prompt,
         answer=answer,
