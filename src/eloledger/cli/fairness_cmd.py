@@ -181,10 +181,18 @@ def render_table(record: dict[str, Any]) -> str:
         "",
         f"tasks: {record['tasks']['used']} (dropped {record['tasks']['dropped']}); "
         f"bootstrap {record['inputs']['bootstrap']} rounds, seed {record['inputs']['seed']}; "
-        f"ledger sha256 {record['ledger']['sha256'][:12]}",
+        + _ledger_text(record["ledger"]),
         f"rule: {record['rule']}",
     ]
     return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
+
+
+def _ledger_text(ledger: dict[str, Any]) -> str:
+    """'ledger sha256 abc…', or one short hash per file when several ledgers were merged
+    (the record then holds ``files``, not ``sha256``: issue 20 item 6)."""
+    files = ledger.get("files") or [ledger]
+    hashes = ", ".join(str(f.get("sha256", "?"))[:12] for f in files)
+    return f"ledger sha256 {hashes}" if len(files) == 1 else f"{len(files)} ledgers sha256 {hashes}"
 
 
 def _ci(values: dict[str, Any]) -> str:
