@@ -415,3 +415,13 @@ def add_costs(
         f"no price (or no cache price) in prices.toml for: {', '.join(names)}; groups that "
         "used them have no cost (eloledger never guesses prices)"
     ]
+
+
+def latency_stats(values: np.ndarray) -> dict[str, float | None]:
+    """p50 and p95 of latencies in ms (NaN dropped): one definition for ``tokens``,
+    ``elo --ledger``, the run summary and the fairness gates (issue 20 item 3)."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return {"n": 0, "p50": None, "p95": None}
+    p50, p95 = np.percentile(finite, [50, 95])
+    return {"n": int(len(finite)), "p50": round(float(p50), 1), "p95": round(float(p95), 1)}
