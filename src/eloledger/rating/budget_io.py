@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eloledger.errors import UserError
-
 LedgerArgs = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
@@ -71,15 +69,7 @@ def fairness_record(
     from eloledger.rating.outcomes import PASS_THRESHOLD, ledger_results
 
     rows, warnings = load_rows(path)
-    labels = g.task_labels(tasks_file) if tasks_file is not None else None
-    if split is not None or tags or labels:
-        before = len(rows)
-        rows = g.select_rows(rows, split=split, tags=tags, labels=labels)
-        if not rows:
-            raise UserError(
-                f"ledger: no row of {before} is in split={split!r} with tags {list(tags)}",
-                fix="check --split/--tag (rows need split/tags, or give --tasks FILE)",
-            )
+    rows = g.chosen_rows(rows, split, tags, tasks_file)
     if gates is not None and gates.bootstrap_rounds and "bootstrap" not in options:
         options["bootstrap"] = gates.bootstrap_rounds
     threshold = options.get("pass_threshold", PASS_THRESHOLD)

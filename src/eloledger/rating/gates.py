@@ -196,6 +196,46 @@ def select_rows(
     return out
 
 
+def chosen_rows(
+    rows: list[dict[str, Any]],
+    split: str | None,
+    tags: Sequence[str],
+    tasks_file: str | Path | None,
+) -> list[dict[str, Any]]:
+    """:func:`select_rows` with the labels of ``tasks_file``; none left is bad input."""
+    if split is None and not tags and tasks_file is None:
+        return rows
+    labels = task_labels(tasks_file) if tasks_file is not None else None
+    chosen = select_rows(rows, split=split, tags=tags, labels=labels)
+    if not chosen:
+        raise UserError(
+            f"ledger: no row of {len(rows)} is in split={split!r} with tags {list(tags)}",
+            fix="check --split/--tag (rows need split/tags, or give --tasks FILE)",
+        )
+    return chosen
+
+
+def read_selected(
+    ledgers: Any,
+    columns: Sequence[str],
+    *,
+    split: str | None = None,
+    tags: Sequence[str] = (),
+    tasks_file: str | Path | None = None,
+) -> Any:
+    """A columnar Ledger of the rows ``--split``/``--tag`` choose (the fast reader when no
+    selection is asked for; the row path otherwise, since split/tags are not columns)."""
+    from eloledger.ledger.merge import read_ledgers, read_rows_many
+    from eloledger.ledger.reader import read_rows
+
+    if split is None and not tags and tasks_file is None:
+        return read_ledgers(ledgers, columns=columns)
+    rows, warnings = read_rows_many(ledgers)
+    ledger = read_rows(chosen_rows(rows, split, tags, tasks_file), columns=columns)
+    ledger.warnings[:0] = warnings
+    return ledger
+
+
 def splits_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return sorted({str(r["split"]) for r in rows if r.get("split") is not None})
 
