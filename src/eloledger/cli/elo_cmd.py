@@ -126,7 +126,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("comparisons", nargs="?", metavar="COMPARISONS", help="comparisons file")
+    parser.add_argument(
+        "comparisons",
+        nargs="*",
+        metavar="COMPARISONS",
+        help="comparisons file(s): several files, globs or folders (a sharded run's shards) "
+        "read as one",
+    )
     parser.add_argument(
         "--ledger",
         metavar="LEDGER",
@@ -202,7 +208,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def compute(args: argparse.Namespace) -> Any:
     """The Elo report these arguments ask for (``eloledger run`` reuses it for its table)."""
-    from eloledger.rating.comparisons import read_comparisons
+    from eloledger.rating.comparisons import read_comparisons_many
     from eloledger.rating.table import elo_report
 
     comps_path, ledger_path = _inputs(args)
@@ -215,7 +221,7 @@ def compute(args: argparse.Namespace) -> Any:
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
     method = _interval_method(args)
-    comparisons = read_comparisons(comps_path)
+    comparisons = read_comparisons_many(comps_path)
     rounds = args.bootstrap
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
@@ -259,7 +265,7 @@ def _interval_method(args: argparse.Namespace) -> str:
     return chosen
 
 
-def _inputs(args: argparse.Namespace) -> tuple[str, Any]:
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.example:
         if args.comparisons:
             raise UserError(
@@ -272,7 +278,7 @@ def _inputs(args: argparse.Namespace) -> tuple[str, Any]:
         raise UserError(
             "missing COMPARISONS file", fix="eloledger elo comparisons.csv (or --example)"
         )
-    return args.comparisons, args.ledger
+    return args.comparisons, args.ledger  # a str (eloledger run) or the list argparse gives
 
 
 def _example_dir() -> Path:
