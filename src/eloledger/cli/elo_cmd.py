@@ -84,6 +84,7 @@ COST_COLUMNS = (
     ("pass_at_k", "pass@k", 3),
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
+    ("worth_it", "worth it", None),
 )
 # Which columns give way on a narrow terminal (highest first); the rest always show.
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
@@ -188,6 +189,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
     )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="X",
+        help="'worth it' marginal Elo per 1K tokens per task: marks each arm worth_it and "
+        "names the knee (needs --ledger)",
+    )
     add_wide_option(parser)
     parser.set_defaults(handler=handle)
 
@@ -197,8 +206,12 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.textsafe import visible
 
     report = compute(args)
+    knee = _worth_it(report, args)
     if args.format == "json":
-        print(to_json(report.to_json()))
+        data = report.to_json()
+        if knee is not None:
+            data["worth_it"] = knee
+        print(to_json(data))
         return 0
     for warning in report.warnings:
         print(f"eloledger: warning: {visible(str(warning))}", file=sys.stderr)  # names from files
@@ -247,6 +260,24 @@ def compute(args: argparse.Namespace) -> Any:
         if warning:
             report.warnings.append(warning)
     return report
+
+
+def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """--threshold: each arm's worth_it and the knee (issue 20 item 7); None without it."""
+    threshold = getattr(args, "threshold", None)
+    if threshold is None:
+        return None
+    if not math.isfinite(threshold):
+        raise UserError(f"--threshold {threshold}: must be a finite number", fix="e.g. 5")
+    if not report.has_costs:
+        raise UserError(
+            "--threshold needs token costs", fix="add --ledger LEDGER (the run's token ledger)"
+        )
+    from eloledger.rating.gates import mark_worth_it
+
+    name = mark_worth_it(report.players, threshold)
+    args.knee = {"threshold": threshold, "knee": name}  # for render_text (the report is frozen)
+    return args.knee
 
 
 def _interval_method(args: argparse.Namespace) -> str:
@@ -309,7 +340,8 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
-    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (COST_COLUMNS if report.has_costs else ())
+    costs = tuple(c for c in COST_COLUMNS if c[0] != "worth_it" or getattr(args, "knee", None))
+    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
     if args.format == "csv":
         digits = {k: d for k, _, d in spec} | {
             "ci_low": 2,
@@ -323,7 +355,7 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
             "wins": None,
         }
         keys = CSV_KEYS + (LC_CSV_KEYS if lc else ())
-        keys += tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
+        keys += tuple(k for k, _, _ in costs if report.has_costs)
         cols = [Column(k, k, digits.get(k)) for k in keys]
         return render("csv", report.players, cols)
     width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
@@ -331,6 +363,13 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     records = [_display(r) for r in report.players]
     body = render(args.format, records, cols, width=width)
     notes = [_anchor_note(report, args)]
+    knee = getattr(args, "knee", None)
+    if knee is not None:
+        notes.append(
+            f"knee: {knee['knee'] or '-'} (the costliest frontier arm whose marginal step "
+            f"clears {knee['threshold']:g} Elo per 1K tokens per task; worth it = on the "
+            "frontier up to the knee)"
+        )
     if lc:
         notes.append(_length_note(report.length_coef))
     if report.has_costs and "raw/1k*" in body.split("\n", 1)[0]:
@@ -344,6 +383,8 @@ def _display(rec: dict[str, Any]) -> dict[str, Any]:
     out = dict(rec)
     from eloledger.rating.table import interval_text
 
+    if "worth_it" in rec:
+        out["worth_it"] = "yes" if rec["worth_it"] else "no"
     out["ci"] = interval_text(rec.get("ci_low"), rec.get("ci_high"))
     if rec.get("rank_low") is not None:
         out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"

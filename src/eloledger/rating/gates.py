@@ -477,3 +477,30 @@ def _r(value: float | None) -> float | None:
     if value is None or not math.isfinite(float(value)):
         return None
     return round(float(value), 6) + 0.0
+
+
+def knee(players: Sequence[Mapping[str, Any]], threshold: float) -> str | None:
+    """The costliest frontier arm whose marginal Elo per 1K tokens still reaches ``threshold``
+    (the TUI's Elo tab reads it the same way): beyond it, more tokens buy less."""
+    frontier = [p for p in players if _number(p.get("tokens_per_task")) and not p.get("dominated")]
+    frontier.sort(key=lambda p: p["tokens_per_task"])
+    best = frontier[0]["name"] if frontier else None
+    for p in frontier[1:]:
+        marginal = p.get("marginal_elo_per_1k")
+        if not (_number(marginal) and marginal >= threshold):
+            break
+        best = p["name"]
+    return best
+
+
+def mark_worth_it(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
+    """Set ``worth_it`` on each arm (on the cost frontier, at or below the knee's tokens) and
+    return the knee's name (issue 20 item 7)."""
+    name = knee(players, threshold)
+    top = next((p["tokens_per_task"] for p in players if p["name"] == name), None)
+    for p in players:
+        tokens = p.get("tokens_per_task")
+        p["worth_it"] = bool(
+            top is not None and _number(tokens) and not p.get("dominated") and tokens <= top
+        )
+    return name
