@@ -84,12 +84,14 @@ COST_COLUMNS = (
     ("pass_at_k", "pass@k", 3),
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
+    ("latency_p95_ms", "p95 ms", 0),
     ("worth_it", "worth it", None),
 )
 # Which columns give way on a narrow terminal (highest first); the rest always show.
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
 DROP_ORDER = {
+    "latency_p95_ms": 15,
     "raw_elo_per_1k": 14,
     "frontier_share": 13,
     "sample_accuracy": 12,
@@ -189,6 +191,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
     )
+    from eloledger.cli.fairness_cmd import add_selection_args
+
+    add_selection_args(parser)
     parser.add_argument(
         "--threshold",
         type=float,
@@ -238,7 +243,18 @@ def compute(args: argparse.Namespace) -> Any:
     rounds = args.bootstrap
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
-    costs, ledger_warnings = _costs(ledger_path) if ledger_path else (None, [])
+    selection = _selection(args)
+    costs, ledger_warnings, latency = (None, [], {})
+    if ledger_path:
+        costs, ledger_warnings, latency, kept = _costs(ledger_path, selection)
+        if kept is not None:
+            from eloledger.rating.comparisons import keep_tasks
+
+            comparisons = keep_tasks(comparisons, kept)
+    elif selection:
+        raise UserError(
+            "--split/--tag choose tasks by their ledger rows", fix="add --ledger LEDGER"
+        )
     report = elo_report(
         comparisons,
         costs=costs,
@@ -251,6 +267,10 @@ def compute(args: argparse.Namespace) -> Any:
         length_control=bool(getattr(args, "length_control", False)),
     )
     report.warnings[:0] = ledger_warnings
+    for player in report.players:  # issue 20 item 3: p50/p95 latency per arm
+        stats = latency.get(player["name"])
+        if stats is not None:
+            player["latency_p50_ms"], player["latency_p95_ms"] = stats["p50"], stats["p95"]
     if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
         from eloledger.judges.verdicts import verdict_counts, verdict_warning
         from eloledger.ledger.sources import expand_ledgers
@@ -318,12 +338,35 @@ def _example_dir() -> Path:
     return Path(str(files("eloledger") / "data" / "examples"))
 
 
-def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
-    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
-    run's results file when present), and what the reader warned about."""
-    from eloledger.rating.outcomes import ledger_outcomes
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    """--split/--tag/--tasks as keyword arguments (empty: every row)."""
+    split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
+    if split is None and not tags and tasks is None:
+        return {}
+    return {"split": split, "tags": tags or (), "tasks_file": tasks}
 
-    return ledger_outcomes(ledgers)
+
+def _costs(ledgers: Any, selection: dict[str, Any]) -> tuple[dict[str, Any], list[str], Any, Any]:
+    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
+    run's results file when present), what the reader warned about, each arm's latency, and
+    the tasks ``selection`` keeps (None: all)."""
+    if not selection:
+        from eloledger.ledger.merge import read_ledgers
+        from eloledger.ledger.summary import arm_latency
+        from eloledger.rating.outcomes import ledger_outcomes
+
+        columns = ("arm", "role", "status", "latency_ms")
+        costs, warnings = ledger_outcomes(ledgers)
+        return costs, warnings, arm_latency(read_ledgers(ledgers, columns=columns)), None
+    from eloledger.rating.budget_io import load_rows
+    from eloledger.rating.gates import chosen_rows, latency_by_arm
+    from eloledger.rating.outcomes import arm_outcomes, ledger_results
+
+    rows, warnings = load_rows(ledgers)
+    rows = chosen_rows(rows, selection["split"], selection["tags"], selection["tasks_file"])
+    costs, more = arm_outcomes(rows, results=ledger_results(ledgers))
+    kept = {str(r["task_id"]) for r in rows if r.get("task_id") is not None}
+    return costs, [*warnings, *more], latency_by_arm(rows), kept
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:

@@ -458,3 +458,15 @@ def judge_summary(ledger: Ledger) -> dict[str, Any] | None:
     out["mean_total_tokens"] = out["total_tokens"] / with_usage if with_usage else None
     out["by_arm"] = {r["name"]: r["total_tokens"] for r in rows}
     return out
+
+
+def arm_latency(ledger: Ledger) -> dict[str, dict[str, float | None]]:
+    """p50/p95 ``latency_ms`` of each arm's ok sample/select calls, from the columns (read the
+    ledger with arm, role, status and latency_ms)."""
+    arms = ledger.factor("arm")
+    keep = ledger.factor("role").mask(*ARM_ROLES) & ledger.ok()
+    latency = ledger.number("latency_ms")
+    return {
+        name: latency_stats(latency[keep & (arms.codes == code)])
+        for code, name in enumerate(arms.levels)
+    }

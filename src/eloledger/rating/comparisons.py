@@ -726,3 +726,19 @@ def read_comparisons_many(args: str | Path | Sequence[str | Path]) -> Comparison
         a_tokens=np.concatenate(a_tok) if lengths else None,
         b_tokens=np.concatenate(b_tok) if lengths else None,
     )
+
+
+def keep_tasks(comps: Comparisons, tasks: set[str]) -> Comparisons:
+    """The comparisons made on ``tasks`` only (``--split``/``--tag`` choose them)."""
+    wanted = np.array([t in tasks for t in comps.tasks] + [False], dtype=bool)
+    mask = wanted[comps.task] if len(comps) else np.zeros(0, dtype=bool)
+
+    def cut(values: np.ndarray | None) -> np.ndarray | None:
+        return None if values is None else values[mask]
+
+    return replace(
+        comps,
+        task=comps.task[mask], i=comps.i[mask], j=comps.j[mask],
+        outcome=comps.outcome[mask], weight=comps.weight[mask],
+        lines=cut(comps.lines), a_tokens=cut(comps.a_tokens), b_tokens=cut(comps.b_tokens),
+    )  # fmt: skip
