@@ -208,3 +208,19 @@ def test_memory_entry(tmp_path: Path, gate_file: Path, capsys: pytest.CaptureFix
     )  # fmt: skip
     code, entry = run(capsys, str(slow), *ARGS, "--gates", str(gate_file), "--record", "memory")
     assert code == 1 and entry["type"] == "negative_pattern"
+
+
+def test_a_gate_without_data_fails_not_crashes(
+    tmp_path: Path, gate_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = build(tmp_path / "l.jsonl", base_solves=set(range(40)), cand_solves=set(range(90)))
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "latency_ms"}) + "\n"
+        for line in ledger.read_text().splitlines()
+    ))  # fmt: skip
+    code, rec = run(capsys, str(bare), *ARGS, "--gates", str(gate_file))
+    gate = next(g for g in rec["gates"] if g["gate"] == "max_latency_growth_ratio")
+    assert code == 1 and gate["value"] is None and gate["pass"] is False
+    assert main(["fairness", str(bare), *ARGS, "--gates", str(gate_file), "--format", "table"]) == 1
+    assert "FAIL" in capsys.readouterr().out
