@@ -134,6 +134,10 @@ def test_hidden_regressions_fail_and_are_named_with_their_stratum(
     failed = [g for g in rec["gates"] if not g["pass"]]
     assert [g["gate"] for g in failed] == ["max_regressions"]
     assert "t0 (regex)" in failed[0]["note"]
+    assert main(["fairness", str(ledger), *ARGS, "--gates", str(gate_file), "--format", "table"]) == 1  # fmt: skip
+    out = capsys.readouterr().out
+    assert "regressed (solved by the baseline, failed by the candidate): t0 (regex)" in out
+    assert "t9 (regex)" in out and "t10 " not in out
 
 
 def test_gain_only_on_the_tuned_split_is_not_real_on_test(

@@ -249,6 +249,7 @@ def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:
                 **g,
                 "threshold": f"{g['op']} {g['threshold']:g}",
                 "result": "PASS" if g["pass"] else "FAIL",
+                "note": g["note"] if len(g["note"]) <= 32 else g["note"][:31] + "…",
             }  # fmt: skip
             for g in record["gates"]
         ]
@@ -267,6 +268,12 @@ def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:
             ),  # fmt: skip
             f"gates: {verdict}",
         ]
+        if record.get("regressions"):
+            named = ", ".join(
+                f"{t} ({', '.join(record['regression_strata'].get(t) or ['untagged'])})"
+                for t in record["regressions"]
+            )
+            parts.append(f"regressed (solved by the baseline, failed by the candidate): {named}")
     if record.get("strata"):
         rows = [
             {"tag": tag, **s, "ci": f"[{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"}
