@@ -383,7 +383,13 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
-    costs = tuple(c for c in COST_COLUMNS if c[0] != "worth_it" or getattr(args, "knee", None))
+    timed = any(p.get("latency_p95_ms") is not None for p in report.players)
+    costs = tuple(
+        c
+        for c in COST_COLUMNS
+        if (c[0] != "worth_it" or getattr(args, "knee", None))
+        and (c[0] != "latency_p95_ms" or timed)
+    )
     spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
     if args.format == "csv":
         digits = {k: d for k, _, d in spec} | {
