@@ -34,7 +34,9 @@ def ledger(tmp_path: Path) -> Path:
 def test_json_contract(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tokens", str(ledger), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"by", "groups", "warnings"} and out["by"] == "arm"
+    assert set(out) == {"by", "groups", "judge", "billed_total_tokens", "warnings"}
+    assert out["by"] == "arm" and out["judge"]["total_tokens"] == 5000  # issue 19 item 8
+    assert out["billed_total_tokens"] == 400 + 320 + 5000
     groups = {g["name"]: g for g in out["groups"]}
     assert list(groups) == ["bo2", "single"]  # sorted by name
     assert groups["single"] == {
@@ -50,6 +52,8 @@ def test_json_contract(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None
         "total_tokens": 400,
         "mean_total_tokens": 200.0,
         "task_mean_total_tokens": 200.0,
+        "latency_p50_ms": None,  # issue 20 item 3: no latency_ms in these rows
+        "latency_p95_ms": None,
     }
     bo2 = groups["bo2"]
     assert (bo2["calls"], bo2["ok"], bo2["errors"], bo2["usage_missing"]) == (4, 3, 1, 1)

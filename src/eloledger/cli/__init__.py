@@ -13,12 +13,14 @@ from collections.abc import Sequence
 
 from eloledger import __version__
 from eloledger.cli import (
+    audit_cmd,
     curve_cmd,
     demo_cmd,
     doctor_cmd,
     elo_cmd,
     env_cmd,
     fairness_cmd,
+    history_cmd,
     import_cmd,
     profile_cmd,
     run_cmd,
@@ -41,6 +43,8 @@ COMMANDS = (
     elo_cmd,
     curve_cmd,
     fairness_cmd,
+    history_cmd,  # issue 20 item 8: run index
+    audit_cmd,
     doctor_cmd,
     profile_cmd,
     env_cmd,

@@ -84,11 +84,14 @@ COST_COLUMNS = (
     ("pass_at_k", "pass@k", 3),
     ("pass_k", "k", 0),
     ("tokens_per_success", "tok/success", 0),
+    ("latency_p95_ms", "p95 ms", 0),
+    ("worth_it", "worth it", None),
 )
 # Which columns give way on a narrow terminal (highest first); the rest always show.
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
 DROP_ORDER = {
+    "latency_p95_ms": 15,
     "raw_elo_per_1k": 14,
     "frontier_share": 13,
     "sample_accuracy": 12,
@@ -126,7 +129,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("comparisons", nargs="?", metavar="COMPARISONS", help="comparisons file")
+    parser.add_argument(
+        "comparisons",
+        nargs="*",
+        metavar="COMPARISONS",
+        help="comparisons file(s): several files, globs or folders (a sharded run's shards) "
+        "read as one",
+    )
     parser.add_argument(
         "--ledger",
         metavar="LEDGER",
@@ -182,6 +191,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
     )
+    from eloledger.cli.fairness_cmd import add_selection_args
+
+    add_selection_args(parser)
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="X",
+        help="'worth it' marginal Elo per 1K tokens per task: marks each arm worth_it and "
+        "names the knee (needs --ledger)",
+    )
     add_wide_option(parser)
     parser.set_defaults(handler=handle)
 
@@ -191,8 +211,12 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.textsafe import visible
 
     report = compute(args)
+    knee = _worth_it(report, args)
     if args.format == "json":
-        print(to_json(report.to_json()))
+        data = report.to_json()
+        if knee is not None:
+            data["worth_it"] = knee
+        print(to_json(data))
         return 0
     for warning in report.warnings:
         print(f"eloledger: warning: {visible(str(warning))}", file=sys.stderr)  # names from files
@@ -202,7 +226,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def compute(args: argparse.Namespace) -> Any:
     """The Elo report these arguments ask for (``eloledger run`` reuses it for its table)."""
-    from eloledger.rating.comparisons import read_comparisons
+    from eloledger.rating.comparisons import read_comparisons_many
     from eloledger.rating.table import elo_report
 
     comps_path, ledger_path = _inputs(args)
@@ -215,11 +239,22 @@ def compute(args: argparse.Namespace) -> Any:
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
     method = _interval_method(args)
-    comparisons = read_comparisons(comps_path)
+    comparisons = read_comparisons_many(comps_path)
     rounds = args.bootstrap
     if rounds is None:  # each round costs O(players²): keep the default quick for big pools
         rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
-    costs, ledger_warnings = _costs(ledger_path) if ledger_path else (None, [])
+    selection = _selection(args)
+    costs, ledger_warnings, latency = (None, [], {})
+    if ledger_path:
+        costs, ledger_warnings, latency, kept = _costs(ledger_path, selection)
+        if kept is not None:
+            from eloledger.rating.comparisons import keep_tasks
+
+            comparisons = keep_tasks(comparisons, kept)
+    elif selection:
+        raise UserError(
+            "--split/--tag choose tasks by their ledger rows", fix="add --ledger LEDGER"
+        )
     report = elo_report(
         comparisons,
         costs=costs,
@@ -232,6 +267,10 @@ def compute(args: argparse.Namespace) -> Any:
         length_control=bool(getattr(args, "length_control", False)),
     )
     report.warnings[:0] = ledger_warnings
+    for player in report.players:  # issue 20 item 3: p50/p95 latency per arm
+        stats = latency.get(player["name"])
+        if stats is not None:
+            player["latency_p50_ms"], player["latency_p95_ms"] = stats["p50"], stats["p95"]
     if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
         from eloledger.judges.verdicts import verdict_counts, verdict_warning
         from eloledger.ledger.sources import expand_ledgers
@@ -241,6 +280,24 @@ def compute(args: argparse.Namespace) -> Any:
         if warning:
             report.warnings.append(warning)
     return report
+
+
+def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """--threshold: each arm's worth_it and the knee (issue 20 item 7); None without it."""
+    threshold = getattr(args, "threshold", None)
+    if threshold is None:
+        return None
+    if not math.isfinite(threshold):
+        raise UserError(f"--threshold {threshold}: must be a finite number", fix="e.g. 5")
+    if not report.has_costs:
+        raise UserError(
+            "--threshold needs token costs", fix="add --ledger LEDGER (the run's token ledger)"
+        )
+    from eloledger.rating.gates import mark_worth_it
+
+    name = mark_worth_it(report.players, threshold)
+    args.knee = {"threshold": threshold, "knee": name}  # for render_text (the report is frozen)
+    return args.knee
 
 
 def _interval_method(args: argparse.Namespace) -> str:
@@ -259,7 +316,7 @@ def _interval_method(args: argparse.Namespace) -> str:
     return chosen
 
 
-def _inputs(args: argparse.Namespace) -> tuple[str, Any]:
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.example:
         if args.comparisons:
             raise UserError(
@@ -272,7 +329,7 @@ def _inputs(args: argparse.Namespace) -> tuple[str, Any]:
         raise UserError(
             "missing COMPARISONS file", fix="eloledger elo comparisons.csv (or --example)"
         )
-    return args.comparisons, args.ledger
+    return args.comparisons, args.ledger  # a str (eloledger run) or the list argparse gives
 
 
 def _example_dir() -> Path:
@@ -281,12 +338,35 @@ def _example_dir() -> Path:
     return Path(str(files("eloledger") / "data" / "examples"))
 
 
-def _costs(ledgers: Any) -> tuple[dict[str, Any], list[str]]:
-    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
-    run's results file when present), and what the reader warned about."""
-    from eloledger.rating.outcomes import ledger_outcomes
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    """--split/--tag/--tasks as keyword arguments (empty: every row)."""
+    split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
+    if split is None and not tags and tasks is None:
+        return {}
+    return {"split": split, "tags": tags or (), "tasks_file": tasks}
 
-    return ledger_outcomes(ledgers)
+
+def _costs(ledgers: Any, selection: dict[str, Any]) -> tuple[dict[str, Any], list[str], Any, Any]:
+    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
+    run's results file when present), what the reader warned about, each arm's latency, and
+    the tasks ``selection`` keeps (None: all)."""
+    if not selection:
+        from eloledger.ledger.merge import read_ledgers
+        from eloledger.ledger.summary import arm_latency
+        from eloledger.rating.outcomes import ledger_outcomes
+
+        columns = ("arm", "role", "status", "latency_ms")
+        costs, warnings = ledger_outcomes(ledgers)
+        return costs, warnings, arm_latency(read_ledgers(ledgers, columns=columns)), None
+    from eloledger.rating.budget_io import load_rows
+    from eloledger.rating.gates import chosen_rows, latency_by_arm
+    from eloledger.rating.outcomes import arm_outcomes, ledger_results
+
+    rows, warnings = load_rows(ledgers)
+    rows = chosen_rows(rows, selection["split"], selection["tags"], selection["tasks_file"])
+    costs, more = arm_outcomes(rows, results=ledger_results(ledgers))
+    kept = {str(r["task_id"]) for r in rows if r.get("task_id") is not None}
+    return costs, [*warnings, *more], latency_by_arm(rows), kept
 
 
 def add_wide_option(parser: argparse.ArgumentParser) -> None:
@@ -303,7 +383,14 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
-    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (COST_COLUMNS if report.has_costs else ())
+    timed = any(p.get("latency_p95_ms") is not None for p in report.players)
+    costs = tuple(
+        c
+        for c in COST_COLUMNS
+        if (c[0] != "worth_it" or getattr(args, "knee", None))
+        and (c[0] != "latency_p95_ms" or timed)
+    )
+    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
     if args.format == "csv":
         digits = {k: d for k, _, d in spec} | {
             "ci_low": 2,
@@ -317,7 +404,7 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
             "wins": None,
         }
         keys = CSV_KEYS + (LC_CSV_KEYS if lc else ())
-        keys += tuple(k for k, _, _ in COST_COLUMNS if report.has_costs)
+        keys += tuple(k for k, _, _ in costs if report.has_costs)
         cols = [Column(k, k, digits.get(k)) for k in keys]
         return render("csv", report.players, cols)
     width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
@@ -325,6 +412,13 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     records = [_display(r) for r in report.players]
     body = render(args.format, records, cols, width=width)
     notes = [_anchor_note(report, args)]
+    knee = getattr(args, "knee", None)
+    if knee is not None:
+        notes.append(
+            f"knee: {knee['knee'] or '-'} (the costliest frontier arm whose marginal step "
+            f"clears {knee['threshold']:g} Elo per 1K tokens per task; worth it = on the "
+            "frontier up to the knee)"
+        )
     if lc:
         notes.append(_length_note(report.length_coef))
     if report.has_costs and "raw/1k*" in body.split("\n", 1)[0]:
@@ -338,6 +432,8 @@ def _display(rec: dict[str, Any]) -> dict[str, Any]:
     out = dict(rec)
     from eloledger.rating.table import interval_text
 
+    if "worth_it" in rec:
+        out["worth_it"] = "yes" if rec["worth_it"] else "no"
     out["ci"] = interval_text(rec.get("ci_low"), rec.get("ci_high"))
     if rec.get("rank_low") is not None:
         out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"

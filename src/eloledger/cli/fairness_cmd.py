@@ -67,7 +67,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         parser.add_argument(flag, required=True, metavar="ARM", help=f"arm name: {what}")
     parser.add_argument(
-        "--bootstrap", type=int, default=2000, metavar="N", help="bootstrap rounds (default 2000)"
+        "--bootstrap",
+        type=int,
+        default=None,
+        metavar="N",
+        help="bootstrap rounds (default: the gates' bootstrap_rounds, else 2000)",
     )
     parser.add_argument(
         "--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)"
@@ -101,6 +105,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="equivalence margin of 'no gain at n=1', in pass rate (default 0.05 = 5 pp)",
     )
     parser.add_argument(
+        "--gates",
+        metavar="FILE",
+        help="TOML gate file or spec with a [gates] table: exit 0 all pass, 1 a gate fails",
+    )
+    add_selection_args(parser)
+    parser.add_argument(
+        "--tuned-on",
+        metavar="SPLIT",
+        help="the split the candidates were tuned on (else the spec's [tasks] tuned_on)",
+    )
+    parser.add_argument(
+        "--record",
+        choices=("full", "memory"),
+        default="full",
+        help="JSON record: the full verdict (default) or the guide's memory entry",
+    )
+    parser.add_argument(
         "--format",
         choices=("json", "table"),
         default=None,
@@ -123,25 +144,52 @@ def handle(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{flag} {value}: must be a finite number >= 0", fix=f"see {flag} in --help"
             )
+    from eloledger.rating.gates import gates_pass, load_gates, memory_entry
+
     arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
+    gates = load_gates(args.gates) if args.gates else None
+    extra = {"bootstrap": args.bootstrap} if args.bootstrap is not None else {}
     record = fairness_record(
         args.ledger,
         arms,
-        bootstrap=args.bootstrap,
+        split=args.split,
+        tags=args.tag or (),
+        tasks_file=args.tasks,
+        gates=gates,
+        tuned_on=args.tuned_on,
+        **extra,
         seed=args.seed,
         pass_threshold=args.pass_threshold,
         tps_tolerance=args.tps_tolerance,
         leak_ratio=args.leak_ratio,
         margin=args.margin,
     )
+    status = 0 if gates_pass(record) else 1
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
-    if fmt == "json":
+    if fmt == "json" or args.record == "memory":
+        if args.record == "memory":
+            from eloledger.rating.budget_io import load_rows
+
+            record = memory_entry(record, load_rows(args.ledger)[0])
         print(to_json(record))
-        return 0
+        return status
     for warning in record["warnings"]:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
     print(render_table(record))
-    return 0
+    return status
+
+
+def add_selection_args(parser: argparse.ArgumentParser) -> None:
+    """--split / --tag / --tasks: the rows a reader uses (issue 20 item 1)."""
+    parser.add_argument("--split", metavar="NAME", help="only rows of this split (train/val/test)")
+    parser.add_argument(
+        "--tag", metavar="NAME", action="append", help="only rows with this tag (repeatable)"
+    )
+    parser.add_argument(
+        "--tasks",
+        metavar="FILE",
+        help="tasks file (JSONL) whose split/tags attach to ledger rows that lack them",
+    )
 
 
 def render_table(record: dict[str, Any]) -> str:
@@ -178,13 +226,69 @@ def render_table(record: dict[str, Any]) -> str:
                 Column("tokens_per_success", "tok/success", 0),
             ],
         ),
+        *_gate_parts(record, table),
         "",
         f"tasks: {record['tasks']['used']} (dropped {record['tasks']['dropped']}); "
         f"bootstrap {record['inputs']['bootstrap']} rounds, seed {record['inputs']['seed']}; "
-        f"ledger sha256 {record['ledger']['sha256'][:12]}",
+        + _ledger_text(record["ledger"]),
         f"rule: {record['rule']}",
     ]
     return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
+
+
+def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:
+    """The gates (value, threshold, pass/fail), the regressed tasks and the strata."""
+    from eloledger.tables import Column
+
+    parts: list[str] = []
+    if record.get("tuned_on_warning"):
+        parts += ["", f"!! {record['tuned_on_warning']}"]
+    if record.get("gates"):
+        rows = [
+            {
+                **g,
+                "threshold": f"{g['op']} {g['threshold']:g}",
+                "result": "PASS" if g["pass"] else "FAIL",
+                "note": g["note"] if len(g["note"]) <= 32 else g["note"][:31] + "…",
+            }  # fmt: skip
+            for g in record["gates"]
+        ]
+        verdict = "all gates pass" if all(g["pass"] for g in record["gates"]) else "GATE FAILED"
+        parts += [
+            "",
+            table(
+                rows,
+                [
+                    Column("gate", "gate"),
+                    Column("value", "value", 4),
+                    Column("threshold", "threshold"),
+                    Column("result", "result"),
+                    Column("note", "note"),
+                ],
+            ),  # fmt: skip
+            f"gates: {verdict}",
+        ]
+        if record.get("regressions"):
+            named = ", ".join(
+                f"{t} ({', '.join(record['regression_strata'].get(t) or ['untagged'])})"
+                for t in record["regressions"]
+            )
+            parts.append(f"regressed (solved by the baseline, failed by the candidate): {named}")
+    if record.get("strata"):
+        rows = [
+            {"tag": tag, **s, "ci": f"[{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]"}
+            for tag, s in record["strata"].items()
+        ]
+        parts += ["", table(rows, [Column("tag", "stratum"), Column("n", "tasks"), Column("baseline_pass", "baseline", 3), Column("candidate_pass", "candidate", 3), Column("delta", "delta", 3), Column("ci", "95% CI")])]  # fmt: skip
+    return parts
+
+
+def _ledger_text(ledger: dict[str, Any]) -> str:
+    """'ledger sha256 abc…', or one short hash per file when several ledgers were merged
+    (the record then holds ``files``, not ``sha256``: issue 20 item 6)."""
+    files = ledger.get("files") or [ledger]
+    hashes = ", ".join(str(f.get("sha256", "?"))[:12] for f in files)
+    return f"ledger sha256 {hashes}" if len(files) == 1 else f"{len(files)} ledgers sha256 {hashes}"
 
 
 def _ci(values: dict[str, Any]) -> str:

@@ -63,35 +63,55 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="output format (default: table)",
     )
     from eloledger.cli.elo_cmd import add_wide_option
+    from eloledger.cli.fairness_cmd import add_selection_args
 
     add_wide_option(parser)
+    add_selection_args(parser)
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
-    from eloledger.ledger.merge import read_ledgers
     from eloledger.ledger.prices import load_prices
-    from eloledger.ledger.summary import add_costs, summarize, summary_warnings
+    from eloledger.ledger.summary import (
+        add_costs,
+        add_latency,
+        judge_summary,
+        summarize,
+        summary_warnings,
+    )
+    from eloledger.rating.gates import read_selected
     from eloledger.tables import render, table_width, to_json
 
     prices = load_prices()
-    columns = (*SUMMARY_COLUMNS, *(PRICE_COLUMNS if prices else ()))
+    columns = (*SUMMARY_COLUMNS, "latency_ms", *(PRICE_COLUMNS if prices else ()))
     if args.by in ("session", "model", "project", "source") and args.by not in columns:
         columns = (*columns, args.by)
-    ledger = read_ledgers(args.ledger, columns=columns)
+    ledger = read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
     groups = summarize(ledger, by=args.by)
     warnings = [*ledger.warnings, *summary_warnings(ledger, by=args.by)]
     if prices:
         warnings += add_costs(groups, ledger, prices, by=args.by)
+    add_latency(groups, ledger, by=args.by)
     groups = _sorted(groups, args.sort)
+    judge = judge_summary(ledger)
+    billed = sum(g["total_tokens"] for g in groups) + (judge["total_tokens"] if judge else 0)
     if args.format == "json":
-        print(to_json({"by": args.by, "groups": groups, "warnings": warnings}))
+        out = {"by": args.by, "groups": groups, "judge": judge, "billed_total_tokens": billed}
+        print(to_json({**out, "warnings": warnings}))
         return 0
     has_cost = any(g.get("cost") is not None for g in groups)
     table_columns = _columns(args.by, has_cost, args.format, groups)
+    if judge is not None:
+        warnings.append(
+            f"the LLM judge made {judge['calls']:,} call(s) for {judge['total_tokens']:,} tokens: "
+            "not in the arms' TOTAL (not an arm's cost), but billed by the gateway (JUDGE line)"
+        )
     if args.format in ("table", "md"):
-        records = [_display(g) for g in [*groups, _totals(groups)]]
+        extra = []
+        if judge is not None:
+            extra = [_display(judge), {"name": "BILLED", "total_tokens": f"{billed:,}"}]
+        records = [_display(g) for g in [*groups, _totals(groups)]] + extra
         width = table_width(args.wide) if args.format == "table" else None
         print(render(args.format, records, table_columns, width=width))
     else:
@@ -131,6 +151,11 @@ def _columns(by: str, has_cost: bool, fmt: str, groups: list[dict[str, Any]]) ->
         Column("mean_total_tokens", "mean/call", None if table else 1, drop=2),
         Column("task_mean_total_tokens", "mean/task", None if table else 1),
     ]
+    if any(g.get("latency_p95_ms") is not None for g in groups):
+        columns += [
+            Column("latency_p50_ms", "p50 ms" if table else "latency_p50_ms", 0, drop=1),
+            Column("latency_p95_ms", "p95 ms" if table else "latency_p95_ms", 0, drop=1),
+        ]
     if has_cost:
         columns.append(Column("cost", "cost", 4))
     if not table:
@@ -162,6 +187,8 @@ def _display(group: dict[str, Any]) -> dict[str, Any]:
     out = dict(group)
     for key, value in group.items():
         if key == "name" or value is None or isinstance(value, bool):
+            continue
+        if key == "by_arm" or key.startswith("latency_"):
             continue
         if key in ("mean_total_tokens", "task_mean_total_tokens"):
             out[key] = f"{value:,.1f}"

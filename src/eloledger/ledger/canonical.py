@@ -104,6 +104,7 @@ def canonicalize(raw: Any, *, where: str = "") -> dict[str, Any]:
             )
         if value is not None and not isinstance(value, str) and name in ID_FIELDS:
             row[name] = id_string(value)
+    row["ts"] = parse_ts(row.get("ts"), where)
     row["score"] = check_number(row.get("score"), "score", where)
     row["passed"] = check_passed(row.get("passed"), where)
     return row
@@ -197,6 +198,33 @@ def check_number(value: Any, name: str, where: str) -> int | float | None:
             fix=f"fix the {name} field of that line",
         )
     return value
+
+
+def parse_ts(value: Any, where: str = "") -> float | int | None:
+    """Unix seconds from a number or an ISO-8601 text (``2026-11-30T10:00:00Z``; no zone =
+    UTC), so ``tokens --by day`` groups the guides' ledgers too (issue 20 item 2)."""
+    if value is None or (_is_number(value) and math.isfinite(value)):
+        return value
+    if isinstance(value, str):
+        import datetime as dt
+
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            stamp = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        except ValueError:
+            stamp = None
+        if stamp is not None:
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=dt.timezone.utc)
+            return stamp.timestamp()
+    raise UserError(
+        f"{where}: ts/timestamp must be Unix seconds or ISO-8601 text, got {value!r}",
+        fix="write e.g. \"2026-11-30T10:00:00Z\" or 1764496800",
+    )
 
 
 def check_passed(value: Any, where: str) -> bool | None:

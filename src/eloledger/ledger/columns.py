@@ -407,9 +407,22 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
             out[name] = _truthy(get("will_retry"))
         elif name in FACTOR_COLUMNS:
             out[name] = factor(name)
+        elif name == "ts":
+            out[name] = _ts_column(merged("ts"))
         else:
             out[name] = to_float(get(name))
     return {name: out[name] for name in names}
+
+
+def _ts_column(values: list[Any]) -> np.ndarray:
+    """Unix seconds; ISO-8601 text as :func:`canonical.parse_ts` reads it (bad text: the
+    exact path names the line)."""
+    if not any(isinstance(v, str) for v in values):
+        return to_float(values)
+    try:
+        return to_float([canonical.parse_ts(v) for v in values])
+    except UserError as exc:
+        raise NeedsExactPath from exc
 
 
 # Columns with few distinct values, factorised together on the tight path.

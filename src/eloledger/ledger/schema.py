@@ -82,6 +82,10 @@ ALIASES: dict[str, str] = {
     "task": "task_id",
     "case_id": "task_id",
     "text": "content",
+    # The budget-fairness guide's own names (issue 20 item 2).
+    "judge_score": "score",
+    "experiment_id": "experiment",
+    "timestamp": "ts",  # ISO-8601 text or Unix seconds; canonical.parse_ts reads both
 }
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")

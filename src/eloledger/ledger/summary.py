@@ -415,3 +415,58 @@ def add_costs(
         f"no price (or no cache price) in prices.toml for: {', '.join(names)}; groups that "
         "used them have no cost (eloledger never guesses prices)"
     ]
+
+
+def latency_stats(values: np.ndarray) -> dict[str, float | None]:
+    """p50 and p95 of latencies in ms (NaN dropped): one definition for ``tokens``,
+    ``elo --ledger``, the run summary and the fairness gates (issue 20 item 3)."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return {"n": 0, "p50": None, "p95": None}
+    p50, p95 = np.percentile(finite, [50, 95])
+    return {"n": int(len(finite)), "p50": round(float(p50), 3), "p95": round(float(p95), 3)}
+
+
+def add_latency(
+    groups: list[dict[str, Any]],
+    ledger: Ledger,
+    by: str = "arm",
+    roles: tuple[str, ...] = ARM_ROLES,
+) -> None:
+    """Set ``latency_p50_ms`` / ``latency_p95_ms`` on each group: its ok calls' ``latency_ms``
+    (None when no call recorded one). Read the ledger with ``latency_ms`` too."""
+    g = _groups(ledger, _key(by), roles)
+    latency = ledger.number("latency_ms")[g.selected]
+    index = {name: i for i, name in enumerate(g.names)}
+    for group in groups:
+        mine = g.ok & (g.group == index[group["name"]])
+        stats = latency_stats(latency[mine])
+        group["latency_p50_ms"], group["latency_p95_ms"] = stats["p50"], stats["p95"]
+
+
+def judge_summary(ledger: Ledger) -> dict[str, Any] | None:
+    """The LLM judge's calls and tokens as one group (issue 19 item 8): not an arm's cost, but
+    the gateway bills them, so ``tokens`` shows them beside the arms' total. None: no judge."""
+    if not ledger.factor("role").mask("judge").any():
+        return None
+    rows = summarize(ledger, by="arm", roles=("judge",))
+    keys = ("calls", "ok", "errors", "usage_missing", "usage_estimated")
+    out: dict[str, Any] = {"name": "JUDGE", **{k: sum(r[k] for r in rows) for k in keys}}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        out[key] = sum(r[key] for r in rows)
+    with_usage = out["ok"] - out["usage_missing"]
+    out["mean_total_tokens"] = out["total_tokens"] / with_usage if with_usage else None
+    out["by_arm"] = {r["name"]: r["total_tokens"] for r in rows}
+    return out
+
+
+def arm_latency(ledger: Ledger) -> dict[str, dict[str, float | None]]:
+    """p50/p95 ``latency_ms`` of each arm's ok sample/select calls, from the columns (read the
+    ledger with arm, role, status and latency_ms)."""
+    arms = ledger.factor("arm")
+    keep = ledger.factor("role").mask(*ARM_ROLES) & ledger.ok()
+    latency = ledger.number("latency_ms")
+    return {
+        name: latency_stats(latency[keep & (arms.codes == code)])
+        for code, name in enumerate(arms.levels)
+    }

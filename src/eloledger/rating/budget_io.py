@@ -43,7 +43,15 @@ def _fingerprint(path: Path) -> dict[str, Any]:
 
 
 def fairness_record(
-    path: str | os.PathLike[str], arms: dict[str, str], **options: Any
+    path: LedgerArgs,
+    arms: dict[str, str],
+    *,
+    split: str | None = None,
+    tags: Sequence[str] = (),
+    tasks_file: str | os.PathLike[str] | None = None,
+    gates: Any = None,
+    tuned_on: str | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """The fairness verdict of a ledger file, as ``eloledger fairness`` and the TUI give it.
 
@@ -51,19 +59,61 @@ def fairness_record(
     (the dialog once used its own rounds and read the file its own way; issue 11 item 16).
     ``arms`` maps the roles old_1, new_1, old_n, new_n to arm names; ``options`` are
     :func:`eloledger.rating.fairness.fairness_verdict`'s (bootstrap, seed, thresholds).
+    ``split``/``tags`` choose rows (``tasks_file`` attaches them to rows that lack them);
+    ``gates`` (:class:`eloledger.rating.gates.Gates`) adds the guide's keys and gate checks.
     """
     import datetime as dt
 
+    from eloledger.rating import gates as g
     from eloledger.rating.fairness import fairness_verdict
     from eloledger.rating.outcomes import PASS_THRESHOLD, ledger_results
 
     rows, warnings = load_rows(path)
-    results = ledger_results(path, options.get("pass_threshold", PASS_THRESHOLD))
+    rows = g.chosen_rows(rows, split, tags, tasks_file)
+    if gates is not None and gates.bootstrap_rounds and "bootstrap" not in options:
+        options["bootstrap"] = gates.bootstrap_rounds
+    threshold = options.get("pass_threshold", PASS_THRESHOLD)
+    results = ledger_results(path, threshold)
     record = fairness_verdict(
         rows, arms["old_1"], arms["new_1"], arms["old_n"], arms["new_n"], results=results,
         **options,
     )  # fmt: skip
-    record["ledger"] = {**ledger_fingerprint(path), "rows": len(rows)}
+    record.update(
+        g.gate_report(
+            rows,
+            record,
+            gates,
+            results=results,
+            threshold=threshold,
+            seed=record["inputs"]["seed"],
+            bootstrap=record["inputs"]["bootstrap"],
+        )  # fmt: skip
+    )
+    splits = g.splits_of(r for r in rows if str(r.get("arm")) in arms.values())
+    tuned = tuned_on or (gates.tuned_on if gates is not None else None)
+    record["selection"] = {"split": split, "tags": list(tags), "splits_seen": splits, "tuned_on": tuned}  # fmt: skip
+    if tuned is not None and tuned in splits:
+        record["tuned_on_warning"] = (
+            f"TUNED-ON SPLIT: this verdict is computed on split {tuned!r}, the split the "
+            f"candidates were tuned on; a gain here is not evidence (use --split test)"
+        )
+        record["warnings"].insert(0, record["tuned_on_warning"])
+        record["reason"] = f"[on the tuned-on split {tuned!r}] {record['reason']}"
+    prints = ledger_fingerprint(path)
+    record["ledger"] = {**prints, "rows": len(rows)}
+    used = sorted({str(r["task_id"]) for r in rows if r.get("task_id") is not None})
+    record["provenance"] = {
+        "spec_sha256": gates.sha256 if gates is not None else None,
+        "spec": gates.source if gates is not None else None,
+        "task_set_sha256": (
+            _fingerprint(Path(tasks_file))["sha256"]
+            if tasks_file is not None
+            else hashlib.sha256("\n".join(used).encode()).hexdigest()
+        ),
+        "task_set_basis": "tasks file" if tasks_file is not None else "task ids in the rows",
+        "ledger_sha256": [f["sha256"] for f in prints.get("files", [prints])],
+        "eloledger_version": record["eloledger_version"],
+    }
     record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     record["warnings"][:0] = warnings
     return record

@@ -654,3 +654,91 @@ def _drop_self(comps: Comparisons) -> Comparisons:
         a_tokens=None if comps.a_tokens is None else comps.a_tokens[keep],
         b_tokens=None if comps.b_tokens is None else comps.b_tokens[keep],
     )
+
+
+_COMPARISON_NAMES = ("*.csv", "*.csv.gz", "*.jsonl", "*.jsonl.gz")
+_NOT_COMPARISONS = (".results.csv", ".results.csv.gz")
+
+
+def expand_comparisons(args: Sequence[str | Path]) -> list[Path]:
+    """Comparisons files named by ``args``: files, globs and folders, each once, in order.
+
+    A folder gives its ``*.comparisons.csv`` files when it has any (the runner's names, one per
+    shard), else every CSV/JSONL in it; the runner's ``.results.csv`` files are never read."""
+    import glob
+
+    out: list[Path] = []
+    for arg in args:
+        path = Path(arg)
+        if path.is_dir():
+            found = sorted(path.glob("*.comparisons.csv*")) or sorted(
+                p for pattern in _COMPARISON_NAMES for p in path.glob(pattern)
+            )
+            found = [p for p in found if p.is_file() and not p.name.endswith(_NOT_COMPARISONS)]
+            if not found:
+                raise UserError(f"{path}: folder holds no comparisons file", fix=FIX_COLUMNS)
+        elif set("*?[") & set(str(arg)) and not path.exists():
+            found = sorted(Path(p) for p in glob.glob(str(arg)) if Path(p).is_file())
+            if not found:
+                raise UserError(f"{arg}: no file matches this pattern", fix="check the pattern")
+        else:
+            found = [path]
+        for p in found:
+            if p.resolve() not in {q.resolve() for q in out}:
+                out.append(p)
+    if not out:
+        raise UserError("no comparisons file given", fix="eloledger elo comparisons.csv")
+    return out
+
+
+def read_comparisons_many(args: str | Path | Sequence[str | Path]) -> Comparisons:
+    """Every comparisons file ``args`` names, as one set (the shards of a run read as the run:
+    a shard holds whole tasks, so the union is the unsharded run's comparisons; issue 19
+    item 11). Players and tasks are matched by name across files."""
+    paths = expand_comparisons([args] if isinstance(args, (str, Path)) else list(args))
+    parts = [read_comparisons(p) for p in paths]
+    if len(parts) == 1:
+        return parts[0]
+    players: dict[str, int] = {}
+    tasks: dict[str, int] = {}
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("task", "i", "j", "outcome", "weight")}
+    lengths = any(c.a_tokens is not None for c in parts)
+    a_tok: list[np.ndarray] = []
+    b_tok: list[np.ndarray] = []
+    for c in parts:
+        pmap = np.array([players.setdefault(p, len(players)) for p in c.players], dtype=np.int64)
+        tmap = np.array([tasks.setdefault(t, len(tasks)) for t in c.tasks], dtype=np.int64)
+        cols["task"].append(tmap[c.task] if len(c) else c.task)
+        cols["i"].append(pmap[c.i] if len(c) else c.i)
+        cols["j"].append(pmap[c.j] if len(c) else c.j)
+        cols["outcome"].append(c.outcome)
+        cols["weight"].append(c.weight)
+        if lengths:
+            nan = np.full(len(c), np.nan)
+            a_tok.append(c.a_tokens if c.a_tokens is not None else nan)
+            b_tok.append(c.b_tokens if c.b_tokens is not None else nan)
+    return Comparisons(
+        players=list(players),
+        tasks=list(tasks),
+        **{k: np.concatenate(v) for k, v in cols.items()},
+        source=f"{len(parts)} comparisons files ({paths[0]}, ...)",
+        dropped_self=sum(c.dropped_self for c in parts),
+        a_tokens=np.concatenate(a_tok) if lengths else None,
+        b_tokens=np.concatenate(b_tok) if lengths else None,
+    )
+
+
+def keep_tasks(comps: Comparisons, tasks: set[str]) -> Comparisons:
+    """The comparisons made on ``tasks`` only (``--split``/``--tag`` choose them)."""
+    wanted = np.array([t in tasks for t in comps.tasks] + [False], dtype=bool)
+    mask = wanted[comps.task] if len(comps) else np.zeros(0, dtype=bool)
+
+    def cut(values: np.ndarray | None) -> np.ndarray | None:
+        return None if values is None else values[mask]
+
+    return replace(
+        comps,
+        task=comps.task[mask], i=comps.i[mask], j=comps.j[mask],
+        outcome=comps.outcome[mask], weight=comps.weight[mask],
+        lines=cut(comps.lines), a_tokens=cut(comps.a_tokens), b_tokens=cut(comps.b_tokens),
+    )  # fmt: skip

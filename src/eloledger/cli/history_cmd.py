@@ -1,0 +1,62 @@
+"""`eloledger history`: the run index (one line per indexed run; issue 20 item 8)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "history",
+        help="the run index: runs, hashes, tokens, pass@1, p95 latency",
+        description="List indexed runs (eloledger run adds each run; --add indexes ledgers).",
+    )
+    parser.add_argument("--where", action="store_true", help="print the index file's path")
+    parser.add_argument(
+        "--add", metavar="LEDGER", nargs="+", help="index the run in these ledger(s) now"
+    )
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from eloledger.history import append_entry, index_path, read_index, run_entry
+    from eloledger.tables import to_json
+
+    if args.where:
+        print(index_path())
+        return 0
+    if args.add:
+        append_entry(run_entry(args.add))
+    entries = read_index()
+    if args.format == "json":
+        print(to_json({"index": str(index_path()), "runs": entries}))
+        return 0
+    print(render(entries))
+    return 0
+
+
+def render(entries: list[dict[str, Any]]) -> str:
+    from eloledger.tables import Column, render_table, terminal_width
+
+    if not entries:
+        return "no runs indexed yet (eloledger run adds each run; history --add LEDGER)"
+    rows = []
+    for e in entries:
+        for arm, a in e["arms"].items():
+            rows.append({"time": e["time_utc"][:16], "run": e.get("run_id") or "", "arm": arm, **a})
+    return render_table(
+        rows,
+        [
+            Column("time", "time"),
+            Column("run", "run"),
+            Column("arm", "arm"),
+            Column("tokens", "tokens", 0),
+            Column("tokens_per_task", "tok/task", 0),
+            Column("pass_at_1", "pass@1", 3),
+            Column("samples_per_session", "n", 0),
+            Column("latency_p95_ms", "p95 ms", 0),
+        ],
+        width=terminal_width(),
+    )
