@@ -95,7 +95,13 @@ def _drive(job_path: str) -> None:
                 text = text.replace(name, value)
             return text
 
-        for step in job["steps"]:
+        for number, step in enumerate(job["steps"]):
+            gate = job.get("between_steps")
+            if gate and number:  # wait for the test to have seen the first step's spend
+                Path(gate["ready"]).touch()
+                deadline = time.monotonic() + 60
+                while not Path(gate["go"]).exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
             values = {"{root}": gateway.root, "{session}": session}
             start = len(gateway.billed)
             env = {
@@ -128,8 +134,13 @@ def _drive(job_path: str) -> None:
     Path(job["result"]).write_text(json.dumps(results))
 
 
-def run_corpus(agent: str, tmp: Path) -> tuple[Path, list[dict[str, Any]]]:
-    """Run the CLI twice (session + resume); returns its HOME and the per-step bill."""
+def run_corpus(
+    agent: str, tmp: Path, between_steps: dict[str, str] | None = None
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Run the CLI twice (session + resume); returns its HOME and the per-step bill.
+
+    ``between_steps`` ({"ready": path, "go": path}): before the second step the job touches
+    ``ready`` and waits for ``go``, so a watcher can see the first step's spend as an event."""
     home, work = tmp / "home", tmp / "work"
     work.mkdir(parents=True, exist_ok=True)
     job = {
@@ -139,6 +150,7 @@ def run_corpus(agent: str, tmp: Path) -> tuple[Path, list[dict[str, Any]]]:
         "script": [{"shell": r.shell, "text": r.text} for r in SCRIPT],
         "timeout": TIMEOUT,
         "result": str(tmp / "result.json"),
+        "between_steps": between_steps,
     }
     (tmp / "job.json").write_text(json.dumps(job))
     shell = 'ip link set lo up && exec "$@"'
@@ -224,11 +236,19 @@ async def test_watch_shows_a_real_claude_session_grow(tmp_path: Path) -> None:
     source = AgentLogWatch("claude-code", [tmp_path / "home" / ".claude"], interval=0.1)
     app = LogWatchApp(source)
     seen: list[int] = []
+    gate = {"ready": str(tmp_path / "step1.done"), "go": str(tmp_path / "step2.go")}
     async with app.run_test(size=(120, 40)) as pilot:
-        run = asyncio.create_task(asyncio.to_thread(run_corpus, "claude-code", tmp_path))
+        run = asyncio.create_task(asyncio.to_thread(run_corpus, "claude-code", tmp_path, gate))
         while not run.done():
             if not seen or seen[-1] != source.counters.total_tokens:
                 seen.append(source.counters.total_tokens)
+            if Path(gate["ready"]).exists() and not Path(gate["go"]).exists():
+                # the first session is over and the second not started: its spend must show
+                deadline = time.monotonic() + 20
+                while source.counters.total_tokens == 0 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                seen.append(source.counters.total_tokens)
+                Path(gate["go"]).touch()
             await asyncio.sleep(0.05)
         _, steps = run.result()
         want = sum(billed_by_session("claude-code", steps).values())
