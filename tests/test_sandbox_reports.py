@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from eloledger.rating.outcomes import ledger_outcomes
-from eloledger.tui.elo_tab import estimated_usage_warning
+from eloledger.tui.elo_tab import loud_warnings
 
 
 def _ledger(path: Path, sandbox: str) -> Path:
@@ -29,10 +29,10 @@ def test_an_unsandboxed_arm_is_named_loudly(tmp_path: Path) -> None:
     loud = [w for w in warnings if w.startswith("UNSANDBOXED")]
     assert len(loud) == 1 and loud[0].endswith(": two"), warnings
     # the TUI keeps it on screen (not only in a toast)
-    assert "UNSANDBOXED" in estimated_usage_warning(warnings)
+    assert "UNSANDBOXED" in loud_warnings(warnings)
 
 
 def test_sandboxed_rows_raise_no_flag(tmp_path: Path) -> None:
     _, warnings = ledger_outcomes(str(_ledger(tmp_path / "l.jsonl", "bwrap")))
     assert not [w for w in warnings if "UNSANDBOXED" in w]
-    assert "UNSANDBOXED" not in estimated_usage_warning(warnings)
+    assert "UNSANDBOXED" not in loud_warnings(warnings)

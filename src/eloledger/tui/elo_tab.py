@@ -28,6 +28,7 @@ from textual.widgets import Button, DataTable, Input, Label, Static
 from textual_plot import HiResMode, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
+from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
 from eloledger.textsafe import visible
 from eloledger.tui import fmt
 
@@ -91,25 +92,11 @@ def compute_elo(
     )
 
 
-def estimated_usage_warning(warnings: Sequence[str]) -> str:
+def loud_warnings(warnings: Sequence[str]) -> str:
     """The report's warnings that tokens are estimates or scores unsandboxed: they stay on
     screen, not just in a toast."""
     loud = [f"⚠ {w}" for w in warnings if "ESTIMATED" in w or w.startswith("UNSANDBOXED")]
     return "\n".join(loud)
-
-
-def knee(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
-    """The costliest non-dominated arm whose marginal Elo per 1K still reaches ``threshold``."""
-    frontier = [p for p in players if _finite(p.get("tokens_per_task")) and not p.get("dominated")]
-    frontier.sort(key=lambda p: p["tokens_per_task"])
-    best = frontier[0]["name"] if frontier else None
-    for p in frontier[1:]:
-        marginal = p.get("marginal_elo_per_1k")
-        if _finite(marginal) and marginal >= threshold:
-            best = p["name"]
-        else:
-            break
-    return best
 
 
 def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
@@ -385,7 +372,7 @@ class EloTab(Vertical, can_focus=True):
         idle = focused is None or focused is self or type(focused).__name__ == "ContentTabs"
         if self.is_on_screen and idle:
             self.query_one("#elo-table", DataTable).focus()
-        usage = estimated_usage_warning(data.warnings)
+        usage = loud_warnings(data.warnings)
         shown = self.query_one("#elo-usage", Static)
         shown.update("\n".join(map(fmt.markup, usage.splitlines())))
         shown.display = bool(usage)
