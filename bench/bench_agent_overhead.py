@@ -19,9 +19,7 @@ import asyncio
 import json
 import os
 import resource
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from offline import rerun_offline  # noqa: E402
 
 
 def _children_cpu() -> float:
@@ -138,16 +139,9 @@ def main() -> int:
     if args.result:
         _inside(args)
         return 0
-    if shutil.which("unshare") is None:
-        print("unshare missing: the CLIs must run offline", file=sys.stderr)
+    data = rerun_offline(__file__, ["--agent", args.agent, "--sessions", str(args.sessions)])
+    if data is None:
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        result = Path(tmp, "result.json")
-        cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "_",
-               sys.executable, __file__, "--agent", args.agent, "--sessions", str(args.sessions),
-               "--result", str(result)]  # fmt: skip
-        subprocess.run(cmd, check=True)
-        data = json.loads(result.read_text())
     rows = data["rows"]
     med = statistics.median
     bare_wall = med(r["bare"][0] for r in rows)

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -35,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
+
+from offline import rerun_offline  # noqa: E402
 
 # The harness of judges/code.py before issue 17 (the baseline; do not use it to judge).
 _OLD_HARNESS = r"""
@@ -148,16 +149,9 @@ def _inside(args: argparse.Namespace) -> None:
 
 
 def bench_agents(args: argparse.Namespace) -> int:
-    if shutil.which("unshare") is None:
-        print("unshare missing: the CLIs must run offline", file=sys.stderr)
+    data = rerun_offline(__file__, ["--agent", args.agent, "--sessions", str(args.sessions)])
+    if data is None:
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        result = Path(tmp, "result.json")
-        cmd = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "_",
-               sys.executable, __file__, "--agent", args.agent, "--sessions", str(args.sessions),
-               "--result", str(result)]  # fmt: skip
-        subprocess.run(cmd, check=True)
-        data = json.loads(result.read_text())
     med = statistics.median
     none, boxed = data["rows"]["none"], data["rows"]["bwrap"]
     print(f"agent {args.agent}, {len(none)} sessions each, whole session wall (s), medians")
