@@ -65,16 +65,23 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=("table", "json"), default="table", help="output format (default table)"
     )
+    from eloledger.cli.elo_cmd import INTERVALS, add_wide_option
+
+    parser.add_argument(
+        "--intervals",
+        choices=INTERVALS,
+        default=None,
+        help="how the 95%% Elo and rank intervals are made (default: sandwich, the "
+        "task-clustered intervals 'eloledger elo' prints for the same files)",
+    )
     parser.add_argument(
         "--bootstrap",
         type=int,
-        default=1000,
+        default=None,
         metavar="N",
-        help="task-bootstrap rounds for the Elo intervals (default 1000)",
+        help="opt in to N task-bootstrap rounds instead of the sandwich (0 = no intervals)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    from eloledger.cli.elo_cmd import add_wide_option
-
     add_wide_option(parser)
 
 
@@ -127,6 +134,7 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     from eloledger.runner.progress import progress_line, report_progress
     from eloledger.runner.run import run_experiment
 
+    check_interval_options(args)
     counters = RunCounters()
 
     async def main() -> Any:
@@ -154,6 +162,19 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
         print(progress_line(counters), file=sys.stderr)
     print(_run_summary(result), file=sys.stderr)
     return report(result, args)
+
+
+def check_interval_options(args: argparse.Namespace) -> None:
+    """Refuse a bad --bootstrap/--intervals before the run, not after its calls are spent."""
+    from eloledger.cli.elo_cmd import _interval_method
+    from eloledger.errors import UserError
+
+    rounds = getattr(args, "bootstrap", None)
+    if rounds is not None and rounds < 0:
+        raise UserError(f"--bootstrap {rounds}: must be >= 0", fix="e.g. --bootstrap 1000")
+    _interval_method(
+        argparse.Namespace(intervals=getattr(args, "intervals", None), bootstrap=rounds)
+    )
 
 
 def _run_summary(result: Any) -> str:
@@ -263,7 +284,9 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         comparisons=str(result.comparisons_path),
         ledger=str(result.ledger_path),
         anchor=None,
-        bootstrap=max(0, int(getattr(args, "bootstrap", 1000))),
+        # the same defaults as 'eloledger elo', so both print the same intervals (issue 19.9)
+        intervals=getattr(args, "intervals", None),
+        bootstrap=getattr(args, "bootstrap", None),
         seed=0,
         prior=0.0,
         task_weight="none",
