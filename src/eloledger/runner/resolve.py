@@ -34,6 +34,8 @@ class Endpoint:
 
 
 def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
+    if spec.tasks_dataset is not None:  # the datasets loader (issue 19 item 12)
+        return _chosen(spec, _dataset_tasks(spec))
     source = spec.tasks_source
     where = spec_line(spec, "tasks", "source")
     if not source.startswith("builtin:"):
@@ -62,6 +64,26 @@ def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
         raise UserError(f"{where}: {exc.message}", fix=exc.fix) from None
     if not tasks:
         raise UserError(f"{where}: task source {spec.tasks_source!r} has no tasks")
+    return _chosen(spec, tasks)
+
+
+def _dataset_tasks(spec: ExperimentSpec) -> list[Task]:
+    from eloledger.tasks.registry import load_dataset_tasks
+
+    return load_dataset_tasks(
+        spec.tasks_dataset or "",
+        data_files=spec.tasks_data_files,
+        split=spec.split,
+        base_dir=spec.base_dir,
+        where=spec_line(spec, "tasks", "dataset"),
+        open_ended=spec.judge.kind in ("llm", "auto"),
+        fields=spec.tasks_fields,
+        answer_pattern=spec.tasks_answer_pattern,
+    )
+
+
+def _chosen(spec: ExperimentSpec, tasks: list[Task]) -> list[Task]:
+    """The split, shuffle and limit of [tasks], then the judge's needs, checked per task."""
     if spec.split and not spec.tasks_splits and any(t.split for t in tasks):
         tasks = [t for t in tasks if t.split == spec.split]  # one file holding every split
         if not tasks:

@@ -42,7 +42,7 @@ _EXPERIMENT_KEYS = {
 _BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
 _TASKS_KEYS = {
     "source", "limit", "shuffle", "train", "val", "test", "split", "tuned_on", "fields",
-    "answer_pattern",
+    "answer_pattern", "dataset", "data_files",
 }  # fmt: skip
 SPLITS = ("train", "val", "test")
 _ARM_KEYS = {
@@ -163,6 +163,8 @@ class ExperimentSpec:
     tuned_on: str | None = None  # the split the candidates were tuned on (issue 20's gates)
     tasks_fields: dict[str, str] = field(default_factory=dict)  # our name -> the file's column
     tasks_answer_pattern: str | None = None  # regex: group 1 of the answer column is the answer
+    tasks_dataset: str | None = None  # [tasks] dataset: a datasets builder or a local folder
+    tasks_data_files: Any = None  # [tasks] data_files: path(s), or split -> path(s)
     per_task_tokens: int | None = None
     max_total_tokens: int | None = None
     arms: list[ArmSpec] = field(default_factory=list)
@@ -325,8 +327,15 @@ def parse_spec(
                 fix=f'add {spec.split} = "FILE.jsonl" or pick one of {", ".join(spec.tasks_splits)}',
             )
         spec.tasks_source = spec.tasks_splits[spec.split]
-    else:
-        spec.tasks_source = g.str("source", required=True)
+    else:  # or the datasets loader over local files (issue 19 item 12)
+        from eloledger.tasks.extras import dataset_keys
+
+        spec.tasks_dataset, spec.tasks_data_files = dataset_keys(
+            tasks, lambda k: loc.at("tasks", k)
+        )
+        spec.tasks_source = g.str("source", required=spec.tasks_dataset is None) or (
+            f"dataset:{spec.tasks_dataset}"
+        )
     spec.tasks_fields = _fields(loc, tasks.get("fields"))
     spec.tasks_answer_pattern = g.str("answer_pattern")
     if spec.tasks_answer_pattern is not None:

@@ -1,4 +1,4 @@
-"""Load task sets (built-in, JSONL or CSV) and find the built-in task behind a prompt.
+"""Load task sets (built-in, JSONL, CSV, Parquet or a ``datasets`` split) and find the built-in task behind a prompt.
 
 Built-in sets are JSONL files shipped in ``eloledger/data/tasks`` and read with the same
 parser as user files, so the format is exercised by every demo run.
@@ -11,7 +11,7 @@ import functools
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -108,8 +108,14 @@ class _Shape:
 
 
 def parse_jsonl(path: Path, *, open_ended: bool = False, shape: _Shape | None = None) -> list[Task]:
-    """Parse a task file (JSONL, or CSV by its suffix); every mistake is ``file:line: what``."""
-    shape = shape or _Shape()
+    """Parse a task file (JSONL, or CSV/Parquet by its suffix); every mistake is
+    ``file:line: what`` (``file: row N: what`` for Parquet, which has no lines)."""
+    if path.suffix.lower() == ".parquet":
+        from eloledger.tasks.extras import parquet_records
+
+        if not path.is_file():
+            raise UserError(f"{path}: task file not found", fix="check the [tasks] source path")
+        return parse_records(str(path), parquet_records(path), "row", open_ended, shape)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -118,21 +124,55 @@ def parse_jsonl(path: Path, *, open_ended: bool = False, shape: _Shape | None = 
         ) from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read task file ({exc.strerror})") from None
+    return parse_records(str(path), _records(path, raw), "line", open_ended, shape)
+
+
+def parse_records(
+    label: str,
+    records: Iterable[tuple[int, Any]],
+    unit: str,
+    open_ended: bool = False,
+    shape: _Shape | None = None,
+) -> list[Task]:
+    """Tasks from (number, record) pairs of any source: one field mapping and one set of
+    checks for JSONL, CSV, Parquet and ``datasets`` rows; ``unit`` is "line" or "row"."""
+    shape = shape or _Shape()
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for lineno, row in _records(path, raw):
-        task = _parse_line(path, lineno, row, open_ended, shape)
+    for number, row in records:
+        where = f"{label}:{number}" if unit == "line" else f"{label}: row {number}"
+        task = _parse_line(where, row, open_ended, shape)
         if task.task_id in seen:
             raise UserError(
-                f"{path}:{lineno}: duplicate task_id {task.task_id!r} "
-                f"(first on line {seen[task.task_id]})",
+                f"{where}: duplicate task_id {task.task_id!r} "
+                f"(first on {unit} {seen[task.task_id]})",
                 fix="give every task a unique task_id",
             )
-        seen[task.task_id] = lineno
+        seen[task.task_id] = number
         tasks.append(task)
     if not tasks:
-        raise UserError(f"{path}: no tasks in file", fix=_JSONL_FIX)
+        raise UserError(f"{label}: no tasks in file", fix=_JSONL_FIX)
     return tasks
+
+
+def load_dataset_tasks(
+    dataset: str,
+    *,
+    data_files: Any = None,
+    split: str | None = None,
+    base_dir: Path,
+    where: str,
+    open_ended: bool = False,
+    fields: dict[str, str] | None = None,
+    answer_pattern: str | None = None,
+) -> list[Task]:
+    """``[tasks] dataset = "json"|"parquet"|"csv"|<local folder>`` through the Hugging Face
+    ``datasets`` loader (the ``hf`` extra), with the same field mapping as every file."""
+    from eloledger.tasks.extras import dataset_records
+
+    label, records = dataset_records(dataset, data_files, split, base_dir, where)
+    shape = _Shape(fields or {}, re.compile(answer_pattern) if answer_pattern else None)
+    return parse_records(label, records, "row", open_ended, shape)
 
 
 def _records(path: Path, raw: bytes) -> Iterator[tuple[int, Any]]:
@@ -155,8 +195,7 @@ def _records(path: Path, raw: bytes) -> Iterator[tuple[int, Any]]:
             raise UserError(f"{path}:{lineno}: not valid JSON ({exc})", fix=_JSONL_FIX) from None
 
 
-def _parse_line(path: Path, lineno: int, row: Any, open_ended: bool, shape: _Shape) -> Task:
-    where = f"{path}:{lineno}"
+def _parse_line(where: str, row: Any, open_ended: bool, shape: _Shape) -> Task:
     if not isinstance(row, dict):
         raise UserError(f"{where}: expected a JSON object", fix=_JSONL_FIX)
     row = shape.canonical(row)
