@@ -7,31 +7,15 @@ Every run here is the real CLI on the embedded simulator (real HTTP on 127.0.0.1
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from eloledger.cli import main
-from eloledger.runner.demo import demo_spec_text
+from sim_spec import cli_json as _json
+from sim_spec import small_demo_spec
 
 INTERVAL_KEYS = ("elo", "ci_low", "ci_high", "rank_low", "rank_high")
-
-
-def _small_spec(folder: Path, limit: int = 10) -> Path:
-    """The demo's own spec on fewer tasks (quick, still several arms with overlapping ranks)."""
-    text = demo_spec_text().replace("# limit = 20 ", f"limit = {limit} ")
-    assert f"limit = {limit}" in text  # the demo spec still has the commented limit line
-    spec = folder / "spec.toml"
-    spec.write_text(text)
-    return spec
-
-
-def _json(capsys: pytest.CaptureFixture, argv: list[str]) -> dict:
-    status = main(argv)
-    captured = capsys.readouterr()
-    assert status == 0, captured.err
-    return json.loads(captured.out)
 
 
 def _elo_json(capsys: pytest.CaptureFixture, ledger: Path, *extra: str) -> dict:
@@ -70,7 +54,7 @@ def test_demo_prints_the_sandwich_intervals_elo_prints(
 def test_run_table_labels_the_sandwich_and_bootstrap_is_opt_in(
     capsys: pytest.CaptureFixture, tmp_path: Path
 ) -> None:
-    spec = _small_spec(tmp_path)
+    spec = small_demo_spec(tmp_path, 10)
     ledger = tmp_path / "a.ledger.jsonl"
     assert main(["run", str(spec), "--headless", "--quiet", "--ledger", str(ledger)]) == 0
     table = capsys.readouterr().out
@@ -96,7 +80,7 @@ def test_run_table_labels_the_sandwich_and_bootstrap_is_opt_in(
 def test_bad_interval_flags_are_refused_before_any_call(
     capsys: pytest.CaptureFixture, tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
-    spec = _small_spec(tmp_path)
+    spec = small_demo_spec(tmp_path, 10)
     ledger = tmp_path / "x.ledger.jsonl"
     assert main(["run", str(spec), "--headless", "--quiet", "--ledger", str(ledger), *flags]) == 2
     err = capsys.readouterr().err

@@ -213,10 +213,13 @@ def report(result: Any, args: argparse.Namespace) -> int:
         Column("arm", "arm"),
         Column("kind", "kind"),
         Column("n", "n"),
-        Column("max_tokens", "max_tokens", drop=1),
+        Column("max_tokens", "max_tokens", drop=2),
         Column("calls", "calls", group=True),
         Column("errors", "errors", group=True),
         Column("tokens", "tokens", group=True),
+        # issue 20 item 3: latency on the run's own lines; p50 still fits 80 columns
+        Column("latency_p50_ms", "p50 ms", 0, drop=1),
+        Column("latency_p95_ms", "p95 ms", 0, drop=3),
         Column("length_rate", "length%", 1),
     ]
     if any(a.get("judge_no_verdict") for a in result.arms):

@@ -1,8 +1,9 @@
 """Per-arm call statistics of a run, from the ledger state after sampling.
 
 Each arm: calls (final attempts), ok, errors with their classes, tokens (every sample row,
-retries included: the arm's cost), the share of ok calls cut by ``max_tokens`` and the judge
-calls without a verdict that concern it. Agent arms have neither ``max_tokens`` nor a
+retries included: the arm's cost), the share of ok calls cut by ``max_tokens``, the judge
+calls without a verdict that concern it and the p50/p95 latency of its ok calls (the same
+numbers as ``tokens`` and ``elo --ledger``). Agent arms have neither ``max_tokens`` nor a
 cut-off share (None).
 """
 
@@ -11,6 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import numpy as np
+
+from eloledger.ledger.summary import latency_stats
 from eloledger.runner.spec import ExperimentSpec
 from eloledger.runner.state import LedgerState
 
@@ -41,10 +45,16 @@ def arm_stats(
         else:
             s["errors"] += 1
             s["error_classes"][(row.get("error_class"), row.get("http_status"))] += 1
+    latency: dict[str, list[float]] = {name: [] for name in stats}
     for row in state.sample_rows:
         s = stats.get(str(row.get("arm")))
         if s is not None:
             s["tokens"] += int(row.get("total_tokens") or 0)
+            if row.get("status") == "ok" and isinstance(row.get("latency_ms"), (int, float)):
+                latency[s["arm"]].append(float(row["latency_ms"]))
+    for name, values in latency.items():  # the p50/p95 that tokens and elo --ledger print
+        got = latency_stats(np.asarray(values, dtype=float))
+        stats[name]["latency_p50_ms"], stats[name]["latency_p95_ms"] = got["p50"], got["p95"]
     for s in stats.values():
         s["length_rate"] = s["length"] / s["ok"] if s["ok"] else None
         if s["kind"] == "agent":  # a CLI session has no max_tokens and no finish_reason
