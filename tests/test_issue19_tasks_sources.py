@@ -232,3 +232,16 @@ def test_a_run_on_a_parquet_dataset_through_the_simulator(
     assert {r["task_id"] for r in samples} == {"7", "8"}
     assert len(samples) == 2 * (1 + 2)  # two tasks x (single + best of 2)
     assert {p["name"] for p in result["players"]} == {"a", "b"}
+
+
+def test_the_readmes_datasets_example_loads_as_written(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in readme.split("```toml\n")[1:]]
+    example = next(b for b in blocks if b.startswith("[tasks]") and "data_files" in b)
+    rows = [{"case_id": f"c{i}", "question": f"What is {i}+1?", "answer": f"{i}+1\n#### {i + 1}"}
+            for i in range(3)]  # fmt: skip
+    _parquet(tmp_path / "train.parquet", rows[:1])
+    _parquet(tmp_path / "test.parquet", rows)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'[experiment]\nname = "x"\nprofile = "sim"\n\n{example}\n[[arms]]\nname = "a"\n')
+    assert [(t.task_id, t.answer) for t in _tasks(spec)] == [("c0", "1"), ("c1", "2"), ("c2", "3")]
