@@ -245,3 +245,23 @@ def test_the_readmes_datasets_example_loads_as_written(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(f'[experiment]\nname = "x"\nprofile = "sim"\n\n{example}\n[[arms]]\nname = "a"\n')
     assert [(t.task_id, t.answer) for t in _tasks(spec)] == [("c0", "1"), ("c1", "2"), ("c2", "3")]
+
+
+def test_the_loader_switches_the_hub_off_itself(tmp_path: Path) -> None:
+    """Without the variables set by the user, datasets still never reaches for the hub."""
+    import os
+    import subprocess
+
+    _jsonl(tmp_path / "t.jsonl", SHAPES["gsm8k"])
+    code = (
+        "from pathlib import Path; import sys\n"
+        "from eloledger.tasks.registry import load_dataset_tasks\n"
+        "tasks = load_dataset_tasks('json', data_files='t.jsonl', base_dir=Path(sys.argv[1]), where='s')\n"
+        "import datasets\n"
+        "print(len(tasks), datasets.config.HF_HUB_OFFLINE, datasets.config.HF_DATASETS_OFFLINE)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "True", "True"]

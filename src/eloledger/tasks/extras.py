@@ -13,6 +13,7 @@ Only local data is read: ``[tasks] dataset`` is a packaged builder (``json``, ``
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,8 @@ def dataset_records(
             f"{where}: dataset = {dataset!r} needs data_files",
             fix=f'add data_files = "tasks.{"jsonl" if dataset == "json" else dataset}"',
         )
+    for flag in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):  # local data: never a hub request
+        os.environ.setdefault(flag, "1")  # read when datasets is first imported, just below
     datasets = _require("datasets", "hf", "[tasks] dataset (the Hugging Face datasets loader)")
     files = None if data_files is None else _absolute(data_files, base)
     datasets.disable_progress_bars()  # the run's own progress lines are on stderr
