@@ -13,29 +13,11 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from eloledger import history
-from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.history_view import HistoryScreen
+from test_history_audit import START, WEEK, _ledger  # the planted weekly runs, one builder
 
 SIZES = [(80, 24), (120, 40)]
-WEEK = 7 * 86400
-START = 1795000000.0  # 2026-11-18
-
-
-def _ledger(path: Path, run: str, when: float, completion: int, solved: int) -> Path:
-    with LedgerWriter(path) as writer:
-        for t in range(10):
-            for arm, n in (("base_1", 1), ("bo4", 4)):
-                for s in range(n):
-                    writer.append({
-                        "run_id": run, "task_id": f"t{t}", "arm": arm, "session": "0",
-                        "sample": s, "role": "sample", "prompt_tokens": 100,
-                        "completion_tokens": completion, "latency_ms": 500.0 + 10 * s,
-                        "passed": t < solved, "ts": when + t, "attempt": 2 if t == 0 else 1,
-                    })  # fmt: skip
-    return path
-
-
 @pytest.fixture
 def planted(tmp_path: Path) -> list[dict]:
     """Three weekly runs; in week 3 the output triples while the n=1 pass rate stays flat."""
