@@ -221,6 +221,22 @@ def test_a_broken_index_is_a_warning_and_the_run_still_succeeds(
     assert "Traceback" not in done.stderr and "base_4" in done.stdout  # the table is there
 
 
+def test_history_add_of_a_runs_ledger_is_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexing a run's ledger again (relative path, from its folder) replaces the run's line
+    instead of listing the run twice, and finds the comparisons beside it (same knee)."""
+    spec = _spec(tmp_path, "again")
+    _run(spec, tmp_path / "again.ledger.jsonl")
+    (first,) = history.read_index()
+    monkeypatch.chdir(tmp_path)
+    assert _cli("history", "--add", "again.ledger.jsonl").returncode == 0
+    assert len(history.index_path().read_text().splitlines()) == 2  # appended, never rewritten
+    (again,) = history.read_index()
+    assert again["run_id"] == first["run_id"] and again["ledger"] == first["ledger"]
+    assert again["arms"] == first["arms"] and again["verdicts"] == first["verdicts"]
+
+
 def test_the_demo_appends_its_run(tmp_path: Path) -> None:
     done = _cli("demo", "--headless", "--quiet", "--format", "json", timeout=300)
     assert done.returncode == 0, done.stderr

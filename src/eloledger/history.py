@@ -135,13 +135,25 @@ def run_entry(
         "time_utc": (when or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
         "spec_sha256": spec_sha256,
         "task_set_sha256": hashlib.sha256("\n".join(tasks).encode()).hexdigest(),
-        "ledger": [f["path"] for f in files],
+        "ledger": [str(Path(f["path"]).resolve()) for f in files],  # one run, one key
         "ledger_sha256": [f["sha256"] for f in files],
         "tasks": len(tasks),
         "arms": arms,
         "verdicts": verdicts,
         "eloledger_version": __version__,
     }
+
+
+def comparisons_beside(ledgers: Any) -> list[Path] | None:
+    """The comparisons files ``eloledger run`` wrote beside these ledgers (None: none), so
+    ``history --add`` of a run's ledger gives the same verdicts as the run's own line."""
+    from eloledger.ledger.sources import expand_ledgers
+    from eloledger.runner.spec import _sibling  # the runner's one naming rule for run files
+
+    single = isinstance(ledgers, (str, os.PathLike))
+    paths = expand_ledgers([ledgers] if single else list(ledgers))
+    found = [c for c in (_sibling(Path(p), ".comparisons.csv") for p in paths) if c.is_file()]
+    return found or None
 
 
 def _worth_it(comparisons: Any, outcomes: Mapping[str, Any], arms: dict[str, Any]) -> dict:

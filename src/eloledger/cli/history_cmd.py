@@ -21,14 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.history import append_entry, index_path, read_index, run_entry
+    from eloledger.history import (
+        append_entry,
+        comparisons_beside,
+        index_path,
+        read_index,
+        run_entry,
+    )
     from eloledger.tables import to_json
 
     if args.where:
         print(index_path())
         return 0
     if args.add:
-        append_entry(run_entry(args.add))
+        append_entry(run_entry(args.add, comparisons=comparisons_beside(args.add)))
     entries = read_index()
     if args.format == "json":
         print(to_json({"index": str(index_path()), "runs": entries}))
