@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,22 +54,37 @@ _PROVIDER_VARS = (
 )
 
 
+def _isolate(mp: pytest.MonkeyPatch, home: Path, work: Path) -> None:
+    """Point HOME and every XDG folder into ``home``, cwd at ``work``; drop provider and proxy
+    variables. Subprocess CLIs inherit all of it."""
+    for var in _PROVIDER_VARS:
+        mp.delenv(var, raising=False)
+    mp.setenv("HOME", str(home))
+    mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    mp.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    mp.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    # The real CLIs were found at import time (tests/agent_gateway.py, before any test ran), and
+    # runner subprocesses get ELOLEDGER_CLIENTS_DIR from there, so the cache can move too.
+    mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+    mp.chdir(work)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Module- and session-scoped fixtures are set up before any per-test HOME exists (one ran
+    ``eloledger run`` shards with the real HOME): they get a temporary HOME of their own."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, home, tmp_path_factory.mktemp("session-work"))
+        yield home
+
+
 @pytest.fixture(autouse=True)
 def temp_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME (and cwd) per test; provider and proxy variables removed."""
     home = tmp_path_factory.mktemp("home")
-    work = tmp_path_factory.mktemp("work")
-    for var in _PROVIDER_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    # The real CLIs were found at import time (tests/agent_gateway.py, before any test ran), and
-    # runner subprocesses get ELOLEDGER_CLIENTS_DIR from there, so the cache can move too.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.chdir(work)
+    _isolate(monkeypatch, home, tmp_path_factory.mktemp("work"))
     redact.forget_all()
     assert os.path.realpath(os.path.expanduser("~")) == os.path.realpath(home)
     return home

@@ -22,6 +22,21 @@ def _inside(path: str | Path, folder: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
 
 
+@pytest.fixture(scope="module")
+def module_env() -> dict[str, str]:
+    """What a module-scoped fixture sees (it is set up before any per-test HOME)."""
+    return {var: os.environ.get(var, "") for var in ("HOME", *XDG)}
+
+
+def test_module_scoped_fixtures_do_not_see_the_real_home(module_env: dict[str, str]) -> None:
+    """tests/test_gates_elo_shards.py's module fixture ran `eloledger run` with the real HOME,
+    and the run index landed in the real ~/.local/share (found by the session guard)."""
+    for var, value in module_env.items():
+        assert value, f"{var} unset in a module fixture: it would fall back to the real home"
+        for real in conftest.REAL_HOMES:
+            assert not _inside(value, real), f"{var} = {value} is in the real home"
+
+
 def test_home_and_every_xdg_folder_are_the_tests_own(temp_home: Path) -> None:
     assert _inside(os.environ["HOME"], temp_home)
     for var in XDG:
