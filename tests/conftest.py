@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import os
+import pwd
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import agent_gateway  # noqa: F401  (finds the real CLIs now, before any test moves HOME/XDG)
 from eloledger import redact
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+# The real home, read before any test moves HOME: the session checks nothing of eloledger's
+# appeared in it (issue 20 item 1). Both the login home and the HOME we were started with.
+REAL_HOMES = tuple(dict.fromkeys(
+    Path(h) for h in (os.environ.get("HOME"), pwd.getpwuid(os.getuid()).pw_dir) if h
+))  # fmt: skip
+# Where eloledger would write in a real home (XDG defaults); the clients/bench/litellm caches
+# under ~/.cache are installs the tests read, not state they write.
+REAL_STATE = (".local/share/eloledger", ".config/eloledger", ".local/state/eloledger",
+              ".cache/eloledger")  # fmt: skip
+_REAL_KEY = pytest.StashKey[dict[str, "float | None"]]()
 
 _PROVIDER_VARS = (
     "OPENAI_API_KEY",
@@ -41,22 +54,67 @@ _PROVIDER_VARS = (
 )
 
 
+def _isolate(mp: pytest.MonkeyPatch, home: Path, work: Path) -> None:
+    """Point HOME and every XDG folder into ``home``, cwd at ``work``; drop provider and proxy
+    variables. Subprocess CLIs inherit all of it."""
+    for var in _PROVIDER_VARS:
+        mp.delenv(var, raising=False)
+    mp.setenv("HOME", str(home))
+    mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    mp.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    mp.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    # The real CLIs were found at import time (tests/agent_gateway.py, before any test ran), and
+    # runner subprocesses get ELOLEDGER_CLIENTS_DIR from there, so the cache can move too.
+    mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+    mp.chdir(work)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Module- and session-scoped fixtures are set up before any per-test HOME exists (one ran
+    ``eloledger run`` shards with the real HOME): they get a temporary HOME of their own."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, home, tmp_path_factory.mktemp("session-work"))
+        yield home
+
+
 @pytest.fixture(autouse=True)
 def temp_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh HOME (and cwd) per test; provider and proxy variables removed."""
     home = tmp_path_factory.mktemp("home")
-    work = tmp_path_factory.mktemp("work")
-    for var in _PROVIDER_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.chdir(work)
+    _isolate(monkeypatch, home, tmp_path_factory.mktemp("work"))
     redact.forget_all()
     assert os.path.realpath(os.path.expanduser("~")) == os.path.realpath(home)
     return home
+
+
+def _real_state() -> dict[str, float | None]:
+    """Each eloledger folder of the real home and its mtime (None: absent)."""
+    found: dict[str, float | None] = {}
+    for real in REAL_HOMES:
+        for rel in REAL_STATE:
+            path = real / rel
+            found[str(path)] = path.stat().st_mtime if path.exists() else None
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_REAL_KEY] = _real_state()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a test wrote eloledger state into the real home (a leaked HOME/XDG)."""
+    before = session.config.stash.get(_REAL_KEY, None)
+    if before is None or hasattr(session.config, "workerinput"):
+        return  # under xdist the controller checks once, around every worker
+    changed = [p for p, mtime in _real_state().items() if before.get(p) != mtime]
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"eloledger state written into the real home: {', '.join(changed)}", red=True)  # fmt: skip
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

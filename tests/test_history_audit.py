@@ -24,7 +24,7 @@ def _ledger(path: Path, run: str, when: float, completion: int, solved: int) -> 
                         "run_id": run, "task_id": f"t{t}", "arm": arm, "session": "0",
                         "sample": s, "role": "sample", "prompt_tokens": 100,
                         "completion_tokens": completion, "latency_ms": 500.0,
-                        "passed": t < solved, "ts": when + t, "attempt": 1 if t == 0 else 0,
+                        "passed": t < solved, "ts": when + t, "attempt": 2 if t == 0 else 1,
                     })  # fmt: skip
     return path
 

@@ -1,9 +1,20 @@
 """The run index and the guide's direction audit (issue 20 item 8).
 
-Every indexed run is one JSON line in ``$XDG_DATA_HOME/eloledger/runs.jsonl`` (default
-``~/.local/share/eloledger/runs.jsonl``): run id, ledger and task-set hashes, and per arm the
-billed tokens, tokens per task, pass@1 of the submitted answers, samples per session, mean
-output length, retries and p95 latency. The audit groups the index per ISO week (or per run)
+Every run (``eloledger run`` and ``eloledger demo``, or ``history --add LEDGER``) is one JSON line
+in ``$XDG_DATA_HOME/eloledger/runs.jsonl`` (default ``~/.local/share/eloledger/runs.jsonl``):
+run id, spec, ledger and task-set hashes, and per arm the billed tokens, tokens per task, pass@1
+of the submitted answers, samples per session, mean output length, retries, p95 latency and
+whether the arm is worth its tokens; plus the run's ``verdicts``:
+
+* ``{"kind": "worth_it", "threshold", "knee", "worth_it": [arms]}``: the Elo table's knee at
+  :data:`~eloledger.rating.gates.DEFAULT_WORTH_IT` Elo per 1K tokens per task (as the TUI's
+  Elo tab and ``elo --threshold`` read it), whenever the run wrote comparisons;
+* ``{"kind": "fairness", "baseline", "candidate", "verdict", "reason", "gates_pass",
+  "failed_gates", "regressions"}``: when the spec's ``[gates]`` names the four arms
+  (``arms = {old_1 = …}``), the same record as ``eloledger fairness --gates SPEC``.
+
+Appending is one ``write`` of one line under ``flock`` on an ``O_APPEND`` descriptor, so runs
+that finish together never interleave. The audit groups the index per ISO week (or per run)
 and flags **cost drift**: tokens per task rise (by more than ``DRIFT_TOKENS``) while the n=1
 pass rate does not rise (by more than ``DRIFT_PASS``).
 """
@@ -11,6 +22,7 @@ pass rate does not rise (by more than ``DRIFT_PASS``).
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -19,9 +31,34 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
+from eloledger.tables import Column
 
 DRIFT_TOKENS = 0.10  # tokens per task up more than 10% ...
 DRIFT_PASS = 0.01  # ... while the n=1 pass rate rises by at most 1 pp
+
+# What `eloledger history` and the TUI's History view show (one row per run and arm).
+HISTORY_COLUMNS = (
+    Column("time", "time"),
+    Column("run", "run"),
+    Column("arm", "arm"),
+    Column("tokens", "tokens", 0),
+    Column("tokens_per_task", "tok/task", 0),
+    Column("pass_at_1", "pass@1", 3),
+    Column("samples_per_session", "n", 0),
+    Column("latency_p95_ms", "p95 ms", 0, drop=2),
+    Column("mark", "worth", drop=1),
+)
+# What `eloledger audit` and the History view's audit table show (one row per week or run).
+AUDIT_COLUMNS = (
+    Column("period", "period"),
+    Column("runs", "runs"),
+    Column("mean_output_tokens", "out/call", 0),
+    Column("tokens_per_task", "tok/task", 0),
+    Column("bestofn_share", "BoN share", 2),
+    Column("retries", "retries"),
+    Column("pass_at_1_n1", "n=1 pass", 3),
+    Column("flag", "flag"),
+)
 
 
 def index_path() -> Path:
@@ -30,8 +67,16 @@ def index_path() -> Path:
     return Path(base) / "eloledger" / "runs.jsonl"
 
 
-def run_entry(ledgers: Any, *, spec_sha256: str | None = None) -> dict[str, Any]:
-    """One index line for the run in ``ledgers`` (files, globs or folders)."""
+def run_entry(
+    ledgers: Any,
+    *,
+    spec_sha256: str | None = None,
+    comparisons: Any = None,
+    gates: Any = None,
+) -> dict[str, Any]:
+    """One index line for the run in ``ledgers`` (files, globs or folders); ``comparisons``
+    (the run's comparisons file) gives the worth-it verdict, ``gates`` (a
+    :class:`~eloledger.rating.gates.Gates` with ``arms``) the fairness verdict."""
     import numpy as np
 
     from eloledger import __version__
@@ -46,13 +91,18 @@ def run_entry(ledgers: Any, *, spec_sha256: str | None = None) -> dict[str, Any]
     latency = latency_by_arm(rows)
     out_len: dict[str, list[float]] = {}
     retries: dict[str, int] = {}
+    samples: dict[str, set[tuple]] = {}  # distinct samples, not attempts (a retry is no sample)
+    sessions: dict[str, set[tuple]] = {}
     for r in rows:
         if str(r.get("role") or "sample") != "sample" or r.get("arm") is None:
             continue
         arm = str(r["arm"])
+        session = (str(r.get("task_id")), str(r.get("session", 0)))
+        sessions.setdefault(arm, set()).add(session)
+        samples.setdefault(arm, set()).add((*session, str(r.get("sample", 0))))
         if isinstance(r.get("completion_tokens"), (int, float)):
             out_len.setdefault(arm, []).append(float(r["completion_tokens"]))
-        if (r.get("attempt") or 0) > 0 or r.get("will_retry"):
+        if isinstance(r.get("attempt"), int) and r["attempt"] > 1:  # 1-based: 2+ is a retry
             retries[arm] = retries.get(arm, 0) + 1
     arms = {}
     for arm, o in sorted(outcomes.items()):
@@ -61,7 +111,7 @@ def run_entry(ledgers: Any, *, spec_sha256: str | None = None) -> dict[str, Any]
             "tokens_per_task": round(o.tokens_per_task, 3),
             "pass_at_1": round(o.solved / o.sessions, 6) if o.scored and o.sessions else None,
             "samples_per_session": round(
-                sum(o.per_task_calls.values()) / o.sessions if o.sessions else 0.0, 3
+                len(samples[arm]) / len(sessions[arm]) if sessions.get(arm) else 0.0, 3
             ),
             "mean_output_tokens": round(float(np.mean(out_len[arm])), 3)
             if out_len.get(arm)
@@ -69,50 +119,214 @@ def run_entry(ledgers: Any, *, spec_sha256: str | None = None) -> dict[str, Any]
             "retries": retries.get(arm, 0),
             "latency_p95_ms": latency.get(arm, {}).get("p95"),
         }
+    verdicts = []
+    if comparisons is not None:
+        verdicts.append(_worth_it(comparisons, outcomes, arms))
+    if gates is not None and gates.arms:
+        verdicts.append(_fairness(ledgers, gates))
     stamps = [float(r["ts"]) for r in rows if isinstance(r.get("ts"), (int, float))]
     when = dt.datetime.fromtimestamp(max(stamps), dt.timezone.utc) if stamps else None
     tasks = sorted({str(r["task_id"]) for r in rows if r.get("task_id") is not None})
     prints = ledger_fingerprint(ledgers)
+    files = prints.get("files", [prints])
     return {
         "kind": "eloledger.run",
         "run_id": ",".join(sorted({str(r["run_id"]) for r in rows if r.get("run_id")})) or None,
         "time_utc": (when or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
         "spec_sha256": spec_sha256,
         "task_set_sha256": hashlib.sha256("\n".join(tasks).encode()).hexdigest(),
-        "ledger_sha256": [f["sha256"] for f in prints.get("files", [prints])],
+        "ledger": [str(Path(f["path"]).resolve()) for f in files],  # one run, one key
+        "ledger_sha256": [f["sha256"] for f in files],
         "tasks": len(tasks),
         "arms": arms,
-        "verdicts": [],
+        "verdicts": verdicts,
         "eloledger_version": __version__,
     }
 
 
+def comparisons_beside(ledgers: Any) -> list[Path] | None:
+    """The comparisons files ``eloledger run`` wrote beside these ledgers (None: none), so
+    ``history --add`` of a run's ledger gives the same verdicts as the run's own line."""
+    from eloledger.ledger.sources import expand_ledgers
+    from eloledger.runner.spec import _sibling  # the runner's one naming rule for run files
+
+    single = isinstance(ledgers, (str, os.PathLike))
+    paths = expand_ledgers([ledgers] if single else list(ledgers))
+    found = [c for c in (_sibling(Path(p), ".comparisons.csv") for p in paths) if c.is_file()]
+    return found or None
+
+
+def _worth_it(comparisons: Any, outcomes: Mapping[str, Any], arms: dict[str, Any]) -> dict:
+    """The knee of the run's Elo table at the default threshold; marks each arm's entry."""
+    from eloledger.rating.comparisons import read_comparisons_many
+    from eloledger.rating.gates import DEFAULT_WORTH_IT, mark_worth_it
+    from eloledger.rating.table import elo_report
+
+    try:
+        report = elo_report(
+            read_comparisons_many(comparisons), costs=outcomes, bootstrap_rounds=0, intervals="none"
+        )
+    except UserError as exc:  # e.g. one arm only: no table, no knee; the line is still written
+        return {"kind": "worth_it", "threshold": DEFAULT_WORTH_IT, "error": exc.one_line()}
+    knee = mark_worth_it(report.players, DEFAULT_WORTH_IT)
+    worth = sorted(str(p["name"]) for p in report.players if p.get("worth_it"))
+    for p in report.players:
+        if str(p["name"]) in arms:
+            arms[str(p["name"])]["worth_it"] = bool(p.get("worth_it"))
+    return {
+        "kind": "worth_it",
+        "threshold": DEFAULT_WORTH_IT,
+        "anchor": report.anchor,
+        "knee": knee,
+        "worth_it": worth,
+    }
+
+
+def _fairness(ledgers: Any, gates: Any) -> dict[str, Any]:
+    """The fairness verdict and gate results of the spec's four arms (``[gates] arms``)."""
+    from eloledger.rating.budget_io import fairness_record
+    from eloledger.rating.gates import gates_pass
+
+    base = {"kind": "fairness", "baseline": gates.arms["old_1"], "candidate": gates.arms["new_1"]}
+    try:
+        record = fairness_record(ledgers, gates.arms, gates=gates, tuned_on=gates.tuned_on)
+    except UserError as exc:  # e.g. an arm without scored answers: said, not fatal
+        return {**base, "verdict": None, "error": exc.one_line()}
+    return {
+        **base,
+        "verdict": record["verdict"],
+        "reason": record["reason"],
+        "gates_pass": gates_pass(record),
+        "failed_gates": [g["gate"] for g in record.get("gates", []) if not g["pass"]],
+        "regressions": list(record.get("regressions", [])),
+    }
+
+
 def append_entry(entry: Mapping[str, Any], path: Path | None = None) -> Path:
-    """Append one run to the index (one line, written in one call)."""
+    """Append one run to the index: one ``write`` of one line, ``O_APPEND``, under ``flock``
+    (two runs ending at once never interleave). Every writer writes whole lines under the lock,
+    so a last line without its newline is what a crash left: it is cut off before the append."""
     path = path or index_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+    data = (json.dumps(entry, sort_keys=True) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":  # a crash cut the last line:
+            os.ftruncate(fd, _whole_lines(fd, size))  # unreadable anyway; never glue onto it
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(f"short write to {path} ({written} of {len(data)} bytes)")
+    finally:
+        os.close(fd)  # also drops the lock
     return path
 
 
+def _whole_lines(fd: int, size: int) -> int:
+    """The length of the file up to its last newline (0 if it has none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - (1 << 16))
+        at = os.pread(fd, end - start, start).rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0
+
+
+def record_run(result: Any, spec: Any = None, *, path: Path | None = None) -> str | None:
+    """Index a finished ``eloledger run``/``demo``; a warning to print when it could not.
+
+    The ledger is the record and the index only a list of runs, so a full disk or a read-only
+    data folder must never turn a finished run into a failed one: every failure is returned
+    as a one-line warning, not raised."""
+    where = path or index_path()
+    try:
+        spec_path = getattr(spec, "path", None)
+        gates = None
+        spec_sha = None
+        if spec_path is not None:
+            raw = Path(spec_path).read_bytes()
+            spec_sha = hashlib.sha256(raw).hexdigest()
+            if b"[gates]" in raw:
+                from eloledger.rating.gates import load_gates
+
+                gates = load_gates(spec_path)
+        comparisons = getattr(result, "comparisons_path", None)
+        entry = run_entry(
+            result.ledger_path,
+            spec_sha256=spec_sha,
+            comparisons=comparisons if comparisons and getattr(result, "comparisons", 0) else None,
+            gates=gates,
+        )
+        append_entry(entry, where)
+    except UserError as exc:
+        return f"run index {where} not updated: {exc.one_line()}"
+    except Exception as exc:  # noqa: BLE001 (see the docstring: never fail the finished run)
+        return f"run index {where} not updated: {type(exc).__name__}: {exc}"
+    return None
+
+
 def read_index(path: Path | None = None) -> list[dict[str, Any]]:
-    """Every indexed run, oldest first; a bad line is a one-line error naming it."""
+    """Every indexed run, oldest first; a bad line is a one-line error naming it.
+
+    A run indexed again (``--resume`` finishing it, ``history --add`` of the same ledger) keeps
+    its latest line only, so the audit never counts one run twice; a torn last line (a crash
+    mid-write) is skipped."""
     path = path or index_path()
     if not path.is_file():
         return []
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    latest: dict[Any, dict[str, Any]] = {}
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as exc:
+            if n == len(lines) and not text.endswith("\n"):
+                continue  # torn last line
             raise UserError(f"{path}:{n}: not JSON ({exc.msg})", fix="delete that line") from None
         if not isinstance(entry, dict) or not isinstance(entry.get("arms"), dict):
             raise UserError(f"{path}:{n}: not a run entry", fix="delete that line")
-        out.append(entry)
-    return sorted(out, key=lambda e: str(e.get("time_utc")))
+        key = (entry.get("run_id"), tuple(entry.get("ledger") or ())) if entry.get("run_id") else n
+        latest.pop(key, None)
+        latest[key] = entry
+    return sorted(latest.values(), key=lambda e: str(e.get("time_utc")))
+
+
+def history_rows(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run and arm for :data:`HISTORY_COLUMNS` (the CLI's and the TUI's)."""
+    rows = []
+    for e in entries:
+        knee = next((v.get("knee") for v in e.get("verdicts", []) if v.get("kind") == "worth_it"), None)  # fmt: skip
+        for arm, a in e["arms"].items():
+            worth = a.get("worth_it")
+            mark = "knee" if arm == knee else {True: "yes", False: "no"}.get(worth, "")
+            rows.append({"time": str(e["time_utc"])[:16], "run": e.get("run_id") or "", "arm": arm, **a, "mark": mark})  # fmt: skip
+    return rows
+
+
+def verdict_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The fairness verdicts of the listed runs, one line each (below the history table)."""
+    out = []
+    for e in entries:
+        for v in e.get("verdicts", []):
+            if v.get("kind") != "fairness":
+                continue
+            what = v.get("verdict") or f"no verdict ({v.get('error')})"
+            gates = ""
+            if v.get("gates_pass") is not None:
+                gates = "; gates pass" if v["gates_pass"] else f"; GATE FAILED: {', '.join(v['failed_gates'])}"  # fmt: skip
+            out.append(f"{e.get('run_id')}: {v['candidate']} vs {v['baseline']}: {what}{gates}")
+    return out
+
+
+def audit_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`audit` rows for :data:`AUDIT_COLUMNS` (the flag spelled out)."""
+    return [{**r, "flag": "COST DRIFT" if r["cost_drift"] else ""} for r in rows]
 
 
 def audit(

@@ -22,29 +22,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.history import audit, read_index
+    from eloledger.history import AUDIT_COLUMNS, audit, audit_rows, read_index
     from eloledger.tables import Column, render_table, terminal_width, to_json
 
     rows = audit(read_index(), by=args.by, since=args.since)
     if args.format == "json":
         print(to_json({"by": args.by, "periods": rows}))
         return 0
-    shown = [{**r, "drift": "COST DRIFT" if r["cost_drift"] else ""} for r in rows]
+    columns = [Column("period", args.by), *AUDIT_COLUMNS[1:]]
     print(
-        render_table(
-            shown,
-            [
-                Column("period", args.by),
-                Column("runs", "runs"),
-                Column("mean_output_tokens", "out/call", 0),
-                Column("tokens_per_task", "tok/task", 0),
-                Column("bestofn_share", "BoN share", 2),
-                Column("retries", "retries"),
-                Column("pass_at_1_n1", "n=1 pass", 3),
-                Column("drift", "flag"),
-            ],
-            width=terminal_width(),
-        )
+        render_table(audit_rows(rows), columns, width=terminal_width())
         if rows
         else "no runs indexed (eloledger history --where)"
     )

@@ -65,7 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ("--old-n", "old method, N-way sampling"),
         ("--new-n", "new method, N-way sampling"),
     ):
-        parser.add_argument(flag, required=True, metavar="ARM", help=f"arm name: {what}")
+        parser.add_argument(
+            flag, metavar="ARM", help=f"arm name: {what} (default: the gates' arms table)"
+        )
     parser.add_argument(
         "--bootstrap",
         type=int,
@@ -146,8 +148,16 @@ def handle(args: argparse.Namespace) -> int:
             )
     from eloledger.rating.gates import gates_pass, load_gates, memory_entry
 
-    arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
     gates = load_gates(args.gates) if args.gates else None
+    arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
+    arms = {role: name or (gates.arms.get(role) if gates else None) for role, name in arms.items()}
+    missing = [f"--{role.replace('_', '-')}" for role, name in arms.items() if not name]
+    if missing:
+        raise UserError(
+            f"fairness: {', '.join(missing)} not given",
+            fix="name the four arms, or give --gates a file whose [gates] has "
+            'arms = {old_1 = "…", new_1 = "…", old_n = "…", new_n = "…"}',
+        )
     extra = {"bootstrap": args.bootstrap} if args.bootstrap is not None else {}
     record = fairness_record(
         args.ledger,

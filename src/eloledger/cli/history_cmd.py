@@ -9,7 +9,7 @@ from typing import Any
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "history",
-        help="the run index: runs, hashes, tokens, pass@1, p95 latency",
+        help="the run index: runs, hashes, tokens, pass@1, p95 latency, verdicts",
         description="List indexed runs (eloledger run adds each run; --add indexes ledgers).",
     )
     parser.add_argument("--where", action="store_true", help="print the index file's path")
@@ -21,14 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.history import append_entry, index_path, read_index, run_entry
+    from eloledger.history import (
+        append_entry,
+        comparisons_beside,
+        index_path,
+        read_index,
+        run_entry,
+    )
     from eloledger.tables import to_json
 
     if args.where:
         print(index_path())
         return 0
     if args.add:
-        append_entry(run_entry(args.add))
+        append_entry(run_entry(args.add, comparisons=comparisons_beside(args.add)))
     entries = read_index()
     if args.format == "json":
         print(to_json({"index": str(index_path()), "runs": entries}))
@@ -38,25 +44,11 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def render(entries: list[dict[str, Any]]) -> str:
-    from eloledger.tables import Column, render_table, terminal_width
+    from eloledger.history import HISTORY_COLUMNS, history_rows, verdict_lines
+    from eloledger.tables import render_table, terminal_width
 
     if not entries:
         return "no runs indexed yet (eloledger run adds each run; history --add LEDGER)"
-    rows = []
-    for e in entries:
-        for arm, a in e["arms"].items():
-            rows.append({"time": e["time_utc"][:16], "run": e.get("run_id") or "", "arm": arm, **a})
-    return render_table(
-        rows,
-        [
-            Column("time", "time"),
-            Column("run", "run"),
-            Column("arm", "arm"),
-            Column("tokens", "tokens", 0),
-            Column("tokens_per_task", "tok/task", 0),
-            Column("pass_at_1", "pass@1", 3),
-            Column("samples_per_session", "n", 0),
-            Column("latency_p95_ms", "p95 ms", 0),
-        ],
-        width=terminal_width(),
-    )
+    table = render_table(history_rows(entries), list(HISTORY_COLUMNS), width=terminal_width())
+    lines = verdict_lines(entries)
+    return table + ("\n\nfairness:\n" + "\n".join(f"  {line}" for line in lines) if lines else "")

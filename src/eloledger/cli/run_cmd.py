@@ -161,6 +161,10 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     if not args.quiet:
         print(progress_line(counters), file=sys.stderr)
     print(_run_summary(result), file=sys.stderr)
+    from eloledger import history  # issue 20: one line per run in the run index
+
+    if (warning := history.record_run(result, spec)) is not None:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
     return report(result, args)
 
 

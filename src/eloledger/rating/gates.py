@@ -12,7 +12,11 @@ A ``[gates]`` table (in a spec, or a file of its own) names the guide's gates:
   baseline's solved tasks; the record names each such task and its tags (stratum);
 * ``bootstrap_rounds``  rounds of the paired task bootstrap (unless ``--bootstrap`` is given);
 * ``min_tag_gain = {tag = x}``  per-stratum minimum of the point gain (strata are small, so the
-  point estimate, not the interval's bound).
+  point estimate, not the interval's bound);
+* ``arms = {old_1 = "a1", new_1 = "b1", old_n = "a8", new_n = "b8"}``  the four-arm design's
+  arm names, so a spec's ``[gates]`` is a whole comparison: every ``eloledger run`` of that
+  spec records its fairness verdict and gate results in the run index, and
+  ``fairness --gates SPEC`` needs no ``--old-1 …`` flags.
 
 The baseline is ``old_1`` and the candidate ``new_1`` of the four-arm design (Best-of-N off is
 the hard control); ``bestofn_on`` reports the N-way arms. Rows carry ``split`` and ``tags``
@@ -30,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
@@ -45,6 +48,9 @@ GATE_KEYS = (
     "bootstrap_rounds",
     "min_tag_gain",
 )
+ROLES = ("old_1", "new_1", "old_n", "new_n")  # the four-arm design (``arms`` in [gates])
+# The "worth it" marginal Elo per 1K tokens per task when none is given (the TUI's default too).
+DEFAULT_WORTH_IT = 50.0
 
 
 @dataclass
@@ -58,6 +64,7 @@ class Gates:
     max_regression_rate: float | None = None
     bootstrap_rounds: int | None = None
     min_tag_gain: dict[str, float] = field(default_factory=dict)
+    arms: dict[str, str] = field(default_factory=dict)  # role -> arm name (ROLES), or empty
     tuned_on: str | None = None  # the spec's [tasks] tuned_on, when the file is a spec
     source: str = ""
     sha256: str = ""
@@ -77,7 +84,13 @@ def load_gates(path: str | Path) -> Gates:
         raise UserError(f"{path}: not valid TOML ({exc})", fix="fix the gate file") from None
     table = data.get("gates")
     if table is None:
-        table = {k: v for k, v in data.items() if not isinstance(v, dict) or k == "min_tag_gain"}
+        table = {  # a bare gate file; a spec's [experiment]/[[arms]] tables are not gates
+            k: v
+            for k, v in data.items()
+            if not isinstance(v, (dict, list))
+            or (k == "min_tag_gain" and isinstance(v, dict))
+            or (k == "arms" and isinstance(v, dict) and bool(set(v) & set(ROLES)))
+        }
         if not table:
             raise UserError(
                 f"{path}: no [gates] table", fix="add [gates] with e.g. max_regressions = 0"
@@ -87,6 +100,9 @@ def load_gates(path: str | Path) -> Gates:
     gates = Gates(source=str(path), sha256=hashlib.sha256(raw).hexdigest())
     for key, value in table.items():
         where = f"{path}: gates.{key}"
+        if key == "arms":
+            gates.arms = _roles(value, where)
+            continue
         if key not in GATE_KEYS:
             raise UserError(f"{where}: unknown gate", fix=f"known gates: {', '.join(GATE_KEYS)}")
         if key == "min_tag_gain":
@@ -111,6 +127,29 @@ def load_gates(path: str | Path) -> Gates:
     if isinstance(tasks, dict) and isinstance(tasks.get("tuned_on"), str):
         gates.tuned_on = tasks["tuned_on"]
     return gates
+
+
+def check_spec_gates(path: str | Path, arm_names: Sequence[str]) -> Gates:
+    """A spec's ``[gates]``, checked when the spec loads: its values, and that ``arms`` names
+    arms of the spec (a typo found after the run would cost the whole run)."""
+    gates = load_gates(path)
+    unknown = [f"{r} = {n!r}" for r, n in gates.arms.items() if n not in arm_names]
+    if unknown:
+        raise UserError(
+            f"{path}: gates.arms: {', '.join(unknown)} is not an arm of this spec",
+            fix=f"the spec's arms: {', '.join(arm_names)}",
+        )
+    return gates
+
+
+def _roles(value: Any, where: str) -> dict[str, str]:
+    """``arms = {old_1 = …, new_1 = …, old_n = …, new_n = …}``: all four, each an arm name."""
+    example = 'e.g. arms = {old_1 = "base_1", new_1 = "cot_1", old_n = "base_8", new_n = "cot_8"}'
+    if not isinstance(value, dict) or set(value) != set(ROLES):
+        raise UserError(f"{where}: must name exactly {', '.join(ROLES)}", fix=example)
+    if not all(isinstance(v, str) and v for v in value.values()):
+        raise UserError(f"{where}: each role must be an arm name (a string)", fix=example)
+    return {role: value[role] for role in ROLES}
 
 
 def _number(value: Any) -> bool:
@@ -245,6 +284,8 @@ def splits_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def latency_by_arm(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
     """p50/p95 ``latency_ms`` of each arm's ok sample/select calls."""
+    import numpy as np  # here, not at the top: runner.spec imports this module
+
     from eloledger.ledger.summary import latency_stats
 
     values: dict[str, list[float]] = {}
@@ -424,6 +465,8 @@ def _strata(
     bootstrap: int,
 ) -> dict[str, dict[str, Any]]:
     """Per tag: tasks, the two pass rates, the gain and its paired-bootstrap 95% interval."""
+    import numpy as np  # here, not at the top: runner.spec imports this module
+
     rng = np.random.default_rng(seed)
     out: dict[str, dict[str, Any]] = {}
     for tag in sorted({t for task in tasks for t in tags.get(task, ())}):

@@ -17,6 +17,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 
 from eloledger.errors import UserError
+from eloledger.rating.gates import GATE_KEYS, check_spec_gates
 from eloledger.textsafe import refuse_control
 
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
@@ -65,6 +66,7 @@ _TABLES = {
     "judge": _JUDGE_KEYS,
     "retry": _RETRY_KEYS,
     "sim": _SIM_KEYS,
+    "gates": {"arms", *GATE_KEYS},  # the fairness guide's gates (rating.gates; issue 20)
 }
 
 
@@ -408,6 +410,8 @@ def parse_spec(
                 f"{loc.at('sim', 'fault')}: unknown fault mode {spec.sim.fault!r}",
                 fix=f"use one of {', '.join(FAULT_MODES)}",
             )
+    if "gates" in data:  # bad gates fail now, before a token is spent (issue 20)
+        check_spec_gates(path, [a.name for a in spec.arms])
     spec.locator = loc
     return spec
 

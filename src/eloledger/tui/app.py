@@ -46,6 +46,7 @@ class EloLedgerApp(App[int]):
         Binding("f1", "help", "Help"),
         Binding("ctrl+t", "next_theme", "Theme", show=False),
         Binding("ctrl+r", "run_demo", "Run demo", show=False),
+        Binding("h", "history", "History", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -224,6 +225,12 @@ class EloLedgerApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def action_history(self) -> None:  # the run index and audit (issue 20)
+        from eloledger.tui.history_view import HistoryScreen
+
+        if not isinstance(self.screen, HistoryScreen):
+            self.push_screen(HistoryScreen())
+
     def action_next_theme(self) -> None:
         names = [t.name for t in self.shipped_themes] or [DEFAULT_THEME]
         current = names.index(self.theme) if self.theme in names else -1
@@ -265,6 +272,9 @@ class EloLedgerApp(App[int]):
         yield SystemCommand("Cancel the run", "Run tab: x", self._run_view_action("cancel_run"))
         yield SystemCommand(
             "Next theme", "Cycle the eloledger themes (ctrl+t)", self.action_next_theme
+        )
+        yield SystemCommand(
+            "Run history", "Run index and cost-drift audit (h)", self.action_history
         )
         yield SystemCommand("Help", "Keys and what each tab does (F1)", self.action_help)
         yield from self.query_one(ProfilesTab).commands()

@@ -1,0 +1,159 @@
+"""The History view: the run index and the direction audit, as ``eloledger history``/``audit``.
+
+A screen over the app (``h``, or "Run history" in the palette; escape closes it) rather than a
+fifth tab, so the tab bar every other snapshot shows stays as it is. It reads the index with the
+CLI's own functions (:func:`eloledger.history.read_index`, :func:`~eloledger.history.audit`) in
+a thread worker and shows the CLI's columns: one row per run and arm, then one row per ISO week
+(``a``: per run) with **COST DRIFT** flagged where tokens per task rose while the n=1 pass rate
+did not. Names come from files, so every cell is shown as plain text (no markup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from eloledger.textsafe import visible
+
+
+def table_cells(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[Any], *, flag: str = "bold"
+) -> list[list[Text]]:
+    """The CLI's cells (same digits, same blanks), numbers right-aligned, control chars shown;
+    ``flag`` is the style of a COST DRIFT cell."""
+    out = []
+    for row in rows:
+        cells = []
+        for col in columns:
+            text = visible(col.cell(row, human=True))
+            style = flag if text == "COST DRIFT" else ""
+            cells.append(
+                Text(text, justify="right" if col.digits is not None else "left", style=style)
+            )
+        out.append(cells)
+    return out
+
+
+class HistoryScreen(Screen[None]):
+    """Every indexed run (history) and the audit per week or run, with the drift flag."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,h", "close", "Close"),
+        Binding("r", "reload", "Reload"),
+        Binding("a", "toggle_by", "Audit per week/run"),
+    ]
+    DEFAULT_CSS = """
+    HistoryScreen { layout: vertical; }
+    HistoryScreen #history-status { height: auto; padding: 0 1; background: $panel; }
+    HistoryScreen #history-runs { height: 1fr; }
+    HistoryScreen #history-verdicts { height: auto; max-height: 4; padding: 0 1; }
+    HistoryScreen .history-title { height: 1; padding: 0 1; text-style: bold; }
+    HistoryScreen #history-audit { height: auto; max-height: 40%; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by = "week"
+        self.loaded = 0  # bumped after each load (tests wait for it, not for a clock)
+        self.entries: list[dict[str, Any]] = []
+        self.audit: list[dict[str, Any]] = []
+        self.error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Reading the run index…", id="history-status")
+            yield Static("Runs (one row per run and arm)", classes="history-title")
+            yield DataTable(id="history-runs", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="history-verdicts")
+            yield Static("Audit", id="history-audit-title", classes="history-title")
+            yield DataTable(id="history-audit", cursor_type="row")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#history-runs", DataTable).focus()
+        self.action_reload()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_toggle_by(self) -> None:
+        self.by = "run" if self.by == "week" else "week"
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, group="history")
+    def action_reload(self) -> None:
+        from eloledger.errors import UserError
+        from eloledger.history import audit, read_index
+
+        try:
+            entries = read_index()
+            rows, error = audit(entries, by=self.by), None
+        except UserError as exc:  # a bad line: say which, show nothing half-read
+            entries, rows, error = [], [], exc.one_line()
+        self.app.call_from_thread(self._show, entries, rows, error)
+
+    def _show(
+        self, entries: list[dict[str, Any]], rows: list[dict[str, Any]], error: str | None
+    ) -> None:
+        from eloledger.history import (
+            AUDIT_COLUMNS,
+            HISTORY_COLUMNS,
+            audit_rows,
+            history_rows,
+            index_path,
+            verdict_lines,
+        )
+        from eloledger.tables import Column
+
+        self.entries, self.audit, self.error = entries, rows, error
+        runs = self.query_one("#history-runs", DataTable)
+        runs.clear(columns=True)
+        runs.add_columns(*(c.title for c in HISTORY_COLUMNS))
+        runs.add_rows(table_cells(history_rows(entries), HISTORY_COLUMNS))
+        columns = [Column("period", self.by), *AUDIT_COLUMNS[1:]]
+        table = self.query_one("#history-audit", DataTable)
+        table.clear(columns=True)
+        table.add_columns(*(c.title for c in columns))
+        error_color = self.app.theme_variables.get("error", "red")  # a Rich style, not "$error"
+        table.add_rows(table_cells(audit_rows(rows), columns, flag=f"bold {error_color}"))
+        self.query_one("#history-audit-title", Static).update(
+            Text(f"Audit per {self.by} (a: per {'run' if self.by == 'week' else 'week'})")
+        )
+        self.query_one("#history-verdicts", Static).update(
+            Text("\n".join(visible(line) for line in verdict_lines(entries)))
+        )
+        self.query_one("#history-status", Static).update(self._status(error, _short(index_path())))
+        self.loaded += 1
+
+    def _status(self, error: str | None, where: Any) -> Content:
+        if error is not None:
+            return Content.styled(f"✗ {error}", "bold $error")
+        if not self.entries:
+            return Content(f"No runs indexed yet: eloledger run adds each run ({where}).")
+        drift = [r["period"] for r in self.audit if r["cost_drift"]]
+        parts = [Content(f"{len(self.entries)} run(s) in {where}")]
+        if drift:
+            parts += [
+                Content(" · "),
+                Content.styled(f"COST DRIFT in {', '.join(drift)}", "bold $error"),
+                Content(": tokens per task rose while the n=1 pass rate did not"),
+            ]
+        return Content("").join(parts)
+
+
+def _short(path: Path) -> str:
+    """The index path with the home folder as ``~`` (shorter, and the same on every machine)."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
