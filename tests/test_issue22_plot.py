@@ -157,3 +157,15 @@ def eloledger_env(argv: list[str], env: dict[str, str]):
 
     return subprocess.run([sys.executable, "-m", "eloledger", *argv], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": SRC, **env})  # fmt: skip
+
+
+def test_curve_csv_of_a_checkpoint_fit(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import csv
+    import io
+
+    assert main(["curve", str(ledger), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert set(rows[0]) >= {"arm", "budget_value", "elo", "ci_low", "ci_high", "line",
+                            "slope_per_decade", "verdict"}  # fmt: skip
+    verdicts = {r["arm"]: r["verdict"] for r in rows if r["verdict"]}
+    assert verdicts == {"beater": "above", "kshot": "on", "plateau": "below", "sampler": "on"}

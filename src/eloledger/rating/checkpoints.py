@@ -11,7 +11,7 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    far (what :mod:`eloledger.rating.curves` uses). An agent session without checkpoint rows is
    one checkpoint at its end.
 2. **Players on the arm's grid.** Budgets are bucketed on a 1.5x grid per arm, from ``b0`` (the
-   median budget of the sessions' first scored checkpoint) to the median session length; a
+   budget by which 90% of its sessions have a judged checkpoint) to the median session length; a
    session's entry for player ``arm@b`` is its value at its latest checkpoint within ``b``
    (none yet: loses to any score, ties with none; a session that already ended keeps its final
    value: under a cap of b it would have submitted that). So every session contributes to
@@ -417,14 +417,19 @@ def _row_cost(row: Mapping[str, Any], prices: Mapping[str, Any], no_price: set[s
 
 
 def _arm_grid(own: list[Trace], ratio: float) -> np.ndarray | None:
-    """b0 (median first scored budget) times ratio^m, up to the median session length."""
+    """b0 times ratio^m up to the median session length; b0 is the budget by which 90% of
+    the arm's sessions have a judged checkpoint (sessions snapshot on their own grids, from
+    their own first turn: at the median, half of them would have nothing to show yet, and
+    the repeated-sampling line would start from sessions that had not begun)."""
     firsts = []
     for t in own:
         hit = np.flatnonzero(np.isfinite(t.values))
         firsts.append(t.budgets[hit[0]] if len(hit) else math.inf)
-    b0 = float(np.median(firsts))
-    if not math.isfinite(b0):
+    if not math.isfinite(float(np.median(firsts))):
         return None
+    b0 = float(np.quantile(firsts, 0.9, method="lower"))
+    if not math.isfinite(b0):
+        b0 = float(np.max(np.array(firsts)[np.isfinite(firsts)]))
     b0 = max(b0, 1e-12)
     end = max(float(np.median([t.budgets[-1] for t in own])), b0)
     count = int(math.floor(math.log(end / b0) / math.log(ratio) + 1e-9)) + 1
