@@ -126,7 +126,7 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     )
     return (
         f"{line}\n[grey42]━[/] {what} from {fmt.markup(ref_arm.name)} (r: next)"
-        " · x: budget (log) · e: export SVG+PNG"
+        " · x: log · e: export"
     )
 
 
