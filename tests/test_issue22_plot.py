@@ -169,3 +169,8 @@ def test_curve_csv_of_a_checkpoint_fit(ledger: Path, capsys: pytest.CaptureFixtu
                             "slope_per_decade", "verdict"}  # fmt: skip
     verdicts = {r["arm"]: r["verdict"] for r in rows if r["verdict"]}
     assert verdicts == {"beater": "above", "kshot": "on", "plateau": "below", "sampler": "on"}
+
+
+def test_bootstrap_options_are_named_as_not_applying(ledger: Path) -> None:
+    done = eloledger("curve", str(ledger), "--resample", "sessions")
+    assert done.returncode == 0 and "do not apply" in done.stderr

@@ -156,7 +156,13 @@ def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
 
     axis = getattr(args, "axis", "tokens")
     if axis != "tokens" or has_checkpoints(rows):
-        return checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed)
+        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed)
+        if args.bootstrap != 200 or args.resample != "tasks":
+            result.warnings.append(
+                "the checkpoint fit's intervals are task-clustered (sandwich); "
+                "--bootstrap and --resample do not apply to it"
+            )
+        return result
     return budget_curves(
         rows, grid=args.grid, bootstrap=args.bootstrap, seed=args.seed, resample=args.resample
     )
