@@ -11,6 +11,18 @@ examples:
   eloledger curve runs/ledger.jsonl                      # table: Elo at each token budget
   eloledger curve runs/ledger.jsonl --format json > curves.json
   eloledger curve runs/ledger.jsonl --grid 2 --bootstrap 500 --seed 7 --format csv
+  eloledger curve runs/ledger.jsonl --plot curves.svg     # the figure too (.svg or .png)
+  eloledger curve runs/agents.jsonl --axis cost           # checkpoint rows: x = prices.toml cost
+
+inside agent sessions (issue 22; used automatically when the ledger has checkpoint rows):
+  every (arm, budget) of the agents' judged checkpoints -- and of chat arms' calls -- is a
+  player in ONE Bradley-Terry fit with task-clustered (sandwich) intervals; budgets on each
+  arm's 1.5x grid (--grid). Against it, the arm's repeated-sampling line: the best of
+  k = floor(budget / b0) of its own independent sessions cut at its first budget b0 (exact
+  subsampling; +400*log10 k only past what its sessions support, marked 'law'). verdict:
+  above / on / below sampling again at the last budget (gap = Elo - line, with interval);
+  'slows down after': the last budget before the curve stays clearly under the line.
+  --axis tokens | cost | seconds chooses the budget (cost from prices.toml).
 
 method ("When Agents Slow Down", 2026):
   each session (ledger field 'session', else each task/arm sample sequence) is cut at
@@ -94,26 +106,66 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--format", choices=("table", "json", "csv"), default="table", help="output format"
     )
+    parser.add_argument(
+        "--axis",
+        choices=("tokens", "cost", "seconds"),
+        default="tokens",
+        help="budget axis (default tokens; cost uses prices.toml; cost and seconds use the "
+        "checkpoint method, which also rates chat arms)",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also write the figure: FILE.svg or FILE.png (needs the 'plot' extra: matplotlib)",
+    )
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.rating.budget_io import load_rows
-    from eloledger.rating.curves import budget_curves
     from eloledger.tables import to_json
 
+    plot = getattr(args, "plot", None)
+    if plot:
+        from eloledger.plots import check_plot_target
+
+        check_plot_target(plot)
     rows, warnings = load_rows(args.ledger)
-    result = budget_curves(
-        rows, grid=args.grid, bootstrap=args.bootstrap, seed=args.seed, resample=args.resample
-    )
+    result = compute(rows, args)
     result.warnings[:0] = warnings
+    if plot:
+        from eloledger.plots import write_figure
+
+        write_figure(result, plot)
     if args.format == "json":
         print(to_json(result.to_dict()))
         return 0
     for warning in result.warnings:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
     print(render(result, args.format))
+    if plot:
+        print(f"figure written to {plot}", file=sys.stderr)
     return 0
+
+
+def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
+    """The checkpoint fit when the ledger has checkpoint rows (or --axis is not tokens), else
+    the sampling budget curves."""
+    from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
+    from eloledger.rating.curves import budget_curves
+
+    axis = getattr(args, "axis", "tokens")
+    if axis != "tokens" or has_checkpoints(rows):
+        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed)
+        if args.bootstrap != 200 or args.resample != "tasks":
+            result.warnings.append(
+                "the checkpoint fit's intervals are task-clustered (sandwich); "
+                "--bootstrap and --resample do not apply to it"
+            )
+        return result
+    return budget_curves(
+        rows, grid=args.grid, bootstrap=args.bootstrap, seed=args.seed, resample=args.resample
+    )
 
 
 def point_records(result: Any) -> list[dict[str, Any]]:
@@ -138,9 +190,100 @@ def point_records(result: Any) -> list[dict[str, Any]]:
     return records
 
 
+CHECKPOINT_COLUMNS = (
+    ("arm", "arm", None),
+    ("budget", "budget", None),
+    ("elo", "elo", 1),
+    ("ci", "95% CI", None),
+    ("line", "line", 1),
+    ("slope_per_decade", "slope/decade", 0),
+    ("verdict", "verdict", None),
+)
+ARM_COLUMNS = (
+    ("arm", "arm", None),
+    ("kind", "kind", None),
+    ("verdict", "verdict", None),
+    ("gap", "gap", 0),
+    ("gap_ci", "95% CI", None),
+    ("slows", "slows after", None),
+    ("accuracy", "acc", 3),
+    ("per_dollar", "acc/$", 2),
+    ("per_call", "acc/call", 4),
+)
+
+
+def checkpoint_records(result: Any) -> list[dict[str, Any]]:
+    """One record per (arm, budget): the table's and the CSV's rows for a checkpoint fit."""
+    from eloledger.rating.checkpoints import _label
+
+    out = []
+    for arm in result.arms:
+        at = arm.verdict_index()
+        for k, budget in enumerate(arm.budgets):
+            out.append(
+                {
+                    "arm": arm.name,
+                    "budget": _label(budget, result.axis),
+                    "budget_value": float(budget),
+                    "elo": float(arm.elo[k]),
+                    "ci_low": float(arm.ci_low[k]),
+                    "ci_high": float(arm.ci_high[k]),
+                    "ci": _interval(arm.ci_low[k], arm.ci_high[k]),
+                    "line": float(arm.line[k]),
+                    "line_kind": arm.line_kind[k],
+                    "slope_per_decade": round(float(arm.slope[k - 1]), 6) + 0.0 if k else None,
+                    "verdict": arm.verdict if k == at else None,
+                }
+            )
+    return out
+
+
+def _render_checkpoints(result: Any, fmt: str) -> str:
+    from eloledger.rating.checkpoints import _label
+    from eloledger.tables import Column, render_csv, render_table, terminal_width, wrap
+
+    records = checkpoint_records(result)
+    if fmt == "csv":
+        keys = ("arm", "budget_value", "elo", "ci_low", "ci_high", "line", "line_kind",
+                "slope_per_decade", "verdict")  # fmt: skip
+        return render_csv(records, [Column(k, k, None) for k in keys])
+    width = terminal_width()
+    parts = [render_table(records, [Column(*c) for c in CHECKPOINT_COLUMNS], width=width)]
+    arms = []
+    for arm in result.arms:
+        d = arm.to_dict()
+        arms.append(
+            {
+                "arm": arm.name,
+                "kind": arm.kind,
+                "verdict": arm.verdict or "",
+                "gap": d["verdict_gap"],
+                "gap_ci": _interval(*(d["verdict_ci"] or (None, None))),
+                "slows": "" if arm.slows_down_after is None
+                else _label(arm.slows_down_after, result.axis),
+                "accuracy": arm.accuracy,
+                "per_dollar": arm.accuracy_per_dollar,
+                "per_call": arm.accuracy_per_call,
+            }
+        )  # fmt: skip
+    parts.append("\nagainst repeated sampling (verdict at each arm's last budget):")
+    parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
+    parts.append(
+        wrap(
+            f"line: best of k = floor(budget / first budget) of the arm's own sessions cut at "
+            f"its first budget; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
+            f"sandwich; axis: {result.axis}",
+            width,
+        )
+    )
+    return "\n".join(parts)
+
+
 def render(result: Any, fmt: str) -> str:
     from eloledger.tables import Column, render_csv, render_table, terminal_width, wrap
 
+    if hasattr(result, "axis"):  # a checkpoint fit
+        return _render_checkpoints(result, fmt)
     records = point_records(result)
     width = terminal_width()
     if fmt == "csv":

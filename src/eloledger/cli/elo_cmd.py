@@ -203,6 +203,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "names the knee (needs --ledger)",
     )
     add_wide_option(parser)
+    parser.add_argument(  # issue 22: the figure for a report (eloledger.plots)
+        "--plot",
+        metavar="FILE",
+        help="also write the figure: Elo against tokens per task with --ledger (the "
+        "diminishing-returns plot), else Elo with intervals; FILE.svg or FILE.png (needs the "
+        "'plot' extra: matplotlib)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -210,8 +217,17 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.tables import to_json
     from eloledger.textsafe import visible
 
+    plot = getattr(args, "plot", None)
+    if plot:  # issue 22: a bad name or a missing matplotlib fails before the fit
+        from eloledger.plots import check_plot_target
+
+        check_plot_target(plot)
     report = compute(args)
     knee = _worth_it(report, args)
+    if plot:
+        from eloledger.plots import write_figure
+
+        write_figure(report, plot)
     if args.format == "json":
         data = report.to_json()
         if knee is not None:

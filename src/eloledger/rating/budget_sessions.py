@@ -14,7 +14,9 @@ an error row without usage adds nothing (nothing is known to have been spent). `
 ``probe`` rows are never part of an arm's budget. (``eloledger tokens`` sums ok rows only,
 because it reports a cost per call; a budget is what was spent, failures included.)
 
-Scores: ``score`` when it is a finite number, else ``passed`` as 1.0 / 0.0, else none.
+Scores: ``score`` when it is a finite number (negated for ``direction = "min"``: higher is
+better everywhere), else ``passed`` as 1.0 / 0.0, else none. A scored task's row (a
+``direction``, no ``passed``) has no pass/fail.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 
 from eloledger.errors import UserError
 from eloledger.ledger.schema import judgeable
+from eloledger.rating.comparisons import is_scored_row, score_value
 
 BUDGET_ROLES = ("sample", "select")
 
@@ -112,7 +115,7 @@ def row_score(row: Mapping[str, Any]) -> float | None:
     """
     if not judgeable(row):
         return None
-    score = _number(row.get("score"))
+    score = score_value(row)  # a scored task's "min" direction: lower is better (issue 22)
     if score is not None:
         return score
     passed = row.get("passed")
@@ -131,6 +134,8 @@ def row_pass(row: Mapping[str, Any], threshold: float = 0.5) -> float | None:
     passed = row.get("passed")
     if isinstance(passed, (bool, int, float)) and passed in (0, 1):
         return float(passed)
+    if is_scored_row(row):
+        return None  # a scored task has no pass/fail: its raw score is no share of tests
     score = row_score(row)
     if score is None:
         return None

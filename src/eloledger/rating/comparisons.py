@@ -742,3 +742,62 @@ def keep_tasks(comps: Comparisons, tasks: set[str]) -> Comparisons:
         outcome=comps.outcome[mask], weight=comps.weight[mask],
         lines=cut(comps.lines), a_tokens=cut(comps.a_tokens), b_tokens=cut(comps.b_tokens),
     )  # fmt: skip
+
+
+def score_value(row: Mapping[str, Any]) -> float | None:
+    """A scored row's raw ``score`` signed so that higher is better (``direction = "min"``
+    negates it); None when the row has no finite score. One rule for comparisons, curves and
+    checkpoint fits, so an optimisation task ranks the same way everywhere (issue 22)."""
+    score = row.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return None
+    return -float(score) if str(row.get("direction") or "max") == "min" else float(score)
+
+
+def is_scored_row(row: Mapping[str, Any]) -> bool:
+    """A row of a scored (optimisation) task: a ``direction`` and a score, no pass/fail."""
+    return row.get("direction") in ("max", "min") and row.get("passed") is None and (
+        score_value(row) is not None
+    )
+
+
+def scored_comparisons(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    player: Any = None,
+    source: str = "<ledger>",
+) -> Comparisons:
+    """Within-task comparisons of scored rows (``is_scored_row``) by score, ties 0.5.
+
+    Every pair of players on a task meets once: the outcome is the share of their row pairs
+    that the first player's row wins (higher signed score; ``direction = "min"``: lower raw
+    score), so Elo works on tasks where nobody passes or fails. ``player(row)`` names a row's
+    player (default: its ``arm``); rows of the same player never meet each other."""
+    name_of = player or (lambda r: str(r.get("arm")))
+    by_task: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        if not is_scored_row(row) or row.get("task_id") is None:
+            continue
+        value = score_value(row)
+        assert value is not None  # is_scored_row checked it
+        by_task.setdefault(str(row["task_id"]), {}).setdefault(name_of(row), []).append(value)
+    tasks: list[str] = []
+    a: list[str] = []
+    b: list[str] = []
+    out: list[float] = []
+    for task, players in by_task.items():
+        names = list(players)
+        for k, first in enumerate(names):
+            x = np.asarray(players[first])[:, None]
+            for second in names[k + 1 :]:
+                y = np.asarray(players[second])[None, :]
+                tasks.append(task)
+                a.append(first)
+                b.append(second)
+                out.append(float(np.mean((x > y) + 0.5 * (x == y))))
+    if not out:
+        raise UserError(
+            f"{source}: no two players have scored rows on the same task",
+            fix="scored tasks need rows with score and direction from at least two arms",
+        )
+    return Comparisons.from_arrays(tasks, a, b, out, source=source)

@@ -35,9 +35,39 @@ def ledger_rows(ledger: Path) -> list[dict[str, Any]]:
 
 
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
+    """What ``eloledger curve LEDGER`` computes: the checkpoint fit when the ledger has
+    checkpoint rows (issue 22), else the sampling budget curves."""
+    from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
     from eloledger.rating.curves import budget_curves
 
-    return budget_curves(ledger_rows(ledger), bootstrap=bootstrap, seed=seed)
+    rows = ledger_rows(ledger)
+    if has_checkpoints(rows):
+        return checkpoint_curves(rows, seed=seed)
+    return budget_curves(rows, bootstrap=bootstrap, seed=seed)
+
+
+def export_figure(curves: Any, folder: Path) -> list[Path]:
+    """``e`` in the curves view: the figure ``eloledger curve --plot`` writes, as SVG and PNG
+    (new names, never over an earlier export); UserError when matplotlib is missing."""
+    import time
+
+    from eloledger.plots import check_plot_target, write_figure
+
+    stem = f"curves-{time.strftime('%Y%m%d-%H%M%S')}"
+    n = 1
+    while (folder / f"{stem}.svg").exists() or (folder / f"{stem}.png").exists():
+        n += 1
+        stem = f"curves-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+    check_plot_target(folder / f"{stem}.svg")
+    return [write_figure(curves, folder / f"{stem}.{ext}") for ext in ("svg", "png")]
+
+
+def _points(arm: Any) -> tuple[Any, Any]:
+    """An arm's budgets and its reference line: a checkpoint arm's repeated-sampling line,
+    or a sampling arm's best-of-k reference."""
+    if hasattr(arm, "budgets"):
+        return arm.budgets, arm.line
+    return arm.tokens, arm.reference_elo
 
 
 def compute_fairness(
@@ -55,47 +85,62 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     from eloledger.tui.elo_tab import LogTokensFormatter
 
     plot.clear()
-    plot.set_x_formatter(LogTokensFormatter())
+    axis = getattr(curves, "axis", "tokens")
+    if axis == "tokens":
+        plot.set_x_formatter(LogTokensFormatter())
     xs_all: list[float] = []
     ys_all: list[float] = []
     keys: list[str] = []
-    drawn = [arm for arm in curves.arms if len(arm.tokens)]
+    drawn = [arm for arm in curves.arms if len(_points(arm)[0])]
     for index, arm in enumerate(drawn):
-        xs = [math.log10(t) for t in arm.tokens]
+        xs = [math.log10(t) for t in _points(arm)[0]]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
         letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
         plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
-        keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}")
+        verdict = f" ({arm.verdict})" if getattr(arm, "verdict", None) else ""
+        keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}{verdict}")
         xs_all += xs
         ys_all += ys
     if not xs_all:
         plot.set_xlabel("no budget curves: the ledger has no scored sessions")
         return ""
     ref_arm = drawn[reference % len(drawn)]
-    xs = [math.log10(t) for t in ref_arm.tokens]
-    plot.plot(
-        xs,
-        [float(e) for e in ref_arm.reference_elo],
-        line_style="grey42",
-        hires_mode=HiResMode.BRAILLE,
-    )
+    budgets, line_elo = _points(ref_arm)
+    xs = [math.log10(t) for t in budgets]
+    plot.plot(xs, [float(e) for e in line_elo], line_style="grey42", hires_mode=HiResMode.BRAILLE)
+    ys_all += [float(e) for e in line_elo]
     span = (max(xs_all) - min(xs_all)) or 1.0
     plot.set_xlimits(min(xs_all) - 0.05 * span, max(xs_all) + 0.05 * span)
     low, high = min(ys_all), max(ys_all)
     pad = (high - low) * 0.1 or 50
     plot.set_ylimits(low - pad, high + pad)
-    plot.set_xlabel("session budget, tokens (log)")
+    plot.set_xlabel(f"session budget, {axis} (log)")
     plot.set_ylabel("Elo")
     line = "  ".join(keys)
+    what = (
+        "best of k of its own sessions (repeated sampling)"
+        if hasattr(ref_arm, "budgets")
+        else "best-of-k of its own samples"
+    )
     return (
-        f"{line}\n[grey42]━[/] best-of-k of its own samples from {fmt.markup(ref_arm.name)} (r: next)"
-        " · x: budget (log)"
+        f"{line}\n[grey42]━[/] {what} from {fmt.markup(ref_arm.name)} (r: next)"
+        " · x: log · e: export"
     )
 
 
 def curves_status(curves: Any) -> str:
+    if hasattr(curves, "axis"):  # a checkpoint fit: each arm's verdict against sampling
+        from eloledger.rating.checkpoints import _label
+
+        parts = []
+        for arm in curves.arms:
+            text = f"{arm.name}: {arm.verdict or '?'}"
+            if arm.slows_down_after is not None:
+                text += f", slows down after {_label(arm.slows_down_after, curves.axis)}"
+            parts.append(text)
+        return "curves inside sessions vs repeated sampling · " + "; ".join(parts)
     parts = []
     for arm in curves.arms:
         if arm.b_inf is not None:

@@ -554,6 +554,19 @@ class EloTab(Vertical, can_focus=True):
         self.app.push_screen(OpenScreen(), done)
 
     def action_example(self) -> None:
+        if self.view == "curves" and self.curves is not None:  # issue 22: e exports the figure
+            from eloledger.tui.budget_views import export_figure
+
+            try:
+                paths = export_figure(self.curves, Path.cwd())
+            except Exception as exc:  # a missing matplotlib, a folder we cannot write
+                from eloledger.tui.app import _message
+
+                self.notify(_message(exc), title="Export failed", severity="error", timeout=10)
+                return
+            self.exported.extend(paths)
+            self.notify("Wrote " + ", ".join(map(str, paths)), title="Exported", timeout=6)
+            return
         from importlib import resources
 
         folder = Path(str(resources.files("eloledger").joinpath("data", "examples")))
