@@ -88,10 +88,14 @@ def _verdict(result: sandbox.Result, task: Task, timeout_s: float, kind: str) ->
 
     if result.timed_out:
         return failed(f"the scorer timed out after {timeout_s:g} s")
+    lines = result.stdout.splitlines()
+    if len(lines) > 1:  # the harness writes one line and exits: another writer got in
+        return failed("the scorer's result channel carried more than its one line")
     try:
-        line = json.loads(result.stdout.decode("utf-8").strip().splitlines()[-1])
+        line = json.loads(lines[0].decode("utf-8"))
     except (ValueError, IndexError, UnicodeDecodeError):
-        return failed("the scorer process gave no result line")
+        return failed(f"the scorer process ended without a result (exit {result.returncode}: "
+                      "over its CPU or memory limit?)")  # fmt: skip
     if not isinstance(line, dict):
         return failed("the scorer process gave no result line")
     score = line.get("score")

@@ -498,6 +498,9 @@ class _Run:
                 c.settle_estimate(arm, shown)
         for row in rows:
             row.update(self._task_labels(call.task))
+            if row.get("role") == "checkpoint":  # issue 22: a judged snapshot, not a call
+                self.writer.append(row)
+                continue
             if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
                 # the CLI's final message is the answer: judged like a chat reply (issue 19 item 5)
                 await score_sample(row, call.task, self.spec.judge, self.tests_gate)
