@@ -28,6 +28,7 @@ import orjson
 
 from eloledger.sim.agentwire import Turn, Usage, json_answer, shell_arguments
 from eloledger.sim.model import count_prompt_tokens, p_correct
+from eloledger.sim.scored import is_simulated, scored_answer, scored_rounds
 from eloledger.tasks import lookup_task
 from eloledger.tasks.model import Task
 
@@ -165,7 +166,7 @@ def respond(turn: Turn, *, seed: int, new_key: Callable[[str, str], str]) -> Age
     task = lookup_task(turn.user_text)
     if turn.wants_json:
         return _reply(turn, json_answer(turn.json_schema), None, random.Random(seed), None)
-    if task is not None and _solver(task) is not None and turn.shell is not None:
+    if task is not None and is_simulated(task) and turn.shell is not None:
         return _respond_scored(turn, task, seed, new_key)
     if task is None or task.kind != "agent" or not task.solution_files or turn.shell is None:
         rng = random.Random(f"agent|{seed}|{turn.model}|{len(turn.outputs)}")
@@ -210,61 +211,7 @@ def estimate_usage(
     return Usage(prompt - cached, cached, 0, output, reasoning)
 
 
-# --- scored optimisation tasks (issue 22): sessions that improve with turns, then plateau ------
-# A session reads the files, then writes a better answer each turn (and runs the task's own
-# check script in the same command), a planned number of rounds (more for a stronger model),
-# then stops. Round r's answer closes a fraction 1 - 0.45**r of the gap between a start and
-# the model's own plateau, which a weaker model puts further from the optimum: the score rises
-# fast over the first turns and then flattens. Deterministic per (seed, model, task, key).
-_GAP = 0.45
-
-
-def scored_rounds(task: Task, model: str, rng: random.Random) -> int:
-    """How many improving rounds this session plans (3 to 8)."""
-    p = p_correct(task.difficulty, AGENT_TEMPERATURE, model)
-    return 3 + int(rng.random() * 3 + 3 * p)
-
-
-def _solver(task: Task) -> Callable[[Task, float, int, random.Random], str] | None:
-    tags = set(task.tags)
-    if "sim:knapsack" in tags:
-        return _knapsack_answer
-    if "sim:linefit" in tags:
-        return _linefit_answer
-    return None
-
-
-def _knapsack_answer(task: Task, p: float, r: int, rng: random.Random) -> str:
-    """Greedy by value per weight over the items it has looked at so far (a share growing with
-    r toward all of them), with its density estimates noisier for a weaker model."""
-    problem = orjson.loads((task.files or {})["items.json"])
-    items = problem["items"]
-    order = list(range(len(items)))
-    rng.shuffle(order)
-    seen = order[: max(1, round(len(items) * (1.0 - _GAP**r)))]
-    noise = [1.0 + rng.gauss(0.0, 0.6 * (1.0 - p)) for _ in items]
-    seen.sort(key=lambda i: -items[i]["value"] * noise[i] / items[i]["weight"])
-    chosen, weight = [], 0
-    for i in seen:
-        if weight + items[i]["weight"] <= problem["capacity"]:
-            chosen.append(i)
-            weight += items[i]["weight"]
-    return " ".join(map(str, sorted(chosen))) + "\n"
-
-
-def _linefit_answer(task: Task, p: float, r: int, rng: random.Random) -> str:
-    """Least squares approached geometrically from (0, 0), toward an optimum off by an error
-    that shrinks with skill (its plateau)."""
-    rows = [line.split(",") for line in (task.files or {})["data.csv"].split()[1:]]
-    xs, ys = [float(x) for x, _ in rows], [float(y) for _, y in rows]
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    a = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
-    b = my - a * mx
-    a += rng.gauss(0.0, 0.4 * (1.0 - p))
-    b += rng.gauss(0.0, 1.5 * (1.0 - p))
-    left = _GAP**r
-    return f"{a * (1 - left):.4f} {b * (1 - left):.4f}\n"
+# --- scored optimisation tasks (issue 22): see sim.scored for the answers ---------------------
 
 
 def _respond_scored(
@@ -273,15 +220,13 @@ def _respond_scored(
     found = _SESSION_RE.search(turn.assistant_text)
     key = found.group(1) if found else new_key(turn.model, task.task_id)
     base = f"agent|{seed}|{turn.model}|{task.task_id}|{key}"
-    rounds = scored_rounds(task, turn.model, random.Random(base))
+    p = p_correct(task.difficulty, AGENT_TEMPERATURE, turn.model)
+    rounds = scored_rounds(p, random.Random(base))
     step = len(turn.outputs)
     if step == 0:
         action = Action("Let me read the problem first.", "cat " + " ".join(_quoted(task)))
     elif step <= rounds:
-        p = p_correct(task.difficulty, AGENT_TEMPERATURE, turn.model)
-        solver = _solver(task)
-        assert solver is not None
-        text = solver(task, p, step, random.Random(base + "|solve"))
+        text = scored_answer(task, p, step, random.Random(base + "|solve"))
         (target,) = (n for n in ("answer.txt", "fit.txt") if n in (task.files or {}))
         command = f"cat > {_quote(target)} <<'{HEREDOC_END}'\n{text}{HEREDOC_END}\npython3 check.py"
         action = Action(f"Round {step}: a better answer, then its score.", command)
