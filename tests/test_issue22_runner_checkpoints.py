@@ -169,3 +169,23 @@ def test_turn_checkpoints_and_the_session_row_is_the_same_as_without(
     assert [r["budget_turns"] for r in marks[:-1]] == [2, 3]
     assert [r["budget_tokens"] for r in marks] == [CUM[1] + 500, CUM[2] + 500, FINAL]
     assert [r["score"] for r in marks] == [20.0, 30.0, 50.0]
+
+
+def test_seconds_checkpoints_are_taken_between_events_on_their_grid(
+    tmp_path: Path, clients: Path
+) -> None:
+    spec = load_spec(_spec(tmp_path, 'checkpoints = "seconds"\ncheckpoint_start = 0.6'))
+    asyncio.run(run_experiment(spec))
+    rows = _rows(spec.ledger)
+    (session,) = [r for r in rows if r["role"] == "sample"]
+    marks = [r for r in rows if r["role"] == "checkpoint"]
+    # the session runs about 2.5 s (five 0.5 s calls): steps 0.6, 0.9, 1.35, 2.03, ...
+    assert len(marks) >= 3, [r["budget_seconds"] for r in marks]  # (equal-token ones merge)
+    seconds = [r["budget_seconds"] for r in marks[:-1]]
+    steps = [0.6 * 1.5**i for i in range(len(seconds))]
+    assert all(s >= step for s, step in zip(seconds, steps, strict=True)), (seconds, steps)
+    assert seconds == sorted(seconds)
+    tokens = [r["budget_tokens"] for r in marks]
+    assert tokens == sorted(set(tokens)) and tokens[-1] == session["total_tokens"] == FINAL
+    assert all(t - 500 in CUM for t in tokens[:-1])  # each at a logged call boundary, exactly
+    assert marks[-1]["score"] == session["score"] == 50.0

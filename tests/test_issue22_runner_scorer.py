@@ -218,3 +218,25 @@ def test_spec_checkpoint_keys() -> None:
     with pytest.raises(UserError) as err:
         parse_spec(SPEC.format(kind="single", extra='checkpoints = "tokens"'))
     assert "checkpoints is only for agent arms" in err.value.message
+
+
+def test_on_a_min_task_best_of_n_keeps_the_lowest_score_and_the_lower_score_wins() -> None:
+    from eloledger.judges.compare import ArmResult, score_comparisons
+    from eloledger.runner.selection import select
+    from eloledger.runner.spec import ArmSpec
+
+    arm = ArmSpec(name="k", kind="best_of_n", n=3, temperature=1.0, select="verifier")
+    rows = [{"status": "ok", "score": s, "content": str(s), "total_tokens": 5,
+             "usage_source": "server"} for s in (4.0, 1.5, None)]  # fmt: skip
+    low = Task("fit", "p", kind="agent", files={}, scorer="def score(x): return 0",
+               direction="min")  # fmt: skip
+    high = Task("fit", "p", kind="agent", files={}, scorer="def score(x): return 0")
+    assert select(low, arm, 0, rows).score == 1.5
+    assert select(high, arm, 0, rows).score == 4.0
+
+    def result(name: str, score: float) -> ArmResult:
+        return ArmResult("fit", name, 0, 0, None, score, None, 1, 1)
+
+    pair = [result("a", 1.5), result("b", 4.0)]
+    assert score_comparisons(pair, ["a", "b"], lower_wins=["fit"]) == [("fit", "a", "b", 1.0)]
+    assert score_comparisons(pair, ["a", "b"]) == [("fit", "a", "b", 0.0)]

@@ -700,7 +700,8 @@ class _Run:
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
         names = [a.name for a in self.spec.arms]
-        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names)
+        low = [t.task_id for t in self.tasks if t.direction == "min"]  # issue 22 scored tasks
+        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names, low)
         open_results = [r for r in results if r.task_id in by_llm]
         if open_results:
             comparisons += await self.judge.comparisons(open_results)
