@@ -21,15 +21,15 @@ from eloledger.tasks import Task, load_tasks
 
 # The task author's scorer: runs the candidate's solve.py, scores the number it prints on its
 # last line (a plain subprocess: the candidate's output is data, read through a pipe).
-RUNS_CANDIDATE = '''import subprocess, sys
+RUNS_CANDIDATE = """import subprocess, sys
 
 def score(work):
     done = subprocess.run([sys.executable, "-I", work + "/solve.py"], cwd="/tmp",
                           capture_output=True, text=True, timeout=10)
     lines = done.stdout.split()
     return float(lines[-1]) if lines and lines[-1].isdigit() and len(lines[-1]) < 3 else 0.0
-'''
-FORGER = r'''import glob, json, os
+"""
+FORGER = r"""import glob, json, os
 line = json.dumps({"score": 1e9}) + "\n"
 for fd in range(0, 64):
     try:
@@ -43,7 +43,7 @@ for path in glob.glob("/proc/*/fd/*") + ["/dev/tty", "/dev/stdout", "/dev/stderr
     except OSError:
         pass
 print(7)
-'''
+"""
 FILES_AND_SHADOW = {
     "solve.py": "print(5)\n",
     "result.json": json.dumps({"score": 1e9}),
@@ -53,7 +53,7 @@ FILES_AND_SHADOW = {
     "sitecustomize.py": "import os\nos.write(1, b'{\"score\": 1e9}\\n')\n",
 }
 SECRET = "sk-issue22-" + "0123456789abcdef" * 2
-KEY_HUNTER = r'''import os, sys
+KEY_HUNTER = r"""import os, sys
 needle = "sk-" + "issue22-"  # spelled apart: this file itself is in /work
 hit = any(needle in v for v in os.environ.values())
 for root in ("/root", "/home", os.path.expanduser("~"), "/work", "/tmp", "/run", "LEDGER"):
@@ -68,7 +68,7 @@ for root in ("/root", "/home", os.path.expanduser("~"), "/work", "/tmp", "/run",
             except (OSError, MemoryError):
                 pass
 print(99 if hit else 3)
-'''
+"""
 
 
 def _task(scorer: str = RUNS_CANDIDATE) -> Task:
@@ -131,19 +131,25 @@ def test_a_scored_task_with_tests_reports_both(tmp_path: Path) -> None:
                 direction="min")  # fmt: skip
     verdict = judge_work(work, task)
     assert verdict is not None
-    assert (verdict.score, verdict.passed, verdict.direction) == (22.0, True, "min")  # len("def f():\n    return 4\n")
+    assert (verdict.score, verdict.passed, verdict.direction) == (
+        22.0,
+        True,
+        "min",
+    )  # len("def f():\n    return 4\n")
 
 
 def test_builtin_scored_tasks_load_and_their_scorers_rank_answers(tmp_path: Path) -> None:
     tasks = {t.task_id: t for t in load_tasks("builtin:agent-opt")}
     knap, fit = tasks["opt-knapsack"], tasks["opt-linefit"]
     assert (knap.direction, fit.direction) == ("max", "min")
-    assert knap.scorer and fit.scorer_cmd and not knap.tests
+    assert knap.scorer and fit.scorer and not knap.tests
     work = _folder(tmp_path, dict(knap.files or {}))
     assert judge_scored(work, knap).score == 0.0  # nothing chosen yet
     (work / "answer.txt").write_text("0 1")
     items = json.loads((work / "items.json").read_text())["items"]
     assert judge_scored(work, knap).score == items[0]["value"] + items[1]["value"]
+    reply = "Here is my pick:\n0 1"  # a chat reply: its last line
+    assert judge_scored(reply, knap, answer=True).score == items[0]["value"] + items[1]["value"]
     (work / "answer.txt").write_text(" ".join(str(i) for i in range(len(items))))
     assert judge_scored(work, knap).score == 0.0  # over the capacity
     # the answer file the agent edits cannot move the problem: the scorer keeps its own copy

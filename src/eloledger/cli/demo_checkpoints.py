@@ -89,7 +89,9 @@ def _run(doc: Any, ledger: Path, *, resume: bool, quiet: bool) -> Any:
     counters = RunCounters()
 
     async def main() -> Any:
-        reporter = None if quiet else asyncio.create_task(report_progress(counters, sys.stderr, 2.0))
+        reporter = (
+            None if quiet else asyncio.create_task(report_progress(counters, sys.stderr, 2.0))
+        )
         try:
             return await run_experiment(spec, counters=counters, resume=resume)
         finally:

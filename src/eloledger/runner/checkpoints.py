@@ -120,7 +120,9 @@ class Checkpointer:
         return max(self.state.tokens, logged or 0)
 
     def _step(self) -> None:
-        if self._due_after is not None and (self.events > self._due_after or self.axis == "seconds"):
+        if self._due_after is not None and (
+            self.events > self._due_after or self.axis == "seconds"
+        ):
             self._snapshot()
         tokens = self._tokens()
         value = self._value(tokens)
@@ -159,7 +161,9 @@ class Checkpointer:
         manifest: dict[str, tuple[int, int, Path]] = {}
         linked = copied = size = 0
         for folder, dirs, names in os.walk(root, followlinks=False):
-            dirs[:] = [d for d in dirs if d not in SKIP and not os.path.islink(os.path.join(folder, d))]
+            dirs[:] = [
+                d for d in dirs if d not in SKIP and not os.path.islink(os.path.join(folder, d))
+            ]
             rel_dir = os.path.relpath(folder, root)
             (dst / rel_dir).mkdir(parents=True, exist_ok=True)
             for name in names:
@@ -198,7 +202,10 @@ class Budget:
 
 
 def finalize(
-    marks: list[Mark], final_tokens: int, final_turns: int, final_seconds: float,
+    marks: list[Mark],
+    final_tokens: int,
+    final_turns: int,
+    final_seconds: float,
     log_total: int | None,
 ) -> list[tuple[Mark, Budget]]:
     """Each snapshot's budget on the session row's own scale, never past it.
