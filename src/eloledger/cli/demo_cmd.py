@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="agent arms instead: the real Claude Code (2 vs 8 turns) and Codex (1 session vs "
         "best of 3) CLIs fix bugs on the simulator (needs scripts/install_clients.sh)",
     )
+    parser.add_argument("--checkpoints", action="store_true", help="with --agents: checkpoints "
+                        "inside sessions on scored tasks vs a k-shot chat arm, then the budget curves")
     parser.set_defaults(handler=handle)
 
 
@@ -76,6 +78,10 @@ def handle(args: argparse.Namespace) -> int:
 def _agents(args: argparse.Namespace) -> int:
     from eloledger.runner.agent_demo import agents_spec_path, require_demo_clis
 
+    if getattr(args, "checkpoints", False):  # issue 22: eloledger.cli.demo_checkpoints
+        from eloledger.cli.demo_checkpoints import run_demo
+
+        return run_demo(args)
     if args.print_spec:
         sys.stdout.write(agents_spec_path().read_text(encoding="utf-8"))
         return 0

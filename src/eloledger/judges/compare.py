@@ -48,13 +48,18 @@ def majority(answers: Sequence[str | None]) -> tuple[int | None, str | None]:
     return None, None  # pragma: no cover
 
 
-def score_comparisons(results: Iterable[ArmResult], arm_order: Sequence[str]) -> list[tuple]:
-    """``(task_id, a, b, outcome)`` for every pair of arms with a score on the task."""
+def score_comparisons(
+    results: Iterable[ArmResult], arm_order: Sequence[str], lower_wins: Iterable[str] = ()
+) -> list[tuple]:
+    """``(task_id, a, b, outcome)`` for every pair of arms with a score on the task; on the
+    tasks in ``lower_wins`` (scored with ``direction = "min"``) the lower score wins."""
     by_task: dict[str, dict[str, list[float]]] = {}
+    low = set(lower_wins)
     for r in results:
         if r.score is None:
             continue
-        by_task.setdefault(r.task_id, {}).setdefault(r.arm, []).append(r.score)
+        score = -r.score if r.task_id in low else r.score
+        by_task.setdefault(r.task_id, {}).setdefault(r.arm, []).append(score)
     rank = {name: i for i, name in enumerate(arm_order)}
     out: list[tuple] = []
     for task_id, arms in by_task.items():

@@ -83,3 +83,4 @@ def judge_workdir(
         work = Path(folder, "work")
         safe_copy(Path(workdir), work)
         return judge_folder(work, "dir", tests, timeout_s, memory_mb, kind)
+

@@ -10,6 +10,7 @@ class (auth, max_turns, timeout, crash, api) and whatever tokens are known.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
+from eloledger.judges.scorer import is_scored
 from eloledger.runner.agent_clis import (
     CLIENT_OF,
     HEADLESS,
@@ -30,6 +32,7 @@ from eloledger.runner.agent_events import SessionState
 
 __all__ = ["AgentSessions", "SessionState", "agents_only_endpoint", "check_agent_arms"]
 from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_session
+from eloledger.runner.checkpoints import finalize
 from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
 from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
 from eloledger.tasks import Task
@@ -181,6 +184,8 @@ class AgentSessions:
             judge_timeout_s=self.spec.judge.timeout_s,
             judge_memory_mb=self.spec.judge.memory_mb,
             sandbox=self.spec.judge.sandbox,
+            checkpoints=a.checkpoints,
+            checkpoint_start=a.checkpoint_start,
         )
         key = (task.task_id, arm.name, session, sample)
         state = SessionState(agent=a.agent, task_id=task.task_id, arm=arm.name, session=session)
@@ -193,8 +198,9 @@ class AgentSessions:
         cpu0 = time.process_time()
         row = self._row(task, arm, session, sample, ep, outcome)
         row["attempt"] = attempt
+        marks = checkpoint_rows(row, outcome, task, self.spec.ledger) if a.checkpoints else []
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
-        return [*rows, row]
+        return [*rows, row, *marks]
 
     def _interrupted(
         self,
@@ -291,9 +297,51 @@ class AgentSessions:
             row["score"] = outcome.verdict.score
             row["passed"] = outcome.verdict.passed
             row["sandbox"] = getattr(outcome.verdict, "sandbox", None)
+            if is_scored(task):
+                row["direction"] = task.direction
         row["evidence"] = str(outcome.evidence_dir)
         row["ts"] = time.time()
         return row
+
+
+def checkpoint_rows(
+    session_row: dict[str, Any], outcome: SessionOutcome, task: Task, ledger: Path
+) -> list[dict[str, Any]]:
+    """The session's judged snapshots as ``role = "checkpoint"`` rows (the row contract shared
+    with the rating side): increasing budgets on the session row's own token count, the last
+    one the final folder with the session's own verdict. No token fields: never counted."""
+    if outcome.verdict is None:
+        return []  # nothing judged the session (an answer-only task, or no tests): no curve
+    final_tokens = int(session_row.get("total_tokens") or 0)
+    final_turns, final_s = int(session_row.get("turns") or 0), round(outcome.wall_s, 3)
+    logged = read_log_usage(outcome.state.agent, outcome.evidence_dir / "home")
+    log_total = logged.total.total_tokens if logged is not None and logged.calls else None
+    kept = finalize(
+        [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, log_total
+    )
+    verdicts = {id(m): v for m, v in outcome.checkpoints}
+    base = {
+        "run_id": session_row["run_id"], "experiment": session_row.get("experiment"),
+        "role": "checkpoint", "task_id": session_row["task_id"], "arm": session_row["arm"],
+        "agent": session_row["agent"], "model": session_row.get("model"),
+        "session": session_row["session"], "sample": session_row["sample"],
+    }  # fmt: skip
+    steps = [
+        (b.tokens, b.turns, b.seconds, verdicts.get(id(m)), m.path) for m, b in kept
+    ] + [(final_tokens, final_turns, final_s, outcome.verdict, outcome.evidence_dir / "work")]
+    rows = []
+    for index, (tokens, turns, seconds, verdict, path) in enumerate(steps):
+        row = {**base, "checkpoint": index, "final": index == len(steps) - 1,
+               "budget_tokens": tokens, "budget_turns": turns, "budget_seconds": seconds,
+               "score": verdict.score if verdict else None,
+               "passed": verdict.passed if verdict else None,
+               "sandbox": getattr(verdict, "sandbox", None),
+               "snapshot": os.path.relpath(path, ledger.resolve().parent)}  # fmt: skip
+        if is_scored(task):
+            row["direction"] = task.direction
+        row["ts"] = time.time()
+        rows.append(row)
+    return rows
 
 
 def _write_calls(path: Path, rows: list[dict[str, Any]]) -> None:

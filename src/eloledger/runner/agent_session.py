@@ -32,10 +32,13 @@ from pathlib import Path
 
 from eloledger import sandbox
 from eloledger.judges.rule import Verdict
-from eloledger.judges.workdir import judge_workdir, safe_copy
+from eloledger.judges.scorer import judge_work
+from eloledger.judges.workdir import safe_copy
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
+from eloledger.runner.agent_crosscheck import read_log_usage
 from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
+from eloledger.runner.checkpoints import Checkpointer, Mark
 from eloledger.tasks import Task
 
 _STREAM_LIMIT = 16 * 1024 * 1024  # one event line (Claude's init line lists every tool)
@@ -63,6 +66,8 @@ class AgentJob:
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
     sandbox: str = "auto"  # the [judge] sandbox: where the task's tests judge the work folder
+    checkpoints: str | None = None  # tokens | turns | seconds (runner.checkpoints)
+    checkpoint_start: float | None = None
 
 
 @dataclass
@@ -74,6 +79,7 @@ class SessionOutcome:
     wall_s: float
     evidence_dir: Path
     home_logs: list[Path] = field(default_factory=list)  # the CLI's session logs, kept
+    checkpoints: list[tuple[Mark, Verdict | None]] = field(default_factory=list)  # judged
 
 
 async def run_agent_session(
@@ -119,22 +125,28 @@ async def run_agent_session(
                 network=True,  # the gateway; Codex keeps its own -s workspace-write inside
                 cwd=str(work),
             )
+        ckpt = None
+        if job.checkpoints:
+            ckpt = Checkpointer(
+                job.checkpoints, work, job.evidence_dir / "checkpoints", state,
+                read_log_tokens=lambda: _log_tokens(job.agent, home), start=job.checkpoint_start,
+            )  # fmt: skip
         try:
-            returncode = await _run_cli(argv, work, env, job, parser, state, on_progress)
+            returncode = await _run_cli(argv, work, env, job, parser, state, on_progress, ckpt)
         finally:
+            if ckpt is not None:
+                await ckpt.finish()
             sandbox.chown_back(home)  # root mode: the CLI's files were its fresh uid's
             sandbox.chown_back(work)
         state.ended = time.monotonic()
-        verdict = None
-        if job.task.tests:  # also after a timeout: the files it left are its result
-            verdict = await asyncio.to_thread(
-                judge_workdir,
-                work,
-                job.task.tests,
-                timeout_s=job.judge_timeout_s,
-                memory_mb=job.judge_memory_mb,
-                sandbox_kind=job.sandbox,
-            )
+        opts = {"timeout_s": job.judge_timeout_s, "memory_mb": job.judge_memory_mb,
+                "sandbox_kind": job.sandbox}  # fmt: skip
+        # also after a timeout: the files it left are its result
+        verdict = await asyncio.to_thread(judge_work, work, job.task, **opts)
+        judged = [
+            (m, await asyncio.to_thread(judge_work, m.path, job.task, **opts))
+            for m in (ckpt.marks if ckpt is not None else [])
+        ]
         logs = _keep_evidence(work, job.evidence_dir)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -146,7 +158,14 @@ async def run_agent_session(
         wall_s=time.monotonic() - wall0,
         evidence_dir=job.evidence_dir,
         home_logs=logs,
+        checkpoints=judged,
     )
+
+
+def _log_tokens(agent: str, home: Path) -> int | None:
+    """The CLI's session log's count so far (exact per call; None without a log reader)."""
+    logged = read_log_usage(agent, home)
+    return logged.total.total_tokens if logged is not None and logged.calls else None
 
 
 async def _run_cli(
@@ -157,6 +176,7 @@ async def _run_cli(
     parser,  # noqa: ANN001 - one of the headless StreamParsers
     state: SessionState,
     on_progress: Callable[[SessionState], None] | None,
+    ckpt: Checkpointer | None = None,
 ) -> int | None:
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -182,6 +202,8 @@ async def _run_cli(
                 line = raw.decode("utf-8", "replace")
                 stream_log.write(scrub(line))
                 parser.feed(line)
+                if ckpt is not None:
+                    ckpt.poke()  # a counter bump; the check and the copy run in its thread
                 if on_progress is not None:
                     on_progress(state)
                 if state.abort:
@@ -195,6 +217,9 @@ async def _run_cli(
                     stderr_parts.append(raw)
 
         readers = asyncio.ensure_future(asyncio.gather(read_stdout(), read_stderr()))
+        ticker = None
+        if ckpt is not None and ckpt.axis == "seconds":
+            ticker = asyncio.ensure_future(ckpt.ticker())
         try:
             # the session ends when the CLI exits (or aborts): a process it left in the
             # background may hold its stdout open, and is killed, never waited for
@@ -206,6 +231,8 @@ async def _run_cli(
             if not done:
                 state.fail(TIMEOUT, f"no end after {job.timeout_s:g} s: killed")
         finally:
+            if ticker is not None:
+                ticker.cancel()
             _kill_group(proc)
             with contextlib.suppress(ProcessLookupError):
                 await asyncio.shield(proc.wait())

@@ -498,6 +498,9 @@ class _Run:
                 c.settle_estimate(arm, shown)
         for row in rows:
             row.update(self._task_labels(call.task))
+            if row.get("role") == "checkpoint":  # issue 22: a judged snapshot, not a call
+                self.writer.append(row)
+                continue
             if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
                 # the CLI's final message is the answer: judged like a chat reply (issue 19 item 5)
                 await score_sample(row, call.task, self.spec.judge, self.tests_gate)
@@ -697,7 +700,8 @@ class _Run:
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
         names = [a.name for a in self.spec.arms]
-        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names)
+        low = [t.task_id for t in self.tasks if t.direction == "min"]  # issue 22 scored tasks
+        comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names, low)
         open_results = [r for r in results if r.task_id in by_llm]
         if open_results:
             comparisons += await self.judge.comparisons(open_results)

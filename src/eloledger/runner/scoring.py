@@ -12,6 +12,7 @@ from typing import Any
 
 from eloledger.judges.code import judge_tests
 from eloledger.judges.rule import Verdict, judge_rule
+from eloledger.judges.scorer import is_scored, judge_scored
 from eloledger.runner.spec import JudgeSpec
 from eloledger.tasks import Task
 
@@ -36,6 +37,13 @@ async def score_sample(
                 sandbox_kind=judge.sandbox,
             )
         row["sandbox"] = verdict.sandbox  # what the judged code ran in (issue 17)
+    elif is_scored(task):  # issue 22: the task's scorer, on the reply's text, in the sandbox
+        async with tests_gate:
+            verdict = await asyncio.to_thread(
+                judge_scored, content, task, answer=True, timeout_s=judge.timeout_s,
+                memory_mb=judge.memory_mb, sandbox_kind=judge.sandbox,
+            )  # fmt: skip
+        row["sandbox"], row["direction"] = verdict.sandbox, task.direction
     elif task.answer is not None:
         verdict = judge_rule(
             content, task.answer, mode=judge.mode, tolerance=judge.tolerance, pattern=judge.pattern

@@ -29,7 +29,8 @@ def select(task: Task, arm: ArmSpec, session: int, rows: list[dict[str, Any]]) -
         index, _ = majority(answers)
         chosen = ok[index if index is not None else 0]
     elif kind in ("best_of_n", "agent") and arm.select == "verifier":
-        chosen = max(ok, key=lambda item: (_score_of(item[1]), -item[0]))
+        sign = -1.0 if task.direction == "min" else 1.0  # issue 22: lower is better
+        chosen = max(ok, key=lambda item: (sign * _score_of(item[1], sign), -item[0]))
     else:  # single, or judge selection (refined by the knockout)
         chosen = ok[0]
     fill(result, chosen, task)
@@ -55,6 +56,8 @@ def answer_kind(task: Task) -> str:
     return task.kind if task.kind in ("numeric", "text") else "auto"
 
 
-def _score_of(row: dict[str, Any]) -> float:
+def _score_of(row: dict[str, Any], sign: float = 1.0) -> float:
     score = row.get("score")
-    return float(score) if isinstance(score, (int, float)) else 0.0
+    if isinstance(score, (int, float)):
+        return float(score)
+    return 0.0 if sign > 0 else float("inf")  # no score: last, whichever way is better

@@ -51,7 +51,9 @@ _ARM_KEYS = {
     "prompt_template", "model", "profile", "rounds",
 }  # fmt: skip
 _CHAT_ONLY_KEYS = {"system", "prompt_template", "profile", "rounds"}
-_AGENT_ARM_KEYS = {"agent", "model", "max_turns", "effort", "timeout_s", "args"}
+_AGENT_ARM_KEYS = {
+    "agent", "model", "max_turns", "effort", "timeout_s", "args", "checkpoints", "checkpoint_start",
+}  # fmt: skip
 _JUDGE_KEYS = {
     "kind", "mode", "tolerance", "pattern", "timeout_s", "memory_mb", "model", "max_tokens",
     "temperature", "sandbox",
@@ -111,6 +113,8 @@ class AgentArmSpec:
     effort: str | None = None
     timeout_s: float = 600.0
     args: list[str] = field(default_factory=list)
+    checkpoints: str | None = None  # tokens | turns | seconds: snapshots on a 1.5x grid
+    checkpoint_start: float | None = None  # the grid's first step (default: the first turn's)
 
 
 @dataclass
@@ -569,7 +573,7 @@ def _parse_agent_arm(loc: _Locator, index: int, g: _Getter, name: str) -> ArmSpe
             raise UserError(
                 f"{loc.at('arms', key, index)}: arm {name!r} is an agent arm: {key} does not apply",
                 fix="remove it (an agent arm has agent, n, model, max_turns, effort, timeout_s, "
-                "select, args)",
+                "select, args, checkpoints, checkpoint_start)",
             )
     if "agent" not in g.data:
         raise UserError(
@@ -598,7 +602,15 @@ def _parse_agent_arm(loc: _Locator, index: int, g: _Getter, name: str) -> ArmSpe
         effort=g.str("effort"),
         timeout_s=g.float("timeout_s", default=600.0, low=0.001),
         args=list(args),
+        checkpoints=g.choice("checkpoints", ("tokens", "turns", "seconds"), default=None),
+        checkpoint_start=g.float("checkpoint_start", default=None, low=1e-9),
     )
+    if spec.checkpoint_start is not None and spec.checkpoints is None:
+        raise UserError(
+            f"{loc.at('arms', 'checkpoint_start', index)}: arm {name!r} has checkpoint_start "
+            "but no checkpoints",
+            fix='add checkpoints = "tokens" (or "turns", "seconds"), or remove checkpoint_start',
+        )
     return ArmSpec(name=name, kind="agent", n=n, temperature=0.0, select=select, agent=spec)
 
 

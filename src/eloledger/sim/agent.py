@@ -28,6 +28,7 @@ import orjson
 
 from eloledger.sim.agentwire import Turn, Usage, json_answer, shell_arguments
 from eloledger.sim.model import count_prompt_tokens, p_correct
+from eloledger.sim.scored import is_simulated, scored_answer, scored_rounds
 from eloledger.tasks import lookup_task
 from eloledger.tasks.model import Task
 
@@ -165,6 +166,8 @@ def respond(turn: Turn, *, seed: int, new_key: Callable[[str, str], str]) -> Age
     task = lookup_task(turn.user_text)
     if turn.wants_json:
         return _reply(turn, json_answer(turn.json_schema), None, random.Random(seed), None)
+    if task is not None and is_simulated(task) and turn.shell is not None:
+        return _respond_scored(turn, task, seed, new_key)
     if task is None or task.kind != "agent" or not task.solution_files or turn.shell is None:
         rng = random.Random(f"agent|{seed}|{turn.model}|{len(turn.outputs)}")
         return _reply(turn, GENERIC_ANSWER, None, rng, task)
@@ -206,3 +209,31 @@ def estimate_usage(
     cached = prefix // 128 * 128 if prefix >= 1024 else 0
     reasoning = rng.randint(8, 24 + int(220 * difficulty))
     return Usage(prompt - cached, cached, 0, output, reasoning)
+
+
+# --- scored optimisation tasks (issue 22): see sim.scored for the answers ---------------------
+
+
+def _respond_scored(
+    turn: Turn, task: Task, seed: int, new_key: Callable[[str, str], str]
+) -> AgentReply:
+    found = _SESSION_RE.search(turn.assistant_text)
+    key = found.group(1) if found else new_key(turn.model, task.task_id)
+    base = f"agent|{seed}|{turn.model}|{task.task_id}|{key}"
+    p = p_correct(task.difficulty, AGENT_TEMPERATURE, turn.model)
+    rounds = scored_rounds(p, random.Random(base))
+    step = len(turn.outputs)
+    if step == 0:
+        action = Action("Let me read the problem first.", "cat " + " ".join(_quoted(task)))
+    elif step <= rounds:
+        text = scored_answer(task, p, step, random.Random(base + "|solve"))
+        (target,) = (n for n in ("answer.txt", "fit.txt") if n in (task.files or {}))
+        command = f"cat > {_quote(target)} <<'{HEREDOC_END}'\n{text}{HEREDOC_END}\npython3 check.py"
+        action = Action(f"Round {step}: a better answer, then its score.", command)
+    else:
+        last = next((o for o in reversed(turn.outputs) if "score:" in o), "")
+        action = Action(f"Done after {rounds} rounds. Last check: {last.strip()[:120]}")
+    text = action.text if found else f"{action.text} [sim session {key}]"
+    call = shell_arguments(turn.shell, action.command) if action.command else None
+    usage_rng = random.Random(f"usage|{base}|{step}")
+    return _reply(turn, text, call, usage_rng, task)

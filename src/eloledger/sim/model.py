@@ -27,6 +27,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from eloledger.sim.scored import chat_answer
 from eloledger.tasks import Task, builtin_task, lookup_task
 
 MODEL_SKILL = {"sim-small": 0.55, "sim-large": 0.70}
@@ -120,7 +121,11 @@ def generate(prompt: str, *, model: str, temperature: float, rng: random.Random)
         text = _judge(prompt, judged.group(1), judged.group(2), rng)
     else:
         task = lookup_task(prompt)
-        if task is None or task.kind == "agent":  # agent tasks: see sim.agent
+        scored = chat_answer(task, p_correct(task.difficulty, temperature, model), rng) if (
+            task is not None and task.kind == "agent") else None  # fmt: skip  # issue 22
+        if scored is not None:
+            text = scored
+        elif task is None or task.kind == "agent":  # agent tasks: see sim.agent
             text = _generic(rng)
         elif task.kind == "code" and task.solution:
             text = _code_reply(task, temperature, model, rng)

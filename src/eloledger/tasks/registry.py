@@ -27,6 +27,7 @@ BUILTIN_SETS: dict[str, tuple[str, ...]] = {
     "arith": ("arith.jsonl",),
     "code": ("code.jsonl",),
     "agent-code": ("agent-code.jsonl",),
+    "agent-opt": ("agent-opt.jsonl",),  # scored optimisation tasks (issue 22)
     "all": ("arith.jsonl", "code.jsonl"),
 }
 KINDS = ("numeric", "code", "text", "agent")
@@ -221,10 +222,11 @@ def _parse_line(where: str, row: Any, open_ended: bool, shape: _Shape) -> Task:
     tests = row.get("tests")
     if tests is not None and not isinstance(tests, str):
         raise UserError(f"{where}: 'tests' must be a string of Python asserts")
-    if answer is None and not tests and not open_ended:
+    scored = _scorer_fields(where, row)
+    if answer is None and not tests and not scored and not open_ended:
         raise UserError(
             f"{where}: task {task_id!r} has neither 'answer' nor 'tests'",
-            fix="add an 'answer' (for rule judges) or 'tests' (Python asserts), or set "
+            fix="add an 'answer' (for rule judges), 'tests' (Python asserts) or a 'scorer', or set "
             'kind = "auto" (per task) or kind = "llm" in the spec\'s [judge] to have a model '
             "compare open-ended answers",
         )
@@ -270,7 +272,40 @@ def _parse_line(where: str, row: Any, open_ended: bool, shape: _Shape) -> Task:
         buggy=tuple(buggy),
         files=files,
         solution_files=_solution_tree(where, row, files),
+        **scored,
     )
+
+
+def _scorer_fields(where: str, row: dict) -> dict[str, Any]:
+    """A scored task's ``scorer`` (Python defining ``score``) or ``scorer_cmd`` (a command
+    printing one number) and ``direction``: checked here, run only in the sandbox."""
+    out: dict[str, Any] = {}
+    scorer, cmd = row.get("scorer"), row.get("scorer_cmd")
+    if scorer is not None:
+        if not isinstance(scorer, str) or "def score" not in scorer:
+            raise UserError(
+                f"{where}: 'scorer' must be Python code defining score(workdir_or_answer)",
+                fix="define score(x) -> float: x is the work folder (agent tasks) or the answer",
+            )
+        out["scorer"] = scorer
+    if cmd is not None:
+        if isinstance(cmd, str):
+            cmd = [cmd]
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) for c in cmd):
+            raise UserError(
+                f"{where}: 'scorer_cmd' must be a list of strings (a command printing a number)",
+                fix='"scorer_cmd": ["python3", "check.py"]',
+            )
+        out["scorer_cmd"] = tuple(cmd)
+    if scorer is not None and cmd is not None:
+        raise UserError(f"{where}: a task has 'scorer' or 'scorer_cmd', not both",
+                        fix="keep one of them")  # fmt: skip
+    direction = row.get("direction", "max")
+    if direction not in ("max", "min"):
+        raise UserError(f'{where}: \'direction\' must be "max" or "min", got {direction!r}')
+    if out or "direction" in row:
+        out["direction"] = direction
+    return out
 
 
 def _solution_tree(where: str, row: dict, files: dict[str, str] | None) -> dict[str, str] | None:
@@ -363,7 +398,7 @@ def _builtin_set(name: str) -> tuple[Task, ...]:
 def _builtin_index() -> tuple[dict[str, Task], dict[str, Task]]:
     by_prompt: dict[str, Task] = {}
     by_id: dict[str, Task] = {}
-    for task in (*_builtin_set("all"), *_builtin_set("agent-code")):
+    for task in (*_builtin_set("all"), *_builtin_set("agent-code"), *_builtin_set("agent-opt")):
         by_prompt[task.prompt.strip()] = task
         by_id[task.task_id] = task
     return by_prompt, by_id
