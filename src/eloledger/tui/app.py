@@ -21,6 +21,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.messages import ShowTab
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
 from eloledger.tui.themes import DEFAULT_THEME, load_themes, save_theme, saved_theme
@@ -217,6 +218,12 @@ class EloLedgerApp(App[int]):
             focusable[0].focus()
         else:
             tabs.query_one("Tabs").focus()
+
+    def on_show_tab(self, message: ShowTab) -> None:
+        """A tab asked to be shown (a palette command), then runs its own action."""
+        self.action_show_tab(message.tab)
+        if message.then is not None:
+            message.then()
 
     def action_help(self) -> None:
         from eloledger.tui.dialogs import HelpScreen

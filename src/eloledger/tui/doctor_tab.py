@@ -25,6 +25,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from eloledger.tui import fmt
+from eloledger.tui.errors import error_text
+from eloledger.tui.messages import ShowTab
 
 SEVERITY_MARK = {
     "error": ("✗", "$error"),
@@ -142,9 +144,7 @@ class DoctorTab(Vertical):
             if not offline:  # also each stored profile's gateway (the CLI: --profile NAME)
                 report.findings += self._probe_profiles(profiles, report)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.app.call_from_thread(self._status, f"[$error]{fmt.markup(_message(exc))}[/]")
+            self.app.call_from_thread(self._status, f"[$error]{fmt.markup(error_text(exc))}[/]")
             return
         finally:
             self.running = ""
@@ -302,14 +302,13 @@ class DoctorTab(Vertical):
 
     def _confirm_config_fix(self, finding: Any) -> None:
         from eloledger.doctor.fixes import apply_fix, plan_fix
-        from eloledger.tui.app import _message
         from eloledger.tui.dialogs import DiffScreen
 
         action = finding.action
         try:
             old, new, diff = plan_fix(action)
         except Exception as exc:
-            self.notify(_message(exc), title="Cannot apply", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Cannot apply", severity="error", timeout=10)
             return
         if old == new:
             self.notify("Already fixed in the file; checking again.", timeout=5)
@@ -322,7 +321,7 @@ class DoctorTab(Vertical):
             try:
                 backup_id = apply_fix(action, old)
             except Exception as exc:
-                self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+                self.notify(error_text(exc), title="Not applied", severity="error", timeout=10)
                 return
             self.notify(
                 f"{action.summary}. Undo: eloledger profile restore {backup_id}. Checking again.",
@@ -342,9 +341,7 @@ class DoctorTab(Vertical):
         try:
             backup_id = apply_profile_fix(profile, summary)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Not applied", severity="error", timeout=10)
             return
         self.notify(
             f"Profile {profile.name} updated. Undo: eloledger profile restore {backup_id}. "
@@ -356,8 +353,7 @@ class DoctorTab(Vertical):
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.app.action_show_tab("doctor")
-                self.run_action(action)
+                self.post_message(ShowTab("doctor", then=getattr(self, f"action_{action}")))
 
             return run
 
