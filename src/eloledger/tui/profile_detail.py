@@ -64,8 +64,6 @@ def effective_text(settings: dict[str, list[Any]]) -> str:
     return "\n".join(lines)
 
 
-
-
 class ProfileDetail(VerticalScroll):
     """The summary of one profile (or a hint, or an error) above the clients' effective settings."""
 

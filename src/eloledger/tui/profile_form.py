@@ -26,6 +26,11 @@ class ProfileForm(ModalScreen[Any]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
         Binding("ctrl+s", "save", "Save"),
+        # Priority: the app moves the focus as it reads the key, before it hands on the keys
+        # typed next. Unprioritised, tab waits in the field's queue behind them, and text
+        # typed right after tab landed in the field being left (issue 23 item 9b).
+        Binding("tab", "app.focus_next", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", show=False, priority=True),
     ]
     DEFAULT_CSS = """
     ProfileForm { align: center top; }  /* top: the form does not jump as checks appear */
