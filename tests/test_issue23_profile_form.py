@@ -25,6 +25,10 @@ async def _wait(predicate, pilot, seconds: float = 30.0) -> None:
     raise AssertionError("timed out")
 
 
+def _focused_id(app: EloLedgerApp) -> str | None:
+    return app.screen.focused.id if app.screen.focused is not None else None
+
+
 def _burst(app: EloLedgerApp, keys: list[str]) -> None:
     """Post keys without waiting in between, like a terminal driver reading a burst."""
     for key in keys:
@@ -36,11 +40,11 @@ async def test_text_typed_right_after_tab_lands_in_the_next_field() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await _wait(lambda: app.query_one(ProfilesTab).presets, pilot)
-        await pilot.press("n")
-        await _wait(lambda: isinstance(app.screen, ProfileForm), pilot)
+        app.query_one(ProfilesTab).action_new()  # what "n" does; the keys under test follow
+        await _wait(lambda: _focused_id(app) == "form-name", pilot)
         form = app.screen
+        assert isinstance(form, ProfileForm)
         name, url = form.query_one("#form-name", Input), form.query_one("#form-url", Input)
-        await _wait(lambda: form.focused is name, pilot)
         _burst(app, [*"gw", "tab", *"http://x", "shift+tab", *"2"])
         await _wait(lambda: len(name.value) + len(url.value) >= 11, pilot)
         await pilot.pause()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.errors import UserError
 
 _EPILOG = """\
@@ -86,7 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Name a gateway once; switch every coding CLI to it without losing a line "
         "of your own config.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=WrappedHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     fmt = {"choices": ("table", "json"), "default": "table"}
@@ -133,7 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="replace an existing profile")
 
     for action in actions.choices.values():
-        action.formatter_class = argparse.RawDescriptionHelpFormatter
+        action.formatter_class = WrappedHelpFormatter
         action.epilog = _EPILOG
         action.description = action.description or parser.description
     parser.set_defaults(handler=handle, action=None)

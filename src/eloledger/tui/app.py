@@ -219,11 +219,12 @@ class EloLedgerApp(App[int]):
         else:
             tabs.query_one("Tabs").focus()
 
-    def on_show_tab(self, message: ShowTab) -> None:
-        """A tab asked to be shown (a palette command), then runs its own action."""
+    async def on_show_tab(self, message: ShowTab) -> None:
+        """A tab asks for a tab (a palette command, the Doctor's "n"), then one of its actions."""
         self.action_show_tab(message.tab)
-        if message.then is not None:
-            message.then()
+        if message.action:
+            pane = self.query_one("#tabs", TabbedContent).get_pane(message.tab)
+            await pane.children[0].run_action(message.action)
 
     def action_help(self) -> None:
         from eloledger.tui.dialogs import HelpScreen

@@ -27,6 +27,7 @@ from textual.widgets.option_list import Option
 from eloledger.tui import fmt
 from eloledger.tui.errors import error_text
 from eloledger.tui.messages import ShowTab
+from eloledger.words import plural
 
 SEVERITY_MARK = {
     "error": ("✗", "$error"),
@@ -93,6 +94,7 @@ class DoctorTab(Vertical):
         Binding("r", "check", "Check (offline)"),
         Binding("P", "probe", "Probe now"),
         Binding("a", "apply_fix", "Apply fix"),
+        Binding("n", "add_profile", "Add profile", show=False),
     ]
     DEFAULT_CSS = """
     DoctorTab { height: 1fr; }
@@ -148,10 +150,12 @@ class DoctorTab(Vertical):
             return
         finally:
             self.running = ""
-        kind = "offline checks" if offline else f"probes ({len(report.probes)} gateway(s))"
-        self.app.call_from_thread(
-            self._show, report.findings, profiles, f"{kind} at {time.strftime('%H:%M:%S')}"
-        )
+        from eloledger.doctor.run import NOTHING_CONFIGURED
+
+        kind = "offline checks" if offline else f"probes ({plural(len(report.probes), 'gateway')})"
+        when = f"{kind} at {time.strftime('%H:%M:%S')}"
+        empty = NOTHING_CONFIGURED in report.notes
+        self.app.call_from_thread(self._show, report.findings, profiles, when, empty)
 
     @staticmethod
     def _probe_profiles(profiles: dict[str, Any], report: Any) -> list[Any]:
@@ -174,15 +178,24 @@ class DoctorTab(Vertical):
     def _status(self, text: str) -> None:
         self.query_one("#doctor-status", Static).update(text)
 
-    def _show(self, findings: list[Any], profiles: dict[str, Any], when: str) -> None:
+    def _show(
+        self, findings: list[Any], profiles: dict[str, Any], when: str, empty: bool = False
+    ) -> None:
+        """``empty``: nothing is configured (no profile, no client at a gateway) to check."""
         self.findings, self.profiles, self.last_run = findings, profiles, when
         counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_MARK}
         summary = (
-            f"[$error]{counts['error']} errors[/] · [$warning]{counts['warning']} warnings[/] · "
+            f"[$error]{plural(counts['error'], 'error')}[/] · "
+            f"[$warning]{plural(counts['warning'], 'warning')}[/] · "
             f"{counts['info']} info — {when} · [b]P[/b] probe now"
         )
         if not findings:
             summary = f"[$success]✓ nothing wrong found[/] — {when} · [b]P[/b] probe now"
+        if not findings and empty:
+            summary = (
+                "Nothing configured yet: no profile, and no client points at a gateway — "
+                "add a profile ([b]n[/b]) · [b]P[/b] probe now"
+            )
         self._status(summary)
         option_list = self.query_one("#doctor-list", OptionList)
         option_list.clear_options()
@@ -350,10 +363,14 @@ class DoctorTab(Vertical):
         )
         self.action_check()
 
+    def action_add_profile(self) -> None:
+        """``n``: the Profiles tab's new-profile form (what the empty Doctor suggests)."""
+        self.post_message(ShowTab("profiles", "new"))
+
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.post_message(ShowTab("doctor", then=getattr(self, f"action_{action}")))
+                self.post_message(ShowTab("doctor", action))
 
             return run
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from textual.message import Message
 
 
 class ShowTab(Message):
-    """Bring tab ``tab`` to the front, then call ``then`` (e.g. the tab's action for a command
-    chosen in the palette, which must run once the tab is shown)."""
+    """Bring tab ``tab`` to the front, then run ``action`` (one of that tab's own actions,
+    e.g. "new") on the tab's widget: a palette command, or the Doctor's "add a profile (n)"."""
 
-    def __init__(self, tab: str, then: Callable[[], object] | None = None) -> None:
+    def __init__(self, tab: str, action: str | None = None) -> None:
         super().__init__()
         self.tab = tab
-        self.then = then
+        self.action = action

@@ -302,7 +302,7 @@ class ProfilesTab(Horizontal):
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.post_message(ShowTab("profiles", then=getattr(self, f"action_{action}")))
+                self.post_message(ShowTab("profiles", action))
 
             return run
 
