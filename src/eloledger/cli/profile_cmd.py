@@ -8,6 +8,7 @@ from typing import Any
 
 from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.errors import UserError
+from eloledger.words import plural
 
 _EPILOG = """\
 examples:
@@ -460,19 +461,22 @@ def _use_planned(args: argparse.Namespace) -> int:
     if (
         plan.changed
         and not args.yes
-        and not _ask(f"Write {sum(f.changed for f in plan.files)} file(s)? [y/N]").startswith("y")
+        and not _ask(f"Write {plural(sum(f.changed for f in plan.files), 'file')}? [y/N]")
+        .startswith("y")
     ):
         print("aborted; nothing was written", file=sys.stderr)
         return 1
     written = apply_switch(plan)
     if not written:
-        print(f"no change: {', '.join(plan.targets)} already use {plan.profile.name!r}")
+        verb = "is" if len(plan.targets) == 1 else "are"
+        print(f"no change: {', '.join(plan.targets)} {verb} already on {plan.profile.name!r}")
         return 0
     from eloledger.profiles.backups import list_backups
 
     backup = list_backups()[-1].id
     print(
-        f"switched {', '.join(plan.targets)} to {plan.profile.name!r}: wrote {len(written)} file(s)"
+        f"switched {', '.join(plan.targets)} to {plan.profile.name!r}: "
+        f"wrote {plural(len(written), 'file')}"
     )
     print(f"backup {backup}: undo with 'eloledger profile restore {backup}'")
     if getattr(args, "first_use", False):

@@ -28,6 +28,7 @@ from eloledger.tui.profile_detail import ProfileDetail
 from eloledger.tui.profile_form import ProfileForm
 from eloledger.tui.profile_list import ProfileList
 from eloledger.tui.profile_switch import SwitchScreen
+from eloledger.words import plural
 
 __all__ = ["BackupsScreen", "ProfileForm", "ProfilesTab", "SwitchScreen"]
 
@@ -218,7 +219,7 @@ class ProfilesTab(Horizontal):
         from eloledger.tui.dialogs import DiffScreen
 
         diffs = [(str(f.path), f.diff) for f in plan.files if f.changed]
-        title = f"Switch to {plan.profile.name}: {len(diffs)} file(s) change (secrets masked)"
+        title = f"Switch to {plan.profile.name}: {plural(len(diffs), 'file')} change (secrets masked)"
         notes = ([preview] if preview else []) + plan.notes
         notes += [f"conflict: {c}" for c in plan.conflicts]
         if notes:
@@ -247,7 +248,7 @@ class ProfilesTab(Horizontal):
             )
             return
         self.last_applied = written
-        message = f"Switched to {plan.profile.name}: wrote {len(written)} file(s); backup made."
+        message = f"Switched to {plan.profile.name}: wrote {plural(len(written), 'file')}; backup made."
         self.app.call_from_thread(self.notify, message, timeout=6)
         self.app.call_from_thread(self.action_reload)
 
@@ -296,7 +297,7 @@ class ProfilesTab(Horizontal):
                 self.notify, error_text(exc), title="Not restored", severity="error", timeout=12
             )
             return
-        self.app.call_from_thread(self.notify, f"Restored {len(written)} file(s) from {backup_id}")
+        self.app.call_from_thread(self.notify, f"Restored {plural(len(written), 'file')} from {backup_id}")
         self.app.call_from_thread(self.action_reload)
 
     def commands(self) -> Iterable[SystemCommand]:
