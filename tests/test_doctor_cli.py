@@ -169,7 +169,7 @@ def test_warnings_only_exit_one_and_text_layout(
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "WARNING env.shadowed  [claude]"
     assert "        fix: set ANTHROPIC_MODEL at ~/.claude/settings.json:1" in out
-    assert out.rstrip().endswith("0 errors, 1 warnings, 0 info")
+    assert out.rstrip().endswith("0 errors, 1 warning, 0 info")
 
 
 def test_ledger_audit_from_the_cli(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def test_a_stored_profile_with_a_password_is_masked_everywhere(
     assert snapshot(watched(temp_home)) == before
     status, out, err = run(capsys, "doctor", "--profile", "old", "--offline")
     assert PASSWORD not in out + err
-    from eloledger.tui.profiles_tab import profile_summary
+    from eloledger.tui.profile_detail import profile_summary
 
     shown = profile_summary(store.get_profile("old"), preset=False)
     assert PASSWORD not in shown and "alice:***@gw.example" in shown

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eloledger.cli import main
-from eloledger.profiles import store
+from eloledger.profiles.active import active_profile
 from eloledger.profiles.backups import list_backups
 
 
@@ -35,16 +35,16 @@ def two(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> 
 def test_restoring_a_pre_switch_backup_makes_the_old_profile_active_again(
     capsys: pytest.CaptureFixture[str], two: None
 ) -> None:
-    assert store.active_profile() is None
+    assert active_profile() is None
     assert run(capsys, "profile", "use", "A", "--to", "claude,codex", "--yes", "-q")[0] == 0
-    assert store.active_profile() == "A"
+    assert active_profile() == "A"
     assert run(capsys, "profile", "use", "B", "--to", "claude,codex", "--yes", "-q")[0] == 0
     assert active_in_list(capsys) == {"A": "", "B": "claude:user,codex"}
     before_b = list_backups()[-1].id  # made by the switch to B: the files as A left them
     status, _out, err = run(capsys, "profile", "restore", before_b, "--yes")
     assert status == 0, err
     assert active_in_list(capsys) == {"A": "claude:user,codex", "B": ""}
-    assert store.active_profile() == "A"
+    assert active_profile() == "A"
     status, out, _err = run(capsys, "profile", "list")
     line_a = next(line for line in out.splitlines() if line.split()[:2] == ["*", "A"])
     assert "claude:user" in line_a and "* active" in out

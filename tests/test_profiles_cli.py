@@ -100,7 +100,7 @@ def test_use_refuses_without_tty_unless_yes(temp_home: Path, monkeypatch) -> Non
     assert snapshot(paths) == before  # diff writes nothing
     result = cli("profile", "use", "openrouter", "--to", "claude,codex,shell", "--yes")
     assert result.returncode == 0, result.stderr
-    assert "wrote 2 file(s)" in result.stdout and "restore" in result.stdout
+    assert "wrote 2 files" in result.stdout and "restore" in result.stdout
     assert KEY not in result.stdout + result.stderr
     settings = json.loads(paths["claude"].read_text())
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY
@@ -216,7 +216,7 @@ def test_use_without_yes_shows_diff_and_asks_on_a_terminal(temp_home: Path, monk
         )  # fmt: skip
         os.close(leader)
         os.close(follower)
-        assert "Write 1 file(s)? [y/N]" in result.stderr
+        assert "Write 1 file? [y/N]" in result.stderr
         assert '+    "ANTHROPIC_BASE_URL": "https://openrouter.ai/api"' in result.stdout
         assert (snapshot(paths)["claude"][0] != before["claude"][0]) is changed
         assert result.returncode == (0 if changed else 1)

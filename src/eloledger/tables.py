@@ -85,7 +85,28 @@ def wrap(text: str, width: int | None) -> str:
     lines = [visible(line) for line in text.split("\n")]
     if width is None:
         return "\n".join(lines)
-    return "\n".join(textwrap.fill(line, width) if line else line for line in lines)
+    return "\n".join(fill(line, width) if line else line for line in lines)
+
+
+def fill(text: str, width: int | None, indent: str = "", hang: str | None = None) -> str:
+    """``text`` as lines of at most ``width`` columns, broken only between words.
+
+    Why not ``textwrap.fill`` as is: it cuts a word longer than the line, and at hyphens, so a
+    URL, a path or a command to copy came out in pieces ("silentl / y" where the terminal did
+    it). A word longer than the line stays whole and runs over. ``indent`` starts the first
+    line, ``hang`` (default: as many spaces) the others; no ``width``: one line.
+    """
+    hang = " " * len(indent) if hang is None else hang
+    if width is None:
+        return indent + text
+    return textwrap.fill(
+        text,
+        max(width, len(indent) + 1, len(hang) + 1),
+        initial_indent=indent,
+        subsequent_indent=hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def render_table(

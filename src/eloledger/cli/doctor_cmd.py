@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from eloledger.cli.helpformat import WrappedHelpFormatter
+
 EPILOG = """\
 examples:
   eloledger doctor                          # live client configs + env, probe what they point at
@@ -31,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "and a concrete fix. Keys are never printed."
         ),
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=WrappedHelpFormatter,
     )
     parser.add_argument("--profile", metavar="NAME", help="check and probe this profile")
     parser.add_argument("--offline", action="store_true", help="static checks only (no probes)")
@@ -130,23 +132,22 @@ def handle(args: argparse.Namespace) -> int:
 def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
     """Findings as blocks (severity, code, target; message; evidence; fix) and a summary.
 
-    On a terminal (``width``) each field wraps under its own indent, so a long gateway
-    message stays readable at 80 columns; piped output keeps one line per field for grep.
+    On a terminal (``width``) every line wraps between words, each field under its own
+    indent, so a long gateway message stays readable at 80 columns and a URL or a command is
+    never cut; piped output keeps one line per field for grep.
     """
-    import textwrap
+    from eloledger.doctor.run import ADD_A_PROFILE, NOTHING_CONFIGURED
+    from eloledger.tables import fill
+    from eloledger.words import plural
+
+    width = width if width is not None and width >= 40 else None
 
     def field(text: str, label: str = "") -> str:
-        first = " " * 8 + label
-        if width is None or width < 40:
-            return first + text
-        return textwrap.fill(
-            text, width, initial_indent=first, subsequent_indent=" " * 10,
-            break_on_hyphens=False,
-        )  # fmt: skip
+        return fill(text, width, " " * 8 + label, " " * 10)
 
     lines: list[str] = []
     for f in report.findings:
-        lines.append(f"{f.severity.upper():<7} {f.code}  [{f.target}]")
+        lines.append(fill(f"{f.severity.upper():<7} {f.code}  [{f.target}]", width, "", " " * 8))
         lines.append(field(f.message))
         if f.evidence:
             lines.append(field(f.evidence, "evidence: "))
@@ -155,17 +156,20 @@ def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
     for result in report.probes:
         if not result.ok:  # a passing probe is a probe.ok finding above
             t = result.target
-            lines.append(
-                f"probe FAILED: {t.name} {t.wire} {t.base_url} ({result.requests} requests)"
-            )
+            requests = plural(result.requests, "request")
+            text = f"probe FAILED: {t.name} {t.wire} {t.base_url} ({requests})"
+            lines.append(fill(text, width, "", "  "))
     for note in report.notes:
-        lines.append(f"note: {note}")
+        lines.append(fill(note, width, "note: "))
     counts = {
         s: sum(f.severity == s for f in report.findings) for s in ("error", "warning", "info")
     }
     if not any(f.severity in ("error", "warning") for f in report.findings):
-        lines.append("no problems found")
-    lines.append(f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info")
+        lines.append(ADD_A_PROFILE if NOTHING_CONFIGURED in report.notes else "no problems found")
+    lines.append(
+        f"{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}, "
+        f"{counts['info']} info"
+    )
     return "\n".join(lines)
 
 

@@ -6,7 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.errors import UserError
+from eloledger.words import plural
 
 _EPILOG = """\
 examples:
@@ -86,7 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Name a gateway once; switch every coding CLI to it without losing a line "
         "of your own config.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=WrappedHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     fmt = {"choices": ("table", "json"), "default": "table"}
@@ -133,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="replace an existing profile")
 
     for action in actions.choices.values():
-        action.formatter_class = argparse.RawDescriptionHelpFormatter
+        action.formatter_class = WrappedHelpFormatter
         action.epilog = _EPILOG
         action.description = action.description or parser.description
     parser.set_defaults(handler=handle, action=None)
@@ -459,19 +461,22 @@ def _use_planned(args: argparse.Namespace) -> int:
     if (
         plan.changed
         and not args.yes
-        and not _ask(f"Write {sum(f.changed for f in plan.files)} file(s)? [y/N]").startswith("y")
+        and not _ask(f"Write {plural(sum(f.changed for f in plan.files), 'file')}? [y/N]")
+        .startswith("y")
     ):
         print("aborted; nothing was written", file=sys.stderr)
         return 1
     written = apply_switch(plan)
     if not written:
-        print(f"no change: {', '.join(plan.targets)} already use {plan.profile.name!r}")
+        verb = "is" if len(plan.targets) == 1 else "are"
+        print(f"no change: {', '.join(plan.targets)} {verb} already on {plan.profile.name!r}")
         return 0
     from eloledger.profiles.backups import list_backups
 
     backup = list_backups()[-1].id
     print(
-        f"switched {', '.join(plan.targets)} to {plan.profile.name!r}: wrote {len(written)} file(s)"
+        f"switched {', '.join(plan.targets)} to {plan.profile.name!r}: "
+        f"wrote {plural(len(written), 'file')}"
     )
     print(f"backup {backup}: undo with 'eloledger profile restore {backup}'")
     if getattr(args, "first_use", False):

@@ -26,6 +26,11 @@ from eloledger.doctor.probes import (
 from eloledger.doctor.static import key_findings, live_config_findings, profile_findings
 from eloledger.doctor.urls import check_url
 
+# Said (as a note) when there is nothing for the doctor to look at: "no problems found" would
+# read as "all set" to someone who has not configured anything yet (issue 23 item 7).
+NOTHING_CONFIGURED = "nothing to check yet: no profile is stored and no client points at a gateway"
+ADD_A_PROFILE = "add a gateway profile: eloledger profile add NAME --base-url URL --key-env VAR"
+
 # The wire protocol each client speaks.
 CLIENT_WIRE = {
     "claude": "anthropic",
@@ -90,7 +95,7 @@ def run_doctor(
         report.findings += profile_findings(chosen, eff.env)
     else:
         report.findings += live
-        report.findings += _all_profile_findings(report)
+        report.findings += _all_profile_findings(report, eff)
     if not offline:
         targets = profile_targets(chosen, wires) if chosen else live_targets(eff)
         report.add_probes(probe_all(targets, timeout=timeout))
@@ -363,7 +368,7 @@ def _profile_models(profile) -> list[str]:  # noqa: ANN001
     return [m for m in models if m]
 
 
-def _all_profile_findings(report: DoctorReport) -> list[Finding]:
+def _all_profile_findings(report: DoctorReport, eff: Effective) -> list[Finding]:
     from eloledger.errors import UserError
     from eloledger.profiles.store import load_profiles, profiles_path
 
@@ -379,6 +384,8 @@ def _all_profile_findings(report: DoctorReport) -> list[Finding]:
                 exc.fix or "fix the profiles file",
             )
         ]
+    if not profiles and not report.findings and not live_targets(eff):
+        report.notes.append(NOTHING_CONFIGURED)
     findings = []
     for p in profiles.values():
         findings += profile_findings(p)

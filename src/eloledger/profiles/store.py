@@ -133,14 +133,6 @@ def get_profile(name: str) -> Profile:
     )
 
 
-def active_profile() -> str | None:
-    """The profile the client files are on now (None: none, or they disagree); see
-    :mod:`eloledger.profiles.active`."""
-    from eloledger.profiles.active import active_profile as from_files
-
-    return from_files()
-
-
 def save_profile(profile: Profile) -> Path:
     """Add or replace one profile; other profiles and comments in the file are kept."""
     profile.validate()

@@ -40,6 +40,7 @@ from eloledger.profiles.writers import (
     missing_key,
 )
 from eloledger.redact import mask, register_secret, scrub
+from eloledger.words import plural
 
 CONFLICT_POLICIES = ("refuse", "overwrite", "keep")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -402,7 +403,7 @@ def _apply_switch(plan: SwitchPlan, reason: str) -> list[Path]:
         ownership.save_state(state)
         raise UserError(
             f"{failed.path}: could not write ({exc.__class__.__name__}: {exc}); "
-            f"rolled back {len(written)} file(s) already written, nothing was changed",
+            f"rolled back {plural(len(written), 'file')} already written, nothing was changed",
             fix="fix the cause (permissions, a file where a folder should be, disk space) and retry",
         ) from exc
     state.files.update(final)

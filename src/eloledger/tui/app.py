@@ -21,6 +21,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.messages import ShowTab
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
 from eloledger.tui.themes import DEFAULT_THEME, load_themes, save_theme, saved_theme
@@ -218,6 +219,13 @@ class EloLedgerApp(App[int]):
             focusable[0].focus()
         else:
             tabs.query_one("Tabs").focus()
+
+    async def on_show_tab(self, message: ShowTab) -> None:
+        """A tab asks for a tab (a palette command, the Doctor's "n"), then one of its actions."""
+        self.action_show_tab(message.tab)
+        if message.action:
+            pane = self.query_one("#tabs", TabbedContent).get_pane(message.tab)
+            await pane.children[0].run_action(message.action)
 
     def action_help(self) -> None:
         from eloledger.tui.dialogs import HelpScreen

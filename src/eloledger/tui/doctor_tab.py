@@ -25,6 +25,9 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from eloledger.tui import fmt
+from eloledger.tui.errors import error_text
+from eloledger.tui.messages import ShowTab
+from eloledger.words import plural
 
 SEVERITY_MARK = {
     "error": ("✗", "$error"),
@@ -91,6 +94,7 @@ class DoctorTab(Vertical):
         Binding("r", "check", "Check (offline)"),
         Binding("P", "probe", "Probe now"),
         Binding("a", "apply_fix", "Apply fix"),
+        Binding("n", "add_profile", "Add profile", show=False),
     ]
     DEFAULT_CSS = """
     DoctorTab { height: 1fr; }
@@ -142,16 +146,16 @@ class DoctorTab(Vertical):
             if not offline:  # also each stored profile's gateway (the CLI: --profile NAME)
                 report.findings += self._probe_profiles(profiles, report)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.app.call_from_thread(self._status, f"[$error]{fmt.markup(_message(exc))}[/]")
+            self.app.call_from_thread(self._status, f"[$error]{fmt.markup(error_text(exc))}[/]")
             return
         finally:
             self.running = ""
-        kind = "offline checks" if offline else f"probes ({len(report.probes)} gateway(s))"
-        self.app.call_from_thread(
-            self._show, report.findings, profiles, f"{kind} at {time.strftime('%H:%M:%S')}"
-        )
+        from eloledger.doctor.run import NOTHING_CONFIGURED
+
+        kind = "offline checks" if offline else f"probes ({plural(len(report.probes), 'gateway')})"
+        when = f"{kind} at {time.strftime('%H:%M:%S')}"
+        empty = NOTHING_CONFIGURED in report.notes
+        self.app.call_from_thread(self._show, report.findings, profiles, when, empty)
 
     @staticmethod
     def _probe_profiles(profiles: dict[str, Any], report: Any) -> list[Any]:
@@ -174,15 +178,24 @@ class DoctorTab(Vertical):
     def _status(self, text: str) -> None:
         self.query_one("#doctor-status", Static).update(text)
 
-    def _show(self, findings: list[Any], profiles: dict[str, Any], when: str) -> None:
+    def _show(
+        self, findings: list[Any], profiles: dict[str, Any], when: str, empty: bool = False
+    ) -> None:
+        """``empty``: nothing is configured (no profile, no client at a gateway) to check."""
         self.findings, self.profiles, self.last_run = findings, profiles, when
         counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_MARK}
         summary = (
-            f"[$error]{counts['error']} errors[/] · [$warning]{counts['warning']} warnings[/] · "
+            f"[$error]{plural(counts['error'], 'error')}[/] · "
+            f"[$warning]{plural(counts['warning'], 'warning')}[/] · "
             f"{counts['info']} info — {when} · [b]P[/b] probe now"
         )
         if not findings:
             summary = f"[$success]✓ nothing wrong found[/] — {when} · [b]P[/b] probe now"
+        if not findings and empty:
+            summary = (
+                "Nothing configured yet: no profile, and no client points at a gateway — "
+                "add a profile ([b]n[/b]) · [b]P[/b] probe now"
+            )
         self._status(summary)
         option_list = self.query_one("#doctor-list", OptionList)
         option_list.clear_options()
@@ -302,14 +315,13 @@ class DoctorTab(Vertical):
 
     def _confirm_config_fix(self, finding: Any) -> None:
         from eloledger.doctor.fixes import apply_fix, plan_fix
-        from eloledger.tui.app import _message
         from eloledger.tui.dialogs import DiffScreen
 
         action = finding.action
         try:
             old, new, diff = plan_fix(action)
         except Exception as exc:
-            self.notify(_message(exc), title="Cannot apply", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Cannot apply", severity="error", timeout=10)
             return
         if old == new:
             self.notify("Already fixed in the file; checking again.", timeout=5)
@@ -322,7 +334,7 @@ class DoctorTab(Vertical):
             try:
                 backup_id = apply_fix(action, old)
             except Exception as exc:
-                self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+                self.notify(error_text(exc), title="Not applied", severity="error", timeout=10)
                 return
             self.notify(
                 f"{action.summary}. Undo: eloledger profile restore {backup_id}. Checking again.",
@@ -342,9 +354,7 @@ class DoctorTab(Vertical):
         try:
             backup_id = apply_profile_fix(profile, summary)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.notify(_message(exc), title="Not applied", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Not applied", severity="error", timeout=10)
             return
         self.notify(
             f"Profile {profile.name} updated. Undo: eloledger profile restore {backup_id}. "
@@ -353,11 +363,14 @@ class DoctorTab(Vertical):
         )
         self.action_check()
 
+    def action_add_profile(self) -> None:
+        """``n``: the Profiles tab's new-profile form (what the empty Doctor suggests)."""
+        self.post_message(ShowTab("profiles", "new"))
+
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.app.action_show_tab("doctor")
-                self.run_action(action)
+                self.post_message(ShowTab("doctor", action))
 
             return run
 

@@ -4,6 +4,10 @@ diff first (all or nothing), backups and restore, and what each client will actu
 Everything goes through the core the CLI uses: ``profiles.store`` (load/save), ``doctor.urls``
 (the checks as you type), ``profiles.switch`` (plan -> diff -> apply; restore),
 ``doctor.effective`` (value + source per client). File work runs in thread workers.
+
+The tab is a composition: ``ProfileList`` (left) and ``ProfileDetail`` (right) only show what the
+tab hands them; ``ProfileForm``, ``SwitchScreen`` and ``BackupsScreen`` are dialogs that return
+their answer; the tab holds the data and the workers, and asks the app for its tab by message.
 """
 
 from __future__ import annotations
@@ -14,80 +18,19 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
-from textual.screen import ModalScreen
-from textual.widgets import (
-    Button,
-    Checkbox,
-    Input,
-    Label,
-    OptionList,
-    Select,
-    Static,
-)
-from textual.widgets.option_list import Option
+from textual.containers import Horizontal
+from textual.widgets import OptionList
 
-from eloledger.redact import mask_url
-from eloledger.tui.dialogs import EnterSubmits
+from eloledger.tui.errors import error_text
+from eloledger.tui.messages import ShowTab
+from eloledger.tui.profile_backups import BackupsScreen
+from eloledger.tui.profile_detail import ProfileDetail
+from eloledger.tui.profile_form import ProfileForm
+from eloledger.tui.profile_list import ProfileList
+from eloledger.tui.profile_switch import SwitchScreen
+from eloledger.words import plural
 
-CLIENT_LABELS = {
-    "claude": "Claude Code",
-    "codex": "Codex CLI",
-    "gemini": "Gemini CLI",
-    "openai": "OpenAI SDK",
-    "anthropic": "Anthropic SDK",
-}
-
-
-def url_findings(url: str) -> list[Any]:
-    """The doctor's checks for a profile's gateway root (what the form shows as you type)."""
-    from eloledger.doctor.urls import check_root
-
-    return check_root(url, target="profile", evidence=f"base URL {url!r}") if url else []
-
-
-def profile_summary(profile: Any, *, preset: bool) -> str:
-    """Markup: the profile and the URL each client will be given."""
-    key = f"${profile.key_env}" if profile.key_env else ""
-    if profile.key_in_secrets:
-        key = "secrets file (0600)"
-    lines = [
-        f"[b]{escape(profile.name)}[/b]"
-        + ("  [$text-muted](built-in preset)[/]" if preset else ""),
-        escape(profile.description) if profile.description else "",
-        f"root      {escape(mask_url(profile.base_url))}",
-        f"key       {escape(key) or '[$warning]none set[/]'} · auth {profile.auth}",
-        f"model     {escape(profile.model or '-')} · runner speaks {profile.wire_api}",
-        "",
-        "[b]URL each client gets[/b]",
-    ]
-    for client in ("claude", "codex", "gemini", "openai", "anthropic"):
-        if profile.serves(client):
-            url = mask_url(profile.client_base_url(client))
-            lines.append(f"  {CLIENT_LABELS[client]:<14} {escape(url)}")
-        else:
-            lines.append(f"  {CLIENT_LABELS[client]:<14} [$text-muted]not served[/]")
-    return "\n".join(line for line in lines if line is not None)
-
-
-def effective_text(settings: dict[str, list[Any]]) -> str:
-    """Markup: per client, the value it will use, where it comes from, what it shadows."""
-    lines = ["[b]What each client uses now[/b] (value ← source)"]
-    for client, items in settings.items():
-        label = CLIENT_LABELS.get(client.split("@")[0], client)
-        if "@" in client:
-            label += f" ({client.split('@', 1)[1]})"
-        lines.append(f"[b $accent]{escape(label)}[/]")
-        if not items:
-            lines.append("  [$text-muted]nothing set (the client's defaults)[/]")
-        for s in items:
-            value = s.value if s.value is not None else "(unset)"
-            lines.append(f"  {escape(s.name)} = {escape(str(value))}")
-            lines.append(f"      [$text-muted]← {escape(str(s.source))}[/]")
-            for shadow in s.shadowed:
-                lines.append(f"      [$warning]shadows {escape(str(shadow))}[/]")
-    return "\n".join(lines)
+__all__ = ["BackupsScreen", "ProfileForm", "ProfilesTab", "SwitchScreen"]
 
 
 def missing_key_placeholder(profile: Any) -> str | None:
@@ -111,249 +54,6 @@ def active_targets() -> dict[str, list[str]]:
     for target, name in sorted(active.items()):
         found.setdefault(name, []).append(target)
     return found
-
-
-class ProfileForm(ModalScreen[Any]):
-    """Add or edit a profile; the URL is checked by the doctor on every keystroke."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Back"),
-        Binding("ctrl+s", "save", "Save"),
-    ]
-    DEFAULT_CSS = """
-    ProfileForm { align: center top; }  /* top: the form does not jump as checks appear */
-    ProfileForm > VerticalScroll { width: 84; max-width: 100%; height: auto; max-height: 100%;
-                                   border: thick $primary; background: $surface; padding: 0 1; }
-    ProfileForm Input, ProfileForm Input:focus { height: 1; border: none; padding: 0 1;
-                                                 background: $boost; }
-    ProfileForm Input:focus { background: $primary 30%; }
-    ProfileForm Label { color: $text-muted; }
-    ProfileForm Select { margin-bottom: 0; }
-    ProfileForm #form-url-check { height: auto; min-height: 1; }
-    ProfileForm #form-error { color: $error; height: auto; }
-    ProfileForm Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
-    ProfileForm Button { margin-left: 2; }
-    """
-
-    def __init__(self, profile: Any | None = None) -> None:
-        super().__init__()
-        self.profile = profile
-
-    def compose(self) -> ComposeResult:
-        from eloledger.profiles.model import AUTH_FORMS, WIRE_APIS
-
-        p = self.profile
-        with VerticalScroll():
-            yield Label("Name")
-            yield Input(
-                value=p.name if p else "",
-                id="form-name",
-                select_on_focus=False,
-                placeholder="my-gateway",
-                disabled=p is not None,
-            )
-            yield Label("Gateway root URL (each client's URL is derived from it)")
-            yield Input(
-                value=p.base_url if p else "",
-                id="form-url",
-                select_on_focus=False,
-                placeholder="https://gateway.example.com",
-            )
-            yield Static("", id="form-url-check")
-            yield Label("Name of the environment variable holding the key")
-            yield Input(
-                value=(p.key_env or "") if p else "",
-                id="form-key-env",
-                select_on_focus=False,
-                placeholder="MY_GATEWAY_KEY",
-            )
-            yield Label("Anthropic-side header form")
-            yield Select(
-                [(a, a) for a in AUTH_FORMS],
-                value=p.auth if p else "bearer",
-                allow_blank=False,
-                id="form-auth",
-                compact=True,
-            )
-            yield Label("Default model (optional)")
-            yield Input(value=(p.model or "") if p else "", id="form-model", select_on_focus=False)
-            yield Label("Wire protocol the runner speaks")
-            yield Select(
-                [(w, w) for w in WIRE_APIS],
-                value=p.wire_api if p else "openai-chat",
-                allow_blank=False,
-                id="form-wire",
-                compact=True,
-            )
-            yield Static("", id="form-error")
-            with Horizontal():
-                yield Button("Cancel (esc)", id="form-cancel", compact=True)
-                yield Button("Save (ctrl+s)", id="form-save", variant="primary", compact=True)
-
-    def on_mount(self) -> None:
-        self.query_one("#form-url" if self.profile else "#form-name", Input).focus()
-        self._check_url(self.query_one("#form-url", Input).value)
-
-    @on(Input.Changed, "#form-url")
-    def _url_changed(self, event: Input.Changed) -> None:
-        self._check_url(event.value)
-
-    def _check_url(self, url: str) -> None:
-        box = self.query_one("#form-url-check", Static)
-        if not url.strip():
-            box.update("[$text-muted]type the URL: it is checked as you type[/]")
-            return
-        findings = url_findings(url)
-        if not findings:
-            box.update("[$success]✓ URL looks right[/]")
-            return
-        colour = {"error": "$error", "warning": "$warning"}
-        box.update(
-            "\n".join(
-                f"[{colour.get(f.severity, '$text-muted')}]{f.severity}: {escape(f.message)}[/]"
-                + (f" — {escape(f.fix)}" if f.fix else "")
-                for f in findings
-            )
-        )
-
-    @on(Button.Pressed, "#form-save")
-    def action_save(self) -> None:
-        from eloledger.errors import UserError
-        from eloledger.profiles.model import Profile
-
-        name = self.query_one("#form-name", Input).value.strip()
-        fields = {
-            "base_url": self.query_one("#form-url", Input).value.strip(),
-            "key_env": self.query_one("#form-key-env", Input).value.strip() or None,
-            "auth": self.query_one("#form-auth", Select).value,
-            "model": self.query_one("#form-model", Input).value.strip() or None,
-            "wire_api": self.query_one("#form-wire", Select).value,
-        }
-        if self.profile is not None:
-            import dataclasses
-
-            profile = dataclasses.replace(self.profile, **fields)
-        else:
-            profile = Profile(name=name, **fields)
-        errors = [f for f in url_findings(fields["base_url"]) if f.severity == "error"]
-        try:
-            if errors:
-                raise UserError(f"base URL: {errors[0].message}", fix=errors[0].fix)
-            profile.validate()
-        except UserError as exc:
-            self.query_one("#form-error", Static).update(escape(exc.one_line()))
-            return
-        self.dismiss(profile)
-
-    @on(Button.Pressed, "#form-cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class SwitchScreen(EnterSubmits, ModalScreen[tuple[list[str], str] | None]):
-    """Pick the targets (and Claude Code scope) to switch; space ticks, enter shows the diff."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Back"),
-        EnterSubmits.ENTER,
-    ]
-    DEFAULT_CSS = """
-    SwitchScreen { align: center middle; }
-    SwitchScreen > Vertical { width: 64; max-width: 100%; height: auto; max-height: 100%;
-                              border: thick $primary; background: $surface; padding: 0 1; }
-    SwitchScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
-    SwitchScreen Label { margin-top: 1; }
-    SwitchScreen #switch-error { color: $error; height: auto; }
-    """
-
-    def __init__(self, profile: Any) -> None:
-        super().__init__()
-        self.profile = profile
-
-    def compose(self) -> ComposeResult:
-        from eloledger.profiles.writers import SCOPES, TARGETS
-
-        with Vertical():
-            yield Label(f"Switch to [b]{escape(self.profile.name)}[/b]: which clients?")
-            for target in TARGETS:
-                serves = target == "shell" or self.profile.serves(target)
-                yield Checkbox(
-                    CLIENT_LABELS.get(target, 'Shell (eval "$(eloledger env)")'),
-                    value=serves and target != "shell",
-                    id=f"switch-{target}",
-                    disabled=not serves,
-                    compact=True,
-                )
-            yield Label("Claude Code scope")
-            yield Select(
-                [(s, s) for s in SCOPES],
-                value="user",
-                allow_blank=False,
-                id="switch-scope",
-                compact=True,
-            )
-            yield Static("", id="switch-error")
-            with Horizontal():
-                yield Button(
-                    "Show the diff (enter)", id="switch-ok", variant="primary", compact=True
-                )
-
-    def on_mount(self) -> None:
-        self.query_one(Checkbox).focus()
-
-    @on(Button.Pressed, "#switch-ok")
-    def action_submit(self) -> None:
-        from eloledger.profiles.writers import TARGETS
-
-        chosen = [t for t in TARGETS if self.query_one(f"#switch-{t}", Checkbox).value]
-        if not chosen:
-            self.query_one("#switch-error", Static).update("tick at least one client")
-            return
-        self.dismiss((chosen, str(self.query_one("#switch-scope", Select).value)))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class BackupsScreen(ModalScreen[str | None]):
-    """Backup sets, newest first; enter restores the highlighted one (after a confirm)."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Back")]
-    DEFAULT_CSS = """
-    BackupsScreen { align: center middle; }
-    BackupsScreen > Vertical { width: 90%; height: 80%; border: thick $primary;
-                               background: $surface; padding: 0 1; }
-    BackupsScreen OptionList { height: 1fr; }
-    BackupsScreen #backups-help { height: auto; }
-    """
-
-    def __init__(self, backups: list[Any]) -> None:
-        super().__init__()
-        self.backups = backups
-
-    def compose(self) -> ComposeResult:
-        import time
-
-        with Vertical():
-            yield Static(
-                "Backups, newest first. [b]enter[/b] restores every file of the highlighted set "
-                "(the current files are backed up first) · [b]escape[/b] back",
-                id="backups-help",
-            )
-            options = []
-            for b in reversed(self.backups):
-                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(b.created))
-                files = ", ".join(f.path for f in b.files)
-                options.append(Option(f"{when}  {b.reason} → {b.profile}  ({files})", id=b.id))
-            if not options:
-                options.append(Option("no backups yet: a switch makes one first", disabled=True))
-            yield OptionList(*options, id="backups-list")
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 class ProfilesTab(Horizontal):
@@ -381,10 +81,8 @@ class ProfilesTab(Horizontal):
         self._select_after: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield OptionList(id="profile-list")
-        with VerticalScroll(id="profile-detail"):
-            yield Static("Loading profiles …", id="profile-summary")
-            yield Static("", id="profile-effective")
+        yield ProfileList(id="profile-list")
+        yield ProfileDetail(id="profile-detail")
 
     def on_mount(self) -> None:
         self.action_reload()
@@ -407,55 +105,30 @@ class ProfilesTab(Horizontal):
             presets = dict(PRESETS)
             profiles = load_profiles()
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            error = _message(exc)
+            error = error_text(exc)
         active = active_targets()
         try:
             from eloledger.doctor.effective import effective_settings
 
             effective = effective_settings()
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            error = error or _message(exc)
+            error = error or error_text(exc)
         self.active = active
         self.app.call_from_thread(self._loaded, profiles, presets, effective, error)
 
     def _loaded(self, profiles: dict, presets: dict, effective: dict, error: str) -> None:
         self.profiles, self.presets, self.effective = profiles, presets, effective
-        option_list = self.query_one("#profile-list", OptionList)
-        highlighted = self._select_after or self.selected_name()
+        highlight = self._select_after or self.selected_name()
         self._select_after = None
-        option_list.clear_options()
-        for name in sorted(profiles):
-            option_list.add_option(Option(self._label(name, ""), id=f"p:{name}"))
-        for name in sorted(presets):
-            if name not in profiles:
-                option_list.add_option(
-                    Option(self._label(name, " [dim](preset)[/]"), id=f"p:{name}")
-                )
-        if option_list.option_count:
-            ids = [option_list.get_option_at_index(i).id for i in range(option_list.option_count)]
-            wanted = f"p:{highlighted}" if highlighted else None
-            option_list.highlighted = ids.index(wanted) if wanted in ids else 0
-        self.query_one("#profile-effective", Static).update(effective_text(effective))
+        self.query_one(ProfileList).show(profiles, presets, self.active, highlight)
+        detail = self.query_one(ProfileDetail)
+        detail.show_effective(effective)
         self._show_selected()
         if error:
-            self.query_one("#profile-summary", Static).update(f"[$error]{escape(error)}[/]")
-
-    def _label(self, name: str, suffix: str) -> str:
-        """● marks the profile clients were last switched to (and restores undo it)."""
-        if name in self.active:
-            return f"[b $success]●[/] {escape(name)}{suffix}"
-        return f"  {escape(name)}{suffix}"
+            detail.show_error(error)
 
     def selected_name(self) -> str | None:
-        option_list = self.query_one("#profile-list", OptionList)
-        if option_list.highlighted is None or not option_list.option_count:
-            return None
-        option = option_list.get_option_at_index(option_list.highlighted)
-        return option.id[2:] if option.id else None
+        return self.query_one(ProfileList).selected_name()
 
     def selected(self) -> Any | None:
         name = self.selected_name()
@@ -469,16 +142,9 @@ class ProfilesTab(Horizontal):
 
     def _show_selected(self) -> None:
         profile = self.selected()
-        summary = self.query_one("#profile-summary", Static)
-        if profile is None:
-            summary.update("No profiles yet: press [b]n[/b] to add one.")
-            return
-        preset = profile.name not in self.profiles
-        text = profile_summary(profile, preset=preset)
-        where = self.active.get(profile.name)
-        if where:
-            text += f"\n\n[$success]● active for: {escape(', '.join(where))}[/]"
-        summary.update(text)
+        preset = profile is not None and profile.name not in self.profiles
+        active_for = self.active.get(profile.name, []) if profile is not None else []
+        self.query_one(ProfileDetail).show(profile, preset=preset, active_for=active_for)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -506,9 +172,7 @@ class ProfilesTab(Horizontal):
         try:
             path = save_profile(profile)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.notify(_message(exc), title="Not saved", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Not saved", severity="error", timeout=10)
             return
         self.notify(f"Saved profile {profile.name} in {path}", timeout=5)
         self._select_after = profile.name
@@ -545,10 +209,8 @@ class ProfilesTab(Horizontal):
                     f"{placeholder}; export it (or store the key) to apply"
                 )
         except Exception as exc:
-            from eloledger.tui.app import _message
-
             self.app.call_from_thread(
-                self.notify, _message(exc), title="Cannot switch", severity="error", timeout=12
+                self.notify, error_text(exc), title="Cannot switch", severity="error", timeout=12
             )
             return
         self.app.call_from_thread(self._confirm_plan, plan, preview)
@@ -557,7 +219,7 @@ class ProfilesTab(Horizontal):
         from eloledger.tui.dialogs import DiffScreen
 
         diffs = [(str(f.path), f.diff) for f in plan.files if f.changed]
-        title = f"Switch to {plan.profile.name}: {len(diffs)} file(s) change (secrets masked)"
+        title = f"Switch to {plan.profile.name}: {plural(len(diffs), 'file')} change (secrets masked)"
         notes = ([preview] if preview else []) + plan.notes
         notes += [f"conflict: {c}" for c in plan.conflicts]
         if notes:
@@ -577,18 +239,16 @@ class ProfilesTab(Horizontal):
         try:
             written = apply_switch(plan, reason="tui switch")
         except Exception as exc:
-            from eloledger.tui.app import _message
-
             self.app.call_from_thread(
                 self.notify,
-                _message(exc),
+                error_text(exc),
                 title="Nothing was changed",
                 severity="error",
                 timeout=15,
             )
             return
         self.last_applied = written
-        message = f"Switched to {plan.profile.name}: wrote {len(written)} file(s); backup made."
+        message = f"Switched to {plan.profile.name}: wrote {plural(len(written), 'file')}; backup made."
         self.app.call_from_thread(self.notify, message, timeout=6)
         self.app.call_from_thread(self.action_reload)
 
@@ -602,9 +262,7 @@ class ProfilesTab(Horizontal):
         try:
             backups = list_backups()
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.app.call_from_thread(self.notify, _message(exc), severity="error")
+            self.app.call_from_thread(self.notify, error_text(exc), severity="error")
             return
 
         def picked(backup_id: str | None) -> None:
@@ -635,20 +293,17 @@ class ProfilesTab(Horizontal):
         try:
             written = restore(None, backup_id)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
             self.app.call_from_thread(
-                self.notify, _message(exc), title="Not restored", severity="error", timeout=12
+                self.notify, error_text(exc), title="Not restored", severity="error", timeout=12
             )
             return
-        self.app.call_from_thread(self.notify, f"Restored {len(written)} file(s) from {backup_id}")
+        self.app.call_from_thread(self.notify, f"Restored {plural(len(written), 'file')} from {backup_id}")
         self.app.call_from_thread(self.action_reload)
 
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.app.action_show_tab("profiles")
-                self.run_action(action)
+                self.post_message(ShowTab("profiles", action))
 
             return run
 
