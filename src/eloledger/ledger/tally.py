@@ -47,7 +47,7 @@ Load = Callable[[str], Any]  # a batch's column that was not decoded with the ot
 (CALLS, OK, MISSING, PROMPT, COMPLETION, TOTAL, EST_N, EST_T, FAIL_T, COST, UNPRICED) = range(11)
 _WIDTH = 11
 _TOKENS = ("prompt_tokens", "completion_tokens", "total_tokens")
-_BUFFER = 1 << 20  # sparse entries buffered before they are summed up
+_BUFFER = 1 << 18  # sparse entries buffered before they are summed up (~4 MB)
 
 
 class _Sparse:
