@@ -3,8 +3,9 @@
 Generates a realistic ledger (default 1,000,000 rows, ~25 fields, answer text in each row) in a
 temporary folder, then times on the same file, side by side in one run:
 
-* eloledger: ``read_ledger`` (summary columns) + ``summarize(by="arm")`` in process, and the
-  whole CLI ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
+* eloledger: what ``tokens --by arm`` does, in process (``ledger.tally.read_tally``: the file
+  folded batch by batch in worker slices, groups and warnings), and the whole CLI
+  ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
 * the pipeline the popular guides use:
   ``jq -r '[.arm, .total_tokens] | @tsv' ledger.jsonl | awk '{s[$1]+=$2} END {...}'``;
 * a plain Python ``json.loads`` loop, for context.
@@ -12,9 +13,11 @@ temporary folder, then times on the same file, side by side in one run:
 The data has null tokens on failed calls and no judge rows, so the guide's pipeline and
 eloledger's rules give the same sums; the script checks that they are identical.
 
-    .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows
+    .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows, the guides' names
     .venv/bin/python bench/bench_ledger.py --rows 20000
     .venv/bin/python bench/bench_ledger.py --dupes   # the duplicate check alone, new vs old
+    .venv/bin/python bench/bench_ledger.py --memory 4          # peak memory, 1M and 4M rows
+    .venv/bin/python bench/bench_ledger.py --outcomes --rows 128000  # elo --ledger's reader
 
 ``--dupes`` times ``ledger.merge._find_duplicates`` against the line-by-line check it replaced
 (kept below as ``old_find_duplicates``, the named baseline) on two shards, the same ledger
@@ -339,6 +342,39 @@ def memory_rows(folder: Path, rows: int, names: str, scale: int) -> bool:
     return ok
 
 
+def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
+    """``elo --ledger``'s reader (rating.outcomes.ledger_outcomes): the columnar path vs the
+    row-by-row path issue 25 made it (canonical rows + the line-by-line duplicate finder)."""
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
+    from eloledger.rating.budget_io import load_rows
+    from eloledger.rating.outcomes import arm_outcomes, ledger_outcomes, ledger_results
+
+    def row_path(ledger: Path) -> tuple[dict, list[str]]:
+        found, warnings = load_rows(ledger)
+        outcomes, more = arm_outcomes(found, results=ledger_results(ledger))
+        counts = count_warnings(read_ledgers(ledger, columns=TOKEN_COUNT_COLUMNS))
+        return outcomes, [*warnings, *counts, *more]
+
+    path = folder / "ledger.jsonl"
+    generate(path, rows)
+    print(f"elo --ledger outcomes, {rows:,} rows; best of {repeat}; {_load()}")
+    times, answers = {}, {}
+    for _ in range(repeat):
+        for label, run in (("columnar", ledger_outcomes), ("row path", row_path)):
+            start = time.perf_counter()
+            answers[label] = run(path)
+            seconds = time.perf_counter() - start
+            times[label] = min(times.get(label, seconds), seconds)
+    agree = answers["columnar"] == answers["row path"]
+    print(
+        f"columnar {times['columnar']:.2f} s, row path {times['row path']:.2f} s: "
+        f"ratio {times['columnar'] / times['row path']:.3f}; identical outcomes and warnings: "
+        f"{agree}; after: {_load()}"
+    )
+    return 0 if agree else 1
+
+
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -366,7 +402,15 @@ def main() -> int:
         default=0,
         help="peak memory of the CLI at --rows and SCALE x --rows (e.g. 4), instead of times",
     )
+    parser.add_argument(
+        "--outcomes",
+        action="store_true",
+        help="time elo --ledger's reader (columnar vs row by row) on --rows rows",
+    )
     args = parser.parse_args()
+    if args.outcomes:
+        with tempfile.TemporaryDirectory(prefix="bench_outcomes_") as tmp:
+            return bench_outcomes(Path(tmp), args.rows, args.repeat)
     if args.dupes:
         with tempfile.TemporaryDirectory(prefix="bench_dupes_") as tmp:
             return bench_dupes(Path(tmp), args.rows, args.repeat)
