@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -382,6 +383,16 @@ def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
     return 0 if agree else 1
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (workers, jq, awk): on a loaded
+    machine wall time measures the queue, CPU time the work."""
+    me, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
@@ -450,17 +461,26 @@ def main() -> int:
         if not args.no_json_loop:
             contenders["python json.loads loop"] = run_json_loop
         results = {}
+        cpu: dict[str, float] = {}
         for _ in range(args.repeat):  # interleaved, so a burst of load hits everyone alike
             for name, run in contenders.items():
+                before = _cpu()
                 seconds, sums = run(path)
+                cpu[name] = min(cpu.get(name, float("inf")), _cpu() - before)
                 if name not in results or seconds < results[name][0]:
                     results[name] = (seconds, sums)
 
     baseline, expected = results["jq | awk"]
     same = all(sums == expected for _, sums in results.values())
-    print(f"{'contender (best of ' + str(args.repeat) + ')':26} {'seconds':>9} {'x jq|awk':>9}")
+    print(
+        f"{'contender (best of ' + str(args.repeat) + ')':26} {'seconds':>9} {'x jq|awk':>9} "
+        f"{'cpu s':>8} {'cpu x':>7}"
+    )
     for name, (seconds, _) in results.items():
-        print(f"{name:26} {seconds:9.3f} {seconds / baseline:9.3f}")
+        print(
+            f"{name:26} {seconds:9.3f} {seconds / baseline:9.3f} {cpu[name]:8.2f} "
+            f"{cpu[name] / cpu['jq | awk']:7.3f}"
+        )
     ratio = results["eloledger (in process)"][0] / baseline
     loop = results.get("python json.loads loop")
     if loop:
