@@ -3,8 +3,9 @@
 Generates a realistic ledger (default 1,000,000 rows, ~25 fields, answer text in each row) in a
 temporary folder, then times on the same file, side by side in one run:
 
-* eloledger: ``read_ledger`` (summary columns) + ``summarize(by="arm")`` in process, and the
-  whole CLI ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
+* eloledger: what ``tokens --by arm`` does, in process (``ledger.tally.read_tally``: the file
+  folded batch by batch in worker slices, groups and warnings), and the whole CLI
+  ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
 * the pipeline the popular guides use:
   ``jq -r '[.arm, .total_tokens] | @tsv' ledger.jsonl | awk '{s[$1]+=$2} END {...}'``;
 * a plain Python ``json.loads`` loop, for context.
@@ -12,9 +13,11 @@ temporary folder, then times on the same file, side by side in one run:
 The data has null tokens on failed calls and no judge rows, so the guide's pipeline and
 eloledger's rules give the same sums; the script checks that they are identical.
 
-    .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows
+    .venv/bin/python bench/bench_ledger.py            # 1,000,000 rows, the guides' names
     .venv/bin/python bench/bench_ledger.py --rows 20000
     .venv/bin/python bench/bench_ledger.py --dupes   # the duplicate check alone, new vs old
+    .venv/bin/python bench/bench_ledger.py --memory 4          # peak memory, 1M and 4M rows
+    .venv/bin/python bench/bench_ledger.py --outcomes --rows 128000  # elo --ledger's reader
 
 ``--dupes`` times ``ledger.merge._find_duplicates`` against the line-by-line check it replaced
 (kept below as ``old_find_duplicates``, the named baseline) on two shards, the same ledger
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -157,19 +161,54 @@ def generate(path: Path, rows: int, seed: int = 7, names: str = "canonical") -> 
 
 
 def run_eloledger(path: Path) -> tuple[float, dict[str, int]]:
+    """What ``tokens --by arm`` does, in process: the streamed tally (or the whole-file read
+    with the duplicate check, when the ledger needs it), the groups and every warning."""
     from eloledger.ledger.columns import SUMMARY_COLUMNS
-    from eloledger.ledger.merge import read_ledgers
-    from eloledger.ledger.summary import summarize, summary_warnings
+    from eloledger.ledger.tally import read_tally
 
     start = time.perf_counter()
-    ledger = read_ledgers(path, columns=SUMMARY_COLUMNS)  # what `tokens` reads (dedup check)
-    groups = summarize(ledger, by="arm")
-    summary_warnings(ledger, by="arm")
+    tally, _ = read_tally(path, (*SUMMARY_COLUMNS, "latency_ms", "ts"), "arm", None)
+    groups = tally.groups()
+    tally.judge_summary()
     elapsed = time.perf_counter() - start
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
 
 
+def peak_rss(command: list[str] | str, *, shell: bool = False) -> tuple[float, int, bytes]:
+    """(seconds, peak resident bytes of the process tree summed, stdout): sampled every 20 ms
+    with psutil, workers included (a forked worker counts in full, shared pages too)."""
+    import threading
+
+    import psutil
+
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, shell=shell, stdout=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        root = psutil.Process(proc.pid)
+        while not done.is_set():
+            try:
+                tree = [root, *root.children(recursive=True)]
+                peak[0] = max(peak[0], sum(p.memory_info().rss for p in tree))
+            except psutil.Error:
+                pass
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    out, _ = proc.communicate()
+    elapsed = time.perf_counter() - start
+    done.set()
+    watcher.join()
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, command)
+    return elapsed, peak[0], out
+
+
 def run_cli(path: Path) -> tuple[float, dict[str, int]]:
+    """The whole CLI, timed alone (sampling its memory would take CPU from it)."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"],
@@ -179,6 +218,11 @@ def run_cli(path: Path) -> tuple[float, dict[str, int]]:
     elapsed = time.perf_counter() - start
     groups = json.loads(done.stdout)["groups"]
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
+
+
+def cli_with_memory(path: Path) -> tuple[float, int, bytes]:
+    command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"]
+    return peak_rss(command)
 
 
 def run_jq_awk(path: Path, arm: str = "arm") -> tuple[float, dict[str, int]]:
@@ -277,6 +321,83 @@ def bench_dupes(folder: Path, rows: int, repeat: int) -> int:
     return 0 if same else 1
 
 
+def memory_rows(folder: Path, rows: int, names: str, scale: int) -> bool:
+    """Peak memory of ``tokens`` (the CLI, workers included) at ``rows`` and ``scale`` x rows:
+    flat when the summary keeps groups, not rows. jq's beside it, on the smaller file."""
+    print(f"peak memory of the tokens CLI (process tree, sampled every 20 ms); {_load()}")
+    print(f"{'rows':>11} {'MB file':>9} {'seconds':>8} {'peak MB':>8}")
+    peaks = []
+    for count in (rows, rows * scale):
+        path = folder / f"ledger-{count}.jsonl"
+        generate(path, count, names=names)
+        path.read_bytes()
+        seconds, peak, _ = cli_with_memory(path)
+        peaks.append(peak)
+        print(f"{count:11,} {path.stat().st_size / 1e6:9,.0f} {seconds:8.2f} {peak / 1e6:8.0f}")
+        if count == rows:
+            arm = GUIDE_NAMES["arm"] if names == "guide" else "arm"
+            jq_seconds, jq_peak, _ = peak_rss(
+                JQ_AWK.format(path=path).replace(".arm,", f".{arm},"), shell=True
+            )
+            print(f"{'(jq | awk)':>11} {'':9} {jq_seconds:8.2f} {jq_peak / 1e6:8.0f}")
+        path.unlink()
+    growth = peaks[1] / peaks[0]
+    ok = max(peaks) <= 256e6 and growth < 1.25
+    print(
+        f"peak {max(peaks) / 1e6:.0f} MB (goal <= 256), x{growth:.2f} from {rows:,} to "
+        f"{rows * scale:,} rows (goal: flat): {'met' if ok else 'NOT met'}"
+    )
+    return ok
+
+
+def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
+    """``elo --ledger``'s reader (rating.outcomes.ledger_outcomes): the columnar path vs the
+    row-by-row path issue 25 made it (canonical rows + the line-by-line duplicate finder)."""
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
+    from eloledger.rating.budget_io import load_rows
+    from eloledger.rating.outcomes import arm_outcomes, ledger_outcomes, ledger_results
+
+    def row_path(ledger: Path) -> tuple[dict, list[str]]:
+        found, warnings = load_rows(ledger)
+        outcomes, more = arm_outcomes(found, results=ledger_results(ledger))
+        counts = count_warnings(read_ledgers(ledger, columns=TOKEN_COUNT_COLUMNS))
+        return outcomes, [*warnings, *counts, *more]
+
+    path = folder / "ledger.jsonl"
+    generate(path, rows)
+    print(f"elo --ledger outcomes, {rows:,} rows; best of {repeat}; {_load()}")
+    times, answers = {}, {}
+    for _ in range(repeat):
+        for label, run in (("columnar", ledger_outcomes), ("row path", row_path)):
+            start = time.perf_counter()
+            answers[label] = run(path)
+            seconds = time.perf_counter() - start
+            times[label] = min(times.get(label, seconds), seconds)
+    agree = answers["columnar"] == answers["row path"]
+    print(
+        f"columnar {times['columnar']:.2f} s, row path {times['row path']:.2f} s: "
+        f"ratio {times['columnar'] / times['row path']:.3f}; identical outcomes and warnings: "
+        f"{agree}; after: {_load()}"
+    )
+    return 0 if agree else 1
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (workers, jq, awk): on a loaded
+    machine wall time measures the queue, CPU time the work."""
+    me, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -285,13 +406,29 @@ def main() -> int:
     parser.add_argument(
         "--names",
         choices=("canonical", "guide"),
-        default="canonical",
-        help="field names: eloledger's, or the guides' (strategy, input_tokens, output_tokens)",
+        default="guide",
+        help="field names: the guides' (strategy, input_tokens, output_tokens; the default), "
+        "or eloledger's",
     )
     parser.add_argument(
         "--dupes", action="store_true", help="time the duplicate check alone (new vs old)"
     )
+    parser.add_argument(
+        "--memory",
+        type=int,
+        metavar="SCALE",
+        default=0,
+        help="peak memory of the CLI at --rows and SCALE x --rows (e.g. 4), instead of times",
+    )
+    parser.add_argument(
+        "--outcomes",
+        action="store_true",
+        help="time elo --ledger's reader (columnar vs row by row) on --rows rows",
+    )
     args = parser.parse_args()
+    if args.outcomes:
+        with tempfile.TemporaryDirectory(prefix="bench_outcomes_") as tmp:
+            return bench_outcomes(Path(tmp), args.rows, args.repeat)
     if args.dupes:
         with tempfile.TemporaryDirectory(prefix="bench_dupes_") as tmp:
             return bench_dupes(Path(tmp), args.rows, args.repeat)
@@ -300,6 +437,9 @@ def main() -> int:
             "jq is not installed (apt-get install -y jq); cannot run the baseline", file=sys.stderr
         )
         return 2
+    if args.memory:
+        with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
+            return 0 if memory_rows(Path(tmp), args.rows, args.names, args.memory) else 1
     with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
         path = Path(tmp) / "ledger.jsonl"
         start = time.perf_counter()
@@ -307,7 +447,7 @@ def main() -> int:
         size_mb = os.path.getsize(path) / 1e6
         print(
             f"ledger: {args.rows:,} rows ({args.names} names), {size_mb:,.0f} MB, generated in "
-            f"{time.perf_counter() - start:.1f} s; {os.cpu_count()} CPUs"
+            f"{time.perf_counter() - start:.1f} s; {os.cpu_count()} CPUs; {_load()}"
         )
         path.read_bytes()  # warm the page cache so every contender reads from memory
 
@@ -321,20 +461,32 @@ def main() -> int:
         if not args.no_json_loop:
             contenders["python json.loads loop"] = run_json_loop
         results = {}
-        for name, run in contenders.items():  # best of --repeat runs, the same for everyone
-            runs = [run(path) for _ in range(args.repeat)]
-            results[name] = min(runs, key=lambda r: r[0])
+        cpu: dict[str, float] = {}
+        for _ in range(args.repeat):  # interleaved, so a burst of load hits everyone alike
+            for name, run in contenders.items():
+                before = _cpu()
+                seconds, sums = run(path)
+                cpu[name] = min(cpu.get(name, float("inf")), _cpu() - before)
+                if name not in results or seconds < results[name][0]:
+                    results[name] = (seconds, sums)
 
     baseline, expected = results["jq | awk"]
     same = all(sums == expected for _, sums in results.values())
-    print(f"{'contender (best of ' + str(args.repeat) + ')':26} {'seconds':>9} {'x jq|awk':>9}")
+    print(
+        f"{'contender (best of ' + str(args.repeat) + ')':26} {'seconds':>9} {'x jq|awk':>9} "
+        f"{'cpu s':>8} {'cpu x':>7}"
+    )
     for name, (seconds, _) in results.items():
-        print(f"{name:26} {seconds:9.3f} {seconds / baseline:9.3f}")
+        print(
+            f"{name:26} {seconds:9.3f} {seconds / baseline:9.3f} {cpu[name]:8.2f} "
+            f"{cpu[name] / cpu['jq | awk']:7.3f}"
+        )
     ratio = results["eloledger (in process)"][0] / baseline
     loop = results.get("python json.loads loop")
     if loop:
         print(f"eloledger vs json.loads loop: {results['eloledger (in process)'][0] / loop[0]:.3f}")
     print(f"sums identical: {same}  (goal: eloledger <= 0.1 x jq|awk; measured {ratio:.3f})")
+    print(f"after: {_load()}")
     return 0 if same else 1
 
 

@@ -73,28 +73,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
     from eloledger.ledger.prices import load_prices
-    from eloledger.ledger.summary import (
-        add_costs,
-        add_latency,
-        judge_summary,
-        summarize,
-        summary_warnings,
-    )
+    from eloledger.ledger.tally import read_tally, tally_ledger
     from eloledger.rating.gates import read_selected
     from eloledger.tables import render, table_width, to_json
 
     prices = load_prices()
-    columns = (*SUMMARY_COLUMNS, "latency_ms", *(PRICE_COLUMNS if prices else ()))
+    columns = (*SUMMARY_COLUMNS, "latency_ms", "ts", *(PRICE_COLUMNS if prices else ()))
     if args.by in ("session", "model", "project", "source") and args.by not in columns:
         columns = (*columns, args.by)
-    ledger = read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
-    groups = summarize(ledger, by=args.by)
-    warnings = [*ledger.warnings, *summary_warnings(ledger, by=args.by)]
-    if prices:
-        warnings += add_costs(groups, ledger, prices, by=args.by)
-    add_latency(groups, ledger, by=args.by)
-    groups = _sorted(groups, args.sort)
-    judge = judge_summary(ledger)
+    if args.split is None and not args.tag and args.tasks is None:
+        tally, warnings = read_tally(args.ledger, columns, args.by, prices)  # streamed
+    else:
+        ledger = read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
+        tally, warnings = tally_ledger(ledger, args.by, prices)
+    groups = _sorted(tally.groups(), args.sort)
+    judge = tally.judge_summary()
     billed = sum(g["total_tokens"] for g in groups) + (judge["total_tokens"] if judge else 0)
     if args.format == "json":
         out = {"by": args.by, "groups": groups, "judge": judge, "billed_total_tokens": billed}

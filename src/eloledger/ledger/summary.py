@@ -449,7 +449,11 @@ def judge_summary(ledger: Ledger) -> dict[str, Any] | None:
     the gateway bills them, so ``tokens`` shows them beside the arms' total. None: no judge."""
     if not ledger.factor("role").mask("judge").any():
         return None
-    rows = summarize(ledger, by="arm", roles=("judge",))
+    return judge_group(summarize(ledger, by="arm", roles=("judge",)))
+
+
+def judge_group(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JUDGE line from the judge's per-arm summaries (shared with ``ledger.tally``)."""
     keys = ("calls", "ok", "errors", "usage_missing", "usage_estimated")
     out: dict[str, Any] = {"name": "JUDGE", **{k: sum(r[k] for r in rows) for k in keys}}
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):

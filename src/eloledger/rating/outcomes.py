@@ -230,6 +230,27 @@ def ledger_results(ledgers: Any, threshold: float = PASS_THRESHOLD) -> dict[tupl
     return read_results([p for p in map(results_path, paths) if p.is_file()], threshold)
 
 
+# What arm_outcomes reads of a row, as columns: the rows it gets hold just these.
+OUTCOME_COLUMNS = (
+    "role",
+    "task_id",
+    "arm",
+    "session",
+    "status",
+    "error_class",
+    "agent",
+    "usage_source",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "score",
+    "passed",
+    "sample",
+    "round",
+    "sandbox",
+)
+
+
 def ledger_outcomes(
     ledgers: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
@@ -237,13 +258,41 @@ def ledger_outcomes(
 ) -> tuple[dict[str, ArmOutcome], list[str]]:
     """:func:`arm_outcomes` of one or several ledgers, with each ledger's results file
     (``<ledger>.results.csv``) when it exists; plus the readers' warnings and token counts
-    no gateway bills (``ledger.summary.count_warnings``)."""
-    from eloledger.ledger.merge import read_ledgers
-    from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
-    from eloledger.rating.budget_io import load_rows
+    no gateway bills (``ledger.summary.count_warnings``).
 
-    rows, warnings = load_rows(ledgers)
+    Read by the columnar reader (bulk duplicate check; issue 21 item 2): the rows handed to
+    :func:`arm_outcomes` hold only :data:`OUTCOME_COLUMNS`, with the values the row reader
+    gives (tests/test_issue21_outcomes.py compares the two).
+    """
+    from eloledger.ledger.merge import read_ledgers
+    from eloledger.ledger.summary import count_warnings
+
+    ledger = read_ledgers(ledgers, columns=OUTCOME_COLUMNS)
     results = ledger_results(ledgers, threshold)
-    outcomes, more = arm_outcomes(rows, results=results, threshold=threshold)
-    counts = count_warnings(read_ledgers(ledgers, columns=TOKEN_COUNT_COLUMNS))  # columnar: fast
-    return outcomes, [*warnings, *counts, *more]
+    outcomes, more = arm_outcomes(column_rows(ledger), results=results, threshold=threshold)
+    return outcomes, [*ledger.warnings, *count_warnings(ledger), *more]
+
+
+def column_rows(ledger: Any) -> list[dict[str, Any]]:
+    """Light row dicts from a columnar ledger: None where a value is missing, text as text,
+    numbers as floats, ``passed`` as a bool and ``agent`` as whether the row names one."""
+    from eloledger.ledger.columns import Factor
+
+    names = [n for n in OUTCOME_COLUMNS if n in ledger]
+    values = []
+    for name in names:
+        column = ledger[name]
+        if isinstance(column, Factor):
+            values.append(column.values())
+        elif name in ("passed", "agent"):
+            known = ~np.isnan(column)
+            out = np.full(len(column), None, dtype=object)
+            out[known] = column[known] != 0
+            if name == "agent":
+                out[~known] = False
+            values.append(out.tolist())
+        else:
+            out = column.astype(object)
+            out[np.isnan(column)] = None
+            values.append(out.tolist())
+    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]

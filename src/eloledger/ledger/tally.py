@@ -1,0 +1,581 @@
+"""What ``eloledger tokens`` prints, folded batch by batch: memory flat in the ledger's length.
+
+A summary is sums and counts per group and per (group, task), and two latency percentiles per
+group. So a ledger is folded a few MB at a time into a :class:`TokenTally` that keeps only those
+(plus each group's distinct latencies with their counts, for exact percentiles): memory grows
+with groups, tasks and distinct latencies, never with rows. Worker processes fold slices of a
+big file and the slices' tallies merge in file order, so every "first at" location and every
+first-seen order is the one a whole-file read gives.
+
+The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
+and warnings (``tests/test_issue21_tally.py`` compares the two on varied ledgers). Streaming
+covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
+anything else (several files, a repeated or missing ``ts``, a line only the exact reader reads)
+is read whole by :func:`eloledger.ledger.merge.read_ledgers`, with its duplicate check, and
+folded as one batch.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
+from eloledger.ledger.fastread import _auto_workers, _decode_batch, _split
+from eloledger.ledger.summary import (
+    ABSURD_TOKENS,
+    ARM_ROLES,
+    MISSING_NAME,
+    _key,
+    _number,
+    _share,
+    judge_group,
+    latency_stats,
+)
+
+Load = Callable[[str], Any]  # a batch's column that was not decoded with the others
+
+# Per-group counters, one row per group: merging two tallies adds rows.
+(CALLS, OK, MISSING, PROMPT, COMPLETION, TOTAL, EST_N, EST_T, FAIL_T, COST, UNPRICED) = range(11)
+_WIDTH = 11
+_TOKENS = ("prompt_tokens", "completion_tokens", "total_tokens")
+_BUFFER = 1 << 18  # sparse entries buffered before they are summed up (~4 MB)
+
+
+class _Sparse:
+    """Sums of weights per int64 key, appended in batches and summed when the buffer fills."""
+
+    def __init__(self) -> None:
+        self.keys: list[np.ndarray] = []
+        self.sums: list[np.ndarray] = []
+        self.size = 0
+        self.tidy = True  # keys distinct and sorted
+
+    def add(self, keys: np.ndarray, sums: np.ndarray) -> None:
+        self.keys.append(keys)
+        self.sums.append(sums)
+        self.size += len(keys)
+        self.tidy = False
+        if self.size > _BUFFER:
+            self.compact()
+
+    def compact(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct keys ascending, their sums)."""
+        if not self.keys:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        if not self.tidy:
+            uniq, inverse = np.unique(np.concatenate(self.keys), return_inverse=True)
+            sums = np.bincount(inverse.reshape(-1), weights=np.concatenate(self.sums))
+            self.keys, self.sums, self.size, self.tidy = [uniq], [sums], len(uniq), True
+        return self.keys[0], self.sums[0]
+
+
+def _pack(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    return (high.astype(np.int64) << 32) | low.astype(np.int64)
+
+
+def _unpack(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return keys >> 32, keys & 0xFFFFFFFF
+
+
+class _Levels:
+    """Names in first-seen order (None: the row had none), and where each one is."""
+
+    def __init__(self, names: Sequence[Any] = ()) -> None:
+        self.names: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.remap(names)
+
+    def remap(self, names: Sequence[Any]) -> np.ndarray:
+        """The code of each of ``names`` here, added when new."""
+        codes = list(map(self.index.get, names))
+        if None in codes:
+            for i, name in enumerate(names):
+                if codes[i] is None:
+                    codes[i] = self.index.setdefault(name, len(self.names))
+                    if codes[i] == len(self.names):
+                        self.names.append(name)
+        return np.array(codes, dtype=np.int64)
+
+
+def _slots(factor: Factor) -> tuple[np.ndarray, list[Any]]:
+    """Codes with missing as the last slot, and the slot names (None for missing)."""
+    codes = np.where(factor.codes < 0, len(factor.levels), factor.codes)
+    return codes, [*factor.levels, None]
+
+
+def _day_slots(ts: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """Each row's UTC day number (summary's ``_day_factor``), missing as the last slot."""
+    known = np.isfinite(ts)
+    days = np.full(len(ts), -1, dtype=np.int64)
+    days[known] = np.floor(ts[known] / 86400).astype(np.int64)
+    uniq, codes = np.unique(days[known], return_inverse=True)
+    slots = np.full(len(ts), len(uniq), dtype=np.int64)
+    slots[known] = codes.reshape(-1)
+    return slots, [*uniq.tolist(), None]
+
+
+class _GroupTally:
+    """The summary of the rows whose role is in ``roles``, grouped by ``key``."""
+
+    def __init__(self, key: str, roles: tuple[str, ...], *, latency: bool) -> None:
+        self.key, self.roles, self.latency = key, roles, latency
+        self.groups = _Levels()
+        self.tasks = _Levels()
+        self.counts = np.zeros((0, _WIDTH))
+        self.pairs = _Sparse()  # (group, task) -> total tokens of its ok rows with usage
+        self.latencies = _Sparse()  # (group, latency bits) -> ok calls with that latency
+        self.unpriced: set[str] = set()
+
+    def fold(self, batch: Mapping[str, Any], rows: dict[str, np.ndarray], cost: Any) -> None:
+        """Add one batch (``rows``: the masks and token columns every group tally shares)."""
+        if self.key == "day":
+            slots, names = _day_slots(batch["ts"])
+        else:
+            slots, names = _slots(batch[self.key])
+        task_slots, task_names = _slots(batch["task_id"])
+        # Every name of the batch, chosen rows or not: the order is the whole column's.
+        groups, tasks = self.groups.remap(names), self.tasks.remap(task_names)
+        self._grow()
+        chosen = batch["role"].mask(*self.roles)
+        if not chosen.any():
+            return
+        group, task = groups[slots[chosen]], tasks[task_slots[chosen]]
+        ok, usage = rows["ok"][chosen], rows["usage"][chosen]
+        good = ok & usage
+        guessed = good & rows["estimated"][chosen]
+        failed = ~ok & usage
+        tokens = {name: rows[name][chosen] for name in _TOKENS}
+        total = tokens["total_tokens"]
+        size = len(self.groups.names)
+
+        def count(mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+            w = None if weights is None else weights[mask]
+            return np.bincount(group[mask], weights=w, minlength=size)
+
+        add = self.counts
+        add[:, CALLS] += np.bincount(group, minlength=size)
+        add[:, OK] += count(ok)
+        add[:, MISSING] += count(ok & ~usage)
+        add[:, PROMPT] += count(good, tokens["prompt_tokens"])
+        add[:, COMPLETION] += count(good, tokens["completion_tokens"])
+        add[:, TOTAL] += count(good, total)
+        add[:, EST_N] += count(guessed)
+        add[:, EST_T] += count(guessed, total)
+        add[:, FAIL_T] += count(failed, total)
+        if cost is not None:
+            cost = cost[chosen]
+            unpriced = good & np.isnan(cost)
+            add[:, COST] += count(good, np.nan_to_num(cost))
+            add[:, UNPRICED] += count(unpriced)
+            if unpriced.any():
+                model = batch["model"]
+                codes = model.codes[chosen][unpriced]
+                self.unpriced |= {model.levels[c] if c >= 0 else MISSING_NAME for c in codes.tolist()}  # fmt: skip
+        if good.any():
+            self.pairs.add(_pack(group[good], task[good]), total[good])
+        if self.latency:
+            latency = rows["latency_ms"][chosen]
+            timed = ok & np.isfinite(latency)
+            if timed.any():
+                self.latencies.add(
+                    _pack_latency(group[timed], latency[timed]), np.ones(int(timed.sum()))
+                )
+
+    def _grow(self) -> None:
+        missing = len(self.groups.names) - len(self.counts)
+        if missing > 0:
+            self.counts = np.vstack([self.counts, np.zeros((missing, _WIDTH))])
+
+    def merge(self, other: _GroupTally) -> None:
+        """Add ``other`` (a later slice of the file) to this tally."""
+        groups = self.groups.remap(other.groups.names)
+        tasks = self.tasks.remap(other.tasks.names)
+        self._grow()
+        self.counts[groups] += other.counts
+        keys, sums = other.pairs.compact()
+        if len(keys):
+            g, t = _unpack(keys)
+            self.pairs.add(_pack(groups[g], tasks[t]), sums)
+        keys, counts = other.latencies.compact()
+        if len(keys):
+            g, values = _unpack_latency(keys)
+            self.latencies.add(_pack_latency(groups[g], values), counts)
+        self.unpriced |= other.unpriced
+
+    def order(self) -> list[int]:
+        """Group codes in the summary's order: first seen (days: by date), missing last."""
+        names = self.groups.names
+        known = [i for i, name in enumerate(names) if name is not None]
+        if self.key == "day":
+            known.sort(key=names.__getitem__)
+        return known + [i for i, name in enumerate(names) if name is None]
+
+    def name(self, code: int) -> str:
+        name = self.groups.names[code]
+        if name is None:
+            return MISSING_NAME
+        if self.key == "day":
+            return time.strftime("%Y-%m-%d", time.gmtime(int(name) * 86400))
+        return str(name)
+
+    def task_means(self) -> np.ndarray:
+        """Mean over tasks (with an ok row with usage) of each group's per-task total."""
+        keys, sums = self.pairs.compact()
+        g, t = _unpack(keys)
+        task_order = np.empty(max(len(self.tasks.names), 1), dtype=np.int64)
+        ranked = sorted(range(len(self.tasks.names)), key=lambda i: self.tasks.names[i] is None)
+        task_order[ranked] = np.arange(len(ranked))
+        out = np.full(len(self.groups.names), np.nan)
+        by_group = np.lexsort((task_order[t] if len(t) else t, g))
+        g, sums = g[by_group], sums[by_group]
+        bounds = np.flatnonzero(np.diff(g)) + 1
+        for part_g, part in zip(np.split(g, bounds), np.split(sums, bounds), strict=True):
+            if len(part):
+                out[int(part_g[0])] = part.sum() / len(part)
+        return out
+
+    def summaries(self, *, costs: bool) -> list[dict[str, Any]]:
+        """One dict per group with calls, in the summary's order, as ``summarize`` gives."""
+        means = self.task_means()
+        latency = self._latency() if self.latency else {}
+        out = []
+        for i in self.order():
+            row = self.counts[i]
+            if row[CALLS] == 0:
+                continue
+            calls, ok, missing = int(row[CALLS]), int(row[OK]), int(row[MISSING])
+            total = _number(row[TOTAL])
+            group: dict[str, Any] = {
+                "name": self.name(i),
+                "calls": calls,
+                "ok": ok,
+                "errors": calls - ok,
+                "usage_missing": missing,
+                "usage_estimated": int(row[EST_N]),
+                "estimated_token_share": _share(row[EST_T], row[TOTAL]),
+                "prompt_tokens": _number(row[PROMPT]),
+                "completion_tokens": _number(row[COMPLETION]),
+                "total_tokens": total,
+                "mean_total_tokens": total / (ok - missing) if ok - missing else None,
+                "task_mean_total_tokens": None if np.isnan(means[i]) else float(means[i]),
+            }
+            if costs:
+                group["cost"] = None if row[UNPRICED] else float(row[COST])
+            if self.latency:
+                stats = latency.get(i, {"p50": None, "p95": None})
+                group["latency_p50_ms"], group["latency_p95_ms"] = stats["p50"], stats["p95"]
+            out.append(group)
+        return out
+
+    def _latency(self) -> dict[int, dict[str, Any]]:
+        """p50/p95 per group, exact: the distinct latencies repeated by their counts."""
+        keys, counts = self.latencies.compact()  # sorted by group, then latency
+        g, values = _unpack_latency(keys)
+        bounds = np.flatnonzero(np.diff(g)) + 1
+        out = {}
+        for part_g, part_v, part_c in zip(
+            np.split(g, bounds), np.split(values, bounds), np.split(counts, bounds), strict=True
+        ):
+            if len(part_g):
+                out[int(part_g[0])] = latency_stats(np.repeat(part_v, part_c.astype(np.int64)))
+        return out
+
+
+def _pack_latency(group: np.ndarray, latency: np.ndarray) -> np.ndarray:
+    """(group, latency) as one complex128 key: the real part holds the group's int64 bits
+    (a tiny non-negative float, ordered as the ints are), the imaginary part the latency;
+    complex numbers sort by real then imaginary part, so keys sort by group, then latency."""
+    pairs = np.empty((len(group), 2), dtype=np.int64)
+    pairs[:, 0] = group
+    pairs[:, 1] = latency.view(np.int64)
+    return pairs.view(np.complex128).reshape(-1)
+
+
+def _unpack_latency(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pairs = np.ascontiguousarray(keys).view(np.int64).reshape(-1, 2)
+    return pairs[:, 0].copy(), pairs[:, 1].view(np.float64).copy()
+
+
+class TokenTally:
+    """The arms' (or tasks', days', ...) summary, the judge's, and the warnings' evidence."""
+
+    def __init__(self, by: str = "arm", prices: Mapping[str, Any] | None = None) -> None:
+        self.by = by
+        self.prices = dict(prices) if prices else None
+        self.arms = _GroupTally(_key(by), ARM_ROLES, latency=True)
+        self.judge = _GroupTally("arm", ("judge",), latency=False)
+        self.rows = 0
+        self.odd = [0, -1]  # rows with fractional or absurd counts, first such row
+        self.unequal = [0, -1]  # rows whose total is not prompt + completion (+ reasoning)
+        self.ts = [np.inf, -np.inf, True]  # first, last, strictly increasing throughout
+
+    def fold(self, batch: Mapping[str, Any], length: int, load: Load) -> None:
+        """Add one batch of columns (a whole :class:`Ledger` is one batch too)."""
+        tokens = {name: batch[name] for name in _TOKENS}
+        missing = batch["usage_source"].mask("missing")
+        rows: dict[str, np.ndarray] = {
+            "ok": batch["status"].mask("ok"),
+            "usage": ~missing & ~np.isnan(tokens["total_tokens"]),
+            "estimated": batch["usage_source"].mask("estimated"),
+            "latency_ms": batch["latency_ms"],
+            **{name: np.nan_to_num(column, nan=0.0) for name, column in tokens.items()},
+        }
+        cost = None
+        if self.prices is not None:
+            from eloledger.ledger.prices import row_costs
+
+            model = batch["model"]
+            counts = {k: batch[k] for k in (*_TOKENS[:2], "cached_tokens", "cache_write_tokens")}
+            cost = row_costs(model.levels, model.codes, counts, self.prices)
+        self.arms.fold(batch, rows, cost)
+        self.judge.fold(batch, rows, None)
+        self._check_counts(tokens, load)
+        if "ts" in batch:
+            self._check_ts(batch["ts"])
+        self.rows += length
+
+    def _check_counts(self, counts: dict[str, np.ndarray], load: Load) -> None:
+        """summary.count_warnings' evidence for this batch."""
+        odd = np.zeros(len(counts["total_tokens"]), dtype=bool)
+        for column in counts.values():
+            known = np.nan_to_num(column, nan=0.0)
+            odd |= (known != np.floor(known)) | (known > ABSURD_TOKENS)
+        p, c, t = (counts[name] for name in _TOKENS)
+        with np.errstate(invalid="ignore"):
+            bad = (t != p + c) & ~np.isnan(p + c + t)
+        if bad.any():
+            r = np.nan_to_num(load("reasoning_tokens"), nan=0.0)
+            bad &= t != p + c + r
+        for mask, seen in ((odd, self.odd), (bad, self.unequal)):
+            if mask.any():
+                if seen[1] < 0:
+                    seen[1] = self.rows + int(np.flatnonzero(mask)[0])
+                seen[0] += int(mask.sum())
+
+    def _check_ts(self, ts: np.ndarray) -> None:
+        if not len(ts):
+            return
+        steps_ok = not np.isnan(ts).any() and bool((np.diff(ts) > 0).all())
+        first, last, increasing = self.ts
+        self.ts = [min(first, ts[0]), ts[-1], increasing and steps_ok and ts[0] > last]
+
+    def in_writing_order(self) -> bool:
+        """Timestamps strictly increasing: no row of this one file can repeat another."""
+        return bool(self.ts[2])
+
+    def merge(self, other: TokenTally) -> None:
+        """Add ``other``, the tally of the rows that follow this one's."""
+        self.arms.merge(other.arms)
+        self.judge.merge(other.judge)
+        for mine, theirs in ((self.odd, other.odd), (self.unequal, other.unequal)):
+            if mine[1] < 0 and theirs[1] >= 0:
+                mine[1] = self.rows + theirs[1]
+            mine[0] += theirs[0]
+        if other.rows:
+            first, last, increasing = other.ts
+            if self.rows:
+                increasing = increasing and self.ts[2] and first > self.ts[1]
+            self.ts = [min(self.ts[0], first), last, increasing]
+        self.rows += other.rows
+
+    def groups(self) -> list[dict[str, Any]]:
+        """``summarize`` + ``add_costs`` + ``add_latency``, in that order of keys."""
+        return self.arms.summaries(costs=self.prices is not None)
+
+    def judge_summary(self) -> dict[str, Any] | None:
+        rows = self.judge.summaries(costs=False)
+        return judge_group(rows) if rows else None
+
+    def warnings(self, where: Callable[[int], str]) -> list[str]:
+        """``summary_warnings`` then ``add_costs``' warning; ``where``: row index -> file:line."""
+        g = self.arms
+        order = g.order()
+        counts = g.counts
+        out = []
+        missing = int(counts[:, MISSING].sum())
+        if missing:
+            out.append(
+                f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the "
+                "sums (run 'eloledger doctor' to see which gateway drops usage)"
+            )
+        guessed = [i for i in order if counts[i, EST_N]]
+        if guessed:
+            named = ", ".join(f"{g.name(i)} ({int(counts[i, EST_N])})" for i in guessed)
+            out.append(
+                f"{int(counts[:, EST_N].sum())} ok call(s) have ESTIMATED token counts (the "
+                f"gateway reported no usage; eloledger guessed from characters), by {self.by}: "
+                f"{named}; fix: have the gateway report usage (stream_options.include_usage, or "
+                "a gateway that sends usage on streams) - see 'eloledger doctor --ledger'"
+            )
+        parts = [f"{g.name(i)}: {_number(counts[i, FAIL_T])}" for i in order if counts[i, FAIL_T]]
+        if parts:
+            out.append(
+                "failed calls reported tokens that are not in the sums (" + ", ".join(parts) + ")"
+            )
+        if self.odd[0]:
+            out.append(
+                f"{self.odd[0]} row(s) have fractional or absurd (> 1e12) token counts, first at "
+                f"{where(self.odd[1])}: check the tool that wrote them"
+            )
+        if self.unequal[0]:
+            out.append(
+                f"{self.unequal[0]} row(s) have total_tokens != prompt_tokens + "
+                f"completion_tokens, first at {where(self.unequal[1])}: the sums use "
+                "total_tokens; check which count the gateway bills"
+            )
+        if g.unpriced:
+            out.append(
+                f"no price (or no cache price) in prices.toml for: {', '.join(sorted(g.unpriced))}; "
+                "groups that used them have no cost (eloledger never guesses prices)"
+            )
+        return out
+
+
+def tally_ledger(
+    ledger: Any, by: str, prices: Mapping[str, Any] | None
+) -> tuple[TokenTally, list[str]]:
+    """A ledger already in memory (merged, deduplicated, selected), folded as one batch, and
+    every warning ``tokens`` prints about it."""
+    tally = TokenTally(by, prices)
+    tally.fold(ledger, len(ledger), ledger.load)
+    return tally, [*ledger.warnings, *tally.warnings(ledger.where)]
+
+
+def read_tally(
+    ledgers: Any,
+    columns: Sequence[str],
+    by: str,
+    prices: Mapping[str, Any] | None,
+    *,
+    workers: int | None = None,
+) -> tuple[TokenTally, list[str]]:
+    """The tally of every ledger ``ledgers`` names (files, globs, folders), duplicates counted
+    once, and the warnings: one file in writing order is streamed, anything else read whole."""
+    from eloledger.ledger.merge import _as_list, read_ledgers
+    from eloledger.ledger.sources import expand_ledgers
+
+    paths = expand_ledgers(_as_list(ledgers))
+    if len(paths) == 1:
+        streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
+        if streamed is not None:
+            tally, warnings = streamed
+            return tally, [*warnings, *tally.warnings(lambda i: f"{paths[0]}:{i + 1}")]
+    return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
+
+
+def stream_tally(
+    path: Path,
+    names: Sequence[str],
+    by: str,
+    prices: Mapping[str, Any] | None,
+    *,
+    workers: int | None = None,
+) -> tuple[TokenTally, list[str]] | None:
+    """One ledger file folded batch by batch (slices in worker processes for big files), and
+    its torn-line warning; None when the file must be read whole (see the module's doc)."""
+    from eloledger.ledger.reader import _inspect, _torn_message
+
+    end, torn = _inspect(path)
+    names = tuple(names) if "ts" in names else (*names, "ts")
+    new = functools.partial(TokenTally, by, prices)
+    count = workers if workers is not None else _auto_workers(end)
+    bounds = _split(path, end, count)
+    try:
+        if len(bounds) == 1:
+            tally = _fold_range(str(path), 0, end, names, new)
+        else:
+            tally = _fold_parallel(str(path), bounds, names, new)
+    except NeedsExactPath:
+        return None
+    if tally is None or not tally.rows or not tally.in_writing_order():
+        return None
+    return tally, [_torn_message(path, tally.rows + 1, torn)] if torn else []
+
+
+def _fold_parallel(
+    path: str, bounds: list[tuple[int, int]], names: Sequence[str], new: Callable[[], TokenTally]
+) -> TokenTally | None:
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
+            futures = [pool.submit(_fold_range, path, a, b, names, new) for a, b in bounds[1:]]
+            try:
+                tally = _fold_range(path, *bounds[0], names, new)  # this process works too
+            except NeedsExactPath:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            for future in futures:
+                tally.merge(future.result())
+    except (BrokenProcessPool, OSError, ValueError):
+        return _fold_range(path, 0, bounds[-1][1], names, new)
+    return tally
+
+
+_BATCH_BYTES = 4 << 20
+
+
+def _fold_range(
+    path: str, start: int, end: int, names: Sequence[str], new: Callable[[], TokenTally]
+) -> TokenTally:
+    """Fold the whole lines in ``[start, end)``, read a few MB at a time (no mapping of the
+    file: the process holds one batch, whatever the file's size)."""
+    tally = new()
+    swaps = None
+    with open(path, "rb") as fh:
+        pos = start
+        while pos < end:
+            fh.seek(pos)
+            block = fh.read(min(_BATCH_BYTES, end - pos))
+            if not block:
+                raise NeedsExactPath  # the file shrank since we looked
+            cut = len(block) if pos + len(block) == end else block.rfind(b"\n") + 1
+            if cut == 0:  # one line longer than a batch: read it whole, once
+                del block
+                block = fh.read(_line_length(fh, pos, end))
+                cut = len(block)
+            if swaps is None:
+                first = block.find(b"\n", 0, cut)
+                swaps = alias_swaps(block[: first if first >= 0 else cut], names)
+            with memoryview(block) as view, view[:cut] as lines:
+                tally.fold(*_decode(lines, names, swaps))
+            pos += cut
+    return tally
+
+
+def _line_length(fh: Any, pos: int, end: int) -> int:
+    """Bytes from ``pos`` through the next newline (or ``end``), found a batch at a time; the
+    file is left at ``pos``."""
+    fh.seek(pos)
+    length = 0
+    while pos + length < end:
+        piece = fh.read(min(_BATCH_BYTES, end - pos - length))
+        if not piece:
+            break
+        found = piece.find(b"\n")
+        if found >= 0:
+            length += found + 1
+            break
+        length += len(piece)
+    fh.seek(pos)
+    return length
+
+
+def _decode(lines: memoryview, names: Sequence[str], swaps: Any) -> tuple[Any, int, Load]:
+    columns, length = _decode_batch(lines, names, swaps)
+
+    def load(name: str) -> Any:  # called while ``lines`` is still open
+        return _decode_batch(lines, (name,), swaps)[0][name]
+
+    return columns, length, load
+
+
+__all__ = ["TokenTally", "read_tally", "stream_tally", "tally_ledger"]
