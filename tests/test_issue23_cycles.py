@@ -29,15 +29,6 @@ KNOWN_CYCLES: set[frozenset[str]] = {
     # no longer do: tui.errors.error_text, and a ShowTab message up to the app).
     frozenset({"eloledger.tui.app", "eloledger.tui.budget_views", "eloledger.tui.elo_tab"}),
     frozenset({"eloledger.runner.run", "eloledger.runner.judging"}),
-    # Not in the count (function-level imports): fairness/gates/outcomes/budget_io.
-    frozenset(
-        {
-            "eloledger.rating.budget_io",
-            "eloledger.rating.fairness",
-            "eloledger.rating.gates",
-            "eloledger.rating.outcomes",
-        }
-    ),
 }
 
 # Packages that must sit below another: (lower, upper) means `lower` imports nothing of `upper`.
