@@ -21,6 +21,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.errors import error_text
 from eloledger.tui.messages import ShowTab
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
@@ -163,7 +164,7 @@ class EloLedgerApp(App[int]):
         try:
             spec = _load_spec(spec)
         except Exception as exc:  # UserError or a missing runner: show it, keep the app
-            self.notify(_message(exc), title="Cannot start the run", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Cannot start the run", severity="error", timeout=10)
             return
         live = LiveRun(spec, on_done=self._run_finished, resume=self._resume)
         self.live_source = live
@@ -175,7 +176,7 @@ class EloLedgerApp(App[int]):
         try:
             await live.run()
         except Exception as exc:
-            self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
+            self.notify(error_text(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
         stopped = str(getattr(result, "stopped", "") or "done")
@@ -250,7 +251,7 @@ class EloLedgerApp(App[int]):
         try:
             spec = _demo_spec()
         except Exception as exc:
-            self.notify(_message(exc), title="Demo not available", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Demo not available", severity="error", timeout=10)
             return
         self._demo = True
         self.start_run(spec)
@@ -312,13 +313,6 @@ class SafeMonochrome(Monochrome):
 
 
 _SAFE_MONOCHROME = SafeMonochrome()
-
-
-def _message(exc: BaseException) -> str:
-    from eloledger.redact import scrub
-
-    one_line = getattr(exc, "one_line", None)
-    return scrub(one_line() if callable(one_line) else f"{type(exc).__name__}: {exc}")
 
 
 def _load_spec(spec: Any, ledger: str | Path | None = None) -> Any:
