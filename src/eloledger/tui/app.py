@@ -38,6 +38,7 @@ class EloLedgerApp(App[int]):
     Screen { layout: vertical; }
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
+    Toast { width: auto; max-width: 100%; }  /* an export's whole path on one line */
     ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -49,7 +50,9 @@ class EloLedgerApp(App[int]):
         Binding("ctrl+t", "next_theme", "Theme", show=False),
         Binding("ctrl+r", "run_demo", "Run demo", show=False),
         Binding("h", "history", "History", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        # the footer has no room for Quit next to ^p palette at 80 columns: ctrl+q is in the
+        # help (F1) and the palette
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
     ]
 
     def __init__(
@@ -110,7 +113,7 @@ class EloLedgerApp(App[int]):
                 yield DoctorTab()
             with TabPane("Elo", id="elo"):
                 yield EloTab(inputs=self._elo_inputs)
-        yield Footer(compact=True, show_command_palette=False)
+        yield Footer(compact=True, show_command_palette=True)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.action_show_tab, self._initial_tab)

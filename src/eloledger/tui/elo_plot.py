@@ -11,7 +11,7 @@ ticks than the plot has rows for, so no label lands on another's row.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual_plot import HiResMode, PlotWidget
@@ -62,14 +62,18 @@ def even_ticks(low: float, high: float, max_ticks: int) -> list[float]:
 
 
 class EloAxisFormatter(AxisFormatter):
-    """y holds Elo: ``even_ticks``, at most one tick per ``rows_per_tick`` rows of the plot."""
+    """y holds Elo: ``even_ticks``, at most one tick per ``rows_per_tick`` rows of the plot.
 
-    def __init__(self, rows: int = 16, rows_per_tick: int = 2) -> None:
+    ``rows`` may be a callable: the plot's height is read when the ticks are drawn, once the
+    plot is laid out (a plot shown a moment ago may not have its size yet)."""
+
+    def __init__(self, rows: int | Callable[[], int] = 16, rows_per_tick: int = 2) -> None:
         self.rows = rows
         self.rows_per_tick = rows_per_tick
 
     def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
-        return even_ticks(min_, max_, min(max_ticks, self.rows // self.rows_per_tick))
+        rows = self.rows() if callable(self.rows) else self.rows
+        return even_ticks(min_, max_, min(max_ticks, rows // self.rows_per_tick))
 
     def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
         return [f"{t:.0f}" if float(t).is_integer() else f"{t:g}" for t in ticks]
@@ -99,8 +103,9 @@ def draw_arms(plot: PlotWidget, data: EloData, threshold: float) -> str:
         plot.set_xlabel("no token costs: open the run's ledger too (o)")
         return ""
     plot.set_x_formatter(LogTokensFormatter())
-    rows = max(2, plot.size.height - plot.margin_top - plot.margin_bottom)
-    plot.set_y_formatter(EloAxisFormatter(rows))
+    plot.set_y_formatter(
+        EloAxisFormatter(lambda: max(4, plot.size.height - plot.margin_top - plot.margin_bottom))
+    )
     xs = [math.log10(p["tokens_per_task"]) for p in pts]
     ys = [p["elo"] for p in pts]
     anchor = next((p for p in pts if p["name"] == data.anchor), pts[0])

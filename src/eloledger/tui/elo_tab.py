@@ -296,7 +296,8 @@ class EloTab(Vertical, can_focus=True):
                 self.notify(error_text(exc), title="Export failed", severity="error", timeout=10)
                 return
             self.exported.extend(paths)
-            self.notify("Wrote " + ", ".join(map(str, paths)), title="Exported", timeout=6)
+            shown = "\n".join(map(str, paths))  # one path a line, each unbroken
+            self.notify(f"Wrote\n{shown}", title="Exported", timeout=6)
             return
         from importlib import resources
 
@@ -390,7 +391,7 @@ class EloTab(Vertical, can_focus=True):
             self.notify(f"{where}: {exc.strerror}", title="Export failed", severity="error")
             return
         self.exported.append(path)
-        self.notify(f"Wrote {path}", title="Exported", timeout=6)
+        self.notify(f"Wrote\n{path}", title="Exported", timeout=6)  # the path on its own line
 
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
