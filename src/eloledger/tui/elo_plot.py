@@ -112,7 +112,7 @@ def draw_arms(plot: PlotWidget, data: EloData, threshold: float) -> str:
     x0, y0 = math.log10(anchor["tokens_per_task"]), anchor["elo"]
     x1 = max(xs) + 0.05
     # the reference first: where the frontier runs along it, the frontier shows
-    dots = max(8, 2 * plot.size.width)  # about one dot per half cell: a dotted line
+    dots = 480  # a dot per half cell up to 240 columns; fixed, so a draw before layout is final
     ref_x = [x0 + (x1 - x0) * i / dots for i in range(dots + 1)]
     plot.scatter(
         ref_x,

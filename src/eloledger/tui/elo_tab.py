@@ -189,7 +189,7 @@ class EloTab(Vertical, can_focus=True):
         table = self.query_one("#elo-table", EloTable)
         knee_name = knee(self.data.players, self.threshold) if self.data.has_costs else None
         players = self.sorted_players()
-        width = table.size.width or self.size.width or self.app.size.width
+        width = self.size.width or self.app.size.width  # the table spans the tab (known early)
         if len(players) > 10:  # max-height 12: a vertical scrollbar takes two cells
             width -= 2
         table.show(
