@@ -43,3 +43,17 @@ async def test_footer_shows_the_palette_key_on_every_tab(size) -> None:
             assert "f1 Help" in footer, (key, footer)  # and nothing cut before it
         await pilot.press("ctrl+p")
         assert await until(lambda: type(app.screen).__name__ == "CommandPalette")
+
+
+async def test_elo_palette_command_reaches_the_tab_through_a_message() -> None:
+    """The Elo tab's palette commands post ShowTab (the tab never calls the app): from the
+    Profiles tab, "Elo: load the shipped example" brings the Elo tab up and loads it."""
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        tab = app.query_one(EloTab)
+        command = next(c for c in tab.commands() if c.title == "Elo: load the shipped example")
+        command.callback()
+        assert await until(lambda: tab.data is not None)
+        await pilot.pause(0.2)
+        assert app.query_one("#tabs").active == "elo"
+        assert "best_of_8" in screen_text(app)
