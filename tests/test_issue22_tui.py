@@ -32,7 +32,9 @@ def _inputs(folder: Path) -> tuple[Path, Path]:
 async def test_curves_view_draws_checkpoints_and_exports_the_figure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # exports go to the current folder
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # exports go next to the run's files, never the cwd (issue 23)
     app = EloLedgerApp(initial_tab="elo", elo_inputs=_inputs(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         tab = app.query_one(EloTab)

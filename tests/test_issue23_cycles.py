@@ -25,9 +25,6 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "eloledger"
 # Each entry: the modules of one strongly connected component (a set of modules that all reach
 # each other). To be broken in issue 23's second pass, once the helpers on these files merge.
 KNOWN_CYCLES: set[frozenset[str]] = {
-    # elo_tab and budget_views import the app's private `_message` (the Profiles and Doctor tabs
-    # no longer do: tui.errors.error_text, and a ShowTab message up to the app).
-    frozenset({"eloledger.tui.app", "eloledger.tui.budget_views", "eloledger.tui.elo_tab"}),
     frozenset({"eloledger.runner.run", "eloledger.runner.judging"}),
 }
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from importlib import resources
 from pathlib import Path
@@ -34,7 +33,7 @@ async def until(predicate, timeout: float = 20.0) -> bool:
 # -- Elo -----------------------------------------------------------------------------------------
 
 
-async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path) -> None:
+async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path, monkeypatch) -> None:
     app = EloLedgerApp(
         initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
     )
@@ -68,8 +67,9 @@ async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path) -> N
         await pilot.press(*"100", "enter")
         await pilot.pause(0.2)
         assert tab.threshold == 100 and "knee: best_of_2" in screen_text(app)
-        # export CSV and Markdown into the current folder
-        os.chdir(tmp_path)
+        # export CSV and Markdown: the shipped example's folder is the package's, so they go
+        # to the exports folder (issue 23 item 6)
+        monkeypatch.setenv("ELOLEDGER_EXPORTS", str(tmp_path))
         await pilot.press("c", "m")
         await pilot.pause(0.2)
         csv_path = next(tmp_path.glob("elo-*.csv"))

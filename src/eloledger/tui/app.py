@@ -21,6 +21,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.errors import error_text
 from eloledger.tui.messages import ShowTab
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
@@ -37,6 +38,7 @@ class EloLedgerApp(App[int]):
     Screen { layout: vertical; }
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
+    Toast { width: auto; max-width: 100%; }  /* an export's whole path on one line */
     ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -48,7 +50,9 @@ class EloLedgerApp(App[int]):
         Binding("ctrl+t", "next_theme", "Theme", show=False),
         Binding("ctrl+r", "run_demo", "Run demo", show=False),
         Binding("h", "history", "History", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        # the footer has no room for Quit next to ^p palette at 80 columns: ctrl+q is in the
+        # help (F1) and the palette
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
     ]
 
     def __init__(
@@ -109,7 +113,7 @@ class EloLedgerApp(App[int]):
                 yield DoctorTab()
             with TabPane("Elo", id="elo"):
                 yield EloTab(inputs=self._elo_inputs)
-        yield Footer(compact=True, show_command_palette=False)
+        yield Footer(compact=True, show_command_palette=True)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.action_show_tab, self._initial_tab)
@@ -163,7 +167,7 @@ class EloLedgerApp(App[int]):
         try:
             spec = _load_spec(spec)
         except Exception as exc:  # UserError or a missing runner: show it, keep the app
-            self.notify(_message(exc), title="Cannot start the run", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Cannot start the run", severity="error", timeout=10)
             return
         live = LiveRun(spec, on_done=self._run_finished, resume=self._resume)
         self.live_source = live
@@ -175,7 +179,7 @@ class EloLedgerApp(App[int]):
         try:
             await live.run()
         except Exception as exc:
-            self.notify(_message(exc), title="Run failed", severity="error", timeout=15)
+            self.notify(error_text(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
         stopped = str(getattr(result, "stopped", "") or "done")
@@ -250,7 +254,7 @@ class EloLedgerApp(App[int]):
         try:
             spec = _demo_spec()
         except Exception as exc:
-            self.notify(_message(exc), title="Demo not available", severity="error", timeout=10)
+            self.notify(error_text(exc), title="Demo not available", severity="error", timeout=10)
             return
         self._demo = True
         self.start_run(spec)
@@ -312,13 +316,6 @@ class SafeMonochrome(Monochrome):
 
 
 _SAFE_MONOCHROME = SafeMonochrome()
-
-
-def _message(exc: BaseException) -> str:
-    from eloledger.redact import scrub
-
-    one_line = getattr(exc, "one_line", None)
-    return scrub(one_line() if callable(one_line) else f"{type(exc).__name__}: {exc}")
 
 
 def _load_spec(spec: Any, ledger: str | Path | None = None) -> Any:

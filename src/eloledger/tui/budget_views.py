@@ -82,7 +82,7 @@ def compute_fairness(
 def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (its own
     empirical best-of-k), so five or more arms stay readable; returns the legend line."""
-    from eloledger.tui.elo_tab import LogTokensFormatter
+    from eloledger.tui.elo_plot import LogTokensFormatter
 
     plot.clear()
     axis = getattr(curves, "axis", "tokens")

@@ -185,7 +185,8 @@ class DiffScreen(ModalScreen[bool]):
 HELP_TEXT = """\
 # eloledger
 
-Four tabs, all usable by keyboard alone (over SSH too).
+**escape** (or `F1`, `q`) closes this help. Four tabs, all usable by keyboard alone (over SSH
+too); the footer shows each tab's keys, `ctrl+p` every action by name.
 
 | key | does |
 |---|---|
@@ -195,6 +196,7 @@ Four tabs, all usable by keyboard alone (over SSH too).
 | `F1` | this help |
 | `ctrl+t` | next theme |
 | `ctrl+q` | quit |
+| `escape` | close this help (or a dialog) |
 
 **Profiles**: `n` new profile, `e` edit, `u` use (switch: shows the diff of every file, then
 applies all or nothing), `b` backups and restore, `r` reload. The right side shows, per client,
@@ -210,10 +212,13 @@ aborted; `eloledger run SPEC --resume` redoes them), `f` follow the newest reque
 change (diff first).
 
 **Elo**: `s` cycle the sort column, `S` reverse, `t` set the "worth it" marginal Elo per 1K
-threshold, `o` open comparisons + ledger, `c` export CSV, `m` export Markdown, `v` budget curves
-(each arm's Elo against its session budget, with the +400 Elo per 10× tokens reference), `f` the
-budget-fairness verdict (old/new × 1/N samples). The plot shows Elo against tokens on a log axis
-with the best-of-k reference (+400·log10 k).
+threshold, `o` open comparisons + ledger, `c` export CSV (as `eloledger elo --format csv`),
+`m` export Markdown (the table in its current sort), `v` budget curves (each arm's Elo against its
+session budget, with the +400 Elo per 10× tokens reference; `e` there exports SVG and PNG), `f`
+the budget-fairness verdict (old/new × 1/N samples). Exports go next to the comparisons file, or
+(for the shipped example or a read-only folder) to `$ELOLEDGER_EXPORTS`, else the `exports`
+folder in eloledger's data folder. The plot shows Elo against tokens on a log axis: arms as
+letters, the frontier as a braille line, the best-of-k reference (+400·log10 k) dotted.
 
 `eloledger watch LEDGER` opens the Run tab following a ledger written by another process.
 Themes: data files in `themes/` and in your config folder's `themes/`; `NO_COLOR` is honoured.

@@ -1,253 +1,45 @@
 """The Elo tab: the Elo-per-token table (sortable), Elo vs tokens on a log axis, the knee.
 
-The table is exactly what ``eloledger elo COMPARISONS --ledger LEDGER`` prints: both faces call
-``eloledger.rating.table.elo_report`` with ``rating.outcomes.ledger_outcomes(...)``. The fit and its
-bootstrap run in a thread worker. The plot puts log10(tokens per task) on the x axis (labelled
-in tokens), the arms as points, the cost frontier as a line, and the best-of-k reference from
-the anchor: +400·log10(k) Elo for k times the anchor's tokens. The "worth it" threshold is a
-marginal Elo per 1K tokens per task; the knee is the costliest frontier arm whose marginal step
-still clears it (beyond it, more tokens buy less than the threshold).
+A composition: the data and its fit (``elo_data``: the same call as ``eloledger elo
+COMPARISONS --ledger LEDGER``, in a thread worker), the table (``elo_table``), the plot
+(``elo_plot``), the threshold and open dialogs (``elo_threshold``, ``elo_open``) and the
+exports (``elo_export``); the budget curves and fairness verdict are ``budget_views``. The
+"worth it" threshold is a marginal Elo per 1K tokens per task; the knee is the costliest
+frontier arm whose marginal step still clears it. The tab never imports the app: it asks for
+a tab with a ``ShowTab`` message and words errors with ``errors.error_text``.
 """
 
 from __future__ import annotations
 
-import math
-import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Input, Label, Static
-from textual_plot import HiResMode, PlotWidget
-from textual_plot.axis_formatter import AxisFormatter
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+from textual_plot import PlotWidget
 
 from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
-from eloledger.textsafe import visible
 from eloledger.tui import fmt
-
-DEFAULT_THRESHOLD = 50.0  # Elo per 1K tokens per task
-BOOTSTRAP_ROUNDS = 1000
-
-# (record key, title, digits): the same columns as `eloledger elo --ledger`.
-COLUMNS: tuple[tuple[str, str, int | None], ...] = (
-    ("name", "arm", None),
-    ("elo", "Elo", 0),
-    ("ci", "95% CI", None),
-    ("tokens_per_task", "tok/task", 0),
-    ("delta_elo", "ΔElo", 0),
-    ("delta_elo_per_1k", "ΔElo/1K", 1),
-    ("marginal_elo_per_1k", "marg/1K", 1),
-    ("pass_at_1", "pass@1", 3),
-    ("pass_at_k", "pass@k", 3),
-    ("tokens_per_success", "tok/success", 0),
-    ("games", "games", None),
+from eloledger.tui.elo_data import (
+    COLUMNS,
+    DEFAULT_THRESHOLD,
+    EloData,
+    compute_elo,
+    loud_warnings,
+    sorted_players,
 )
+from eloledger.tui.elo_open import OpenScreen
+from eloledger.tui.elo_plot import arm_letters, draw_arms, plotted
+from eloledger.tui.elo_table import EloTable
+from eloledger.tui.elo_threshold import ThresholdScreen
+from eloledger.tui.errors import error_text
+from eloledger.tui.messages import ShowTab
 
-
-@dataclass
-class EloData:
-    """One fitted table plus where it came from."""
-
-    players: list[dict[str, Any]]
-    anchor: str
-    has_costs: bool
-    warnings: list[str] = field(default_factory=list)
-    source: str = ""
-    report: Any = None
-    ledger: Path | None = None
-
-
-def compute_elo(
-    comparisons: Path, ledger: Path | None, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
-) -> EloData:
-    """The same core call as ``eloledger elo`` (runs in a thread)."""
-    from eloledger.rating.comparisons import read_comparisons
-    from eloledger.rating.table import elo_report
-
-    costs, ledger_warnings = None, []
-    if ledger is not None:  # the same per-arm count as `eloledger elo --ledger`
-        from eloledger.rating.outcomes import ledger_outcomes
-
-        costs, ledger_warnings = ledger_outcomes(ledger)
-    report = elo_report(
-        read_comparisons(comparisons), costs=costs, bootstrap_rounds=rounds, seed=seed
-    )
-    report.warnings[:0] = ledger_warnings
-    source = comparisons.name + (f" + {ledger.name}" if ledger else "")
-    return EloData(
-        list(report.players),
-        report.anchor,
-        report.has_costs,
-        list(report.warnings),
-        source,
-        report,
-        ledger,
-    )
-
-
-def loud_warnings(warnings: Sequence[str]) -> str:
-    """The report's warnings that tokens are estimates or scores unsandboxed: they stay on
-    screen, not just in a toast."""
-    loud = [f"⚠ {w}" for w in warnings if "ESTIMATED" in w or w.startswith("UNSANDBOXED")]
-    return "\n".join(loud)
-
-
-def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
-    if key == "ci":  # the CLI's text, one-sided bounds included
-        from eloledger.rating.table import interval_text
-
-        return interval_text(record.get("ci_low"), record.get("ci_high"))
-    value = record.get(key)
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, float) and digits is not None:
-        return f"{value:,.{digits}f}" if digits == 0 else f"{value:.{digits}f}"
-    return visible(str(value))  # names come from files: no control byte reaches the terminal
-
-
-def sort_value(record: dict[str, Any], key: str) -> tuple[int, Any]:
-    """Missing values sort last whatever the direction."""
-    value = record.get("ci_low") if key == "ci" else record.get(key)
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return (1, 0)
-    return (0, value if not isinstance(value, str) else value.lower())
-
-
-def export_records(data: EloData, fmt_name: str) -> str:
-    """CSV or Markdown through the CLI's renderer (same cells as ``eloledger elo``)."""
-    from eloledger.tables import Column, render
-
-    keys = [k for k, _, _ in COLUMNS if k != "ci"] + [
-        "ci_low",
-        "ci_high",
-        "elo_per_decade",
-        "dominated",
-        "pass_k",
-    ]
-    digits = {k: d for k, _, d in COLUMNS}
-    if fmt_name == "csv":
-        columns = [
-            Column(k, k, 2 if k in ("elo", "ci_low", "ci_high") else digits.get(k)) for k in keys
-        ]
-        return render("csv", data.players, columns) + "\n"
-    records = [dict(p, ci=cell(p, "ci", None)) for p in data.players]
-    columns = [Column(k, t, d) for k, t, d in COLUMNS]
-    note = f"\n\n_anchor: {data.anchor} = 1000 Elo; source: {data.source}_\n"
-    return render("md", records, columns) + note
-
-
-class LogTokensFormatter(AxisFormatter):
-    """x holds log10(tokens); ticks at 1-2-5 steps of each decade, labelled in tokens."""
-
-    def get_ticks(self, min_: float, max_: float, max_ticks: int = 8) -> list[float]:
-        ticks = []
-        for decade in range(math.floor(min_) - 1, math.ceil(max_) + 1):
-            for mult in (1, 2, 5):
-                t = decade + math.log10(mult)
-                if min_ <= t <= max_:
-                    ticks.append(t)
-        if len(ticks) > max_ticks:
-            ticks = [t for t in ticks if abs(t - round(t)) < 1e-9] or ticks[:: len(ticks) // 4]
-        return ticks
-
-    def get_labels_for_ticks(self, ticks: Sequence[float]) -> list[str]:
-        return [fmt.compact(10**t) for t in ticks]
-
-
-class ThresholdScreen(ModalScreen[float | None]):
-    """Ask for the "worth it" marginal Elo per 1K threshold."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Back")]
-    DEFAULT_CSS = """
-    ThresholdScreen { align: center middle; }
-    ThresholdScreen > Vertical { width: 64; max-width: 100%; height: auto;
-                                 border: thick $primary; background: $surface; padding: 1 2; }
-    ThresholdScreen #threshold-help { height: auto; }
-    ThresholdScreen #threshold-error { color: $error; height: auto; }
-    """
-
-    def __init__(self, current: float) -> None:
-        super().__init__()
-        self.current = current
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(
-                "An arm is worth its extra tokens from how many Elo per 1K tokens per task "
-                "(marginal)? [b]enter[/b] sets it · [b]escape[/b] back",
-                id="threshold-help",
-            )
-            yield Input(value=f"{self.current:g}", id="threshold-input", compact=True)
-            yield Static("", id="threshold-error")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        try:
-            value = float(event.value)
-            if not math.isfinite(value) or value < 0:
-                raise ValueError
-        except ValueError:
-            self.query_one("#threshold-error", Static).update("give a number ≥ 0, e.g. 50")
-            return
-        self.dismiss(value)
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
-
-
-class OpenScreen(ModalScreen[tuple[Path, Path | None] | None]):
-    """Ask for a comparisons file and (optionally) its ledger."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Back")]
-    DEFAULT_CSS = """
-    OpenScreen { align: center middle; }
-    OpenScreen > Vertical { width: 80; max-width: 100%; height: auto; border: thick $primary;
-                            background: $surface; padding: 1 2; }
-    OpenScreen #open-error { color: $error; height: auto; }
-    OpenScreen Horizontal { height: auto; align-horizontal: right; }
-    """
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label("Comparisons file (CSV/JSONL: task_id,winner,loser or task_id,a,b,outcome)")
-            yield Input(placeholder="run.comparisons.csv", id="open-comparisons")
-            yield Label("Ledger (optional: adds the token columns)")
-            yield Input(placeholder="run.ledger.jsonl", id="open-ledger")
-            yield Static("", id="open-error")
-            with Horizontal():
-                yield Button("Open (enter)", id="open-ok", variant="primary")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "open-comparisons":
-            self.query_one("#open-ledger", Input).focus()
-        else:
-            self._finish()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self._finish()
-
-    def _finish(self) -> None:
-        comps = self.query_one("#open-comparisons", Input).value.strip()
-        ledger = self.query_one("#open-ledger", Input).value.strip()
-        error = self.query_one("#open-error", Static)
-        if not comps or not Path(comps).expanduser().is_file():
-            error.update(f"{comps or '(empty)'}: no such file")
-            return
-        if ledger and not Path(ledger).expanduser().is_file():
-            error.update(f"{ledger}: no such file")
-            return
-        self.dismiss((Path(comps).expanduser(), Path(ledger).expanduser() if ledger else None))
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+__all__ = ["EloData", "EloTab", "OpenScreen", "ThresholdScreen", "compute_elo", "knee"]
 
 
 class EloTab(Vertical, can_focus=True):
@@ -298,10 +90,7 @@ class EloTab(Vertical, can_focus=True):
         )
         yield Static("", id="elo-status")
         yield Static("", id="elo-usage")
-        table: DataTable = DataTable(
-            id="elo-table", cursor_type="row", zebra_stripes=True, fixed_columns=1
-        )
-        yield table
+        yield EloTable(id="elo-table")
         yield Static("", id="elo-rows")
         yield Static("", id="elo-verdict")
         yield PlotWidget(id="elo-plot", allow_pan_and_zoom=False)
@@ -314,6 +103,16 @@ class EloTab(Vertical, can_focus=True):
         self._show(False)
         if self.inputs is not None:
             self.load(*self.inputs)
+
+    def on_resize(self) -> None:
+        """The columns that fit and the ticks the plot has rows for change with the size."""
+        if self.data is not None:
+            self.call_after_refresh(self._redraw)
+
+    def _redraw(self) -> None:
+        self.refresh_table()
+        if self.view == "arms":
+            self.refresh_plot()
 
     def _show(self, has_data: bool) -> None:
         self.can_focus = not has_data  # empty: the tab itself takes focus so 'o'/'e' work
@@ -348,9 +147,7 @@ class EloTab(Vertical, can_focus=True):
         try:
             data = compute_elo(comparisons, ledger)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            self.app.call_from_thread(self._failed, _message(exc))
+            self.app.call_from_thread(self._failed, error_text(exc))
             return
         self.app.call_from_thread(self.set_data, data)
 
@@ -378,66 +175,48 @@ class EloTab(Vertical, can_focus=True):
         shown.display = bool(usage)
         for warning in data.warnings[:3]:
             self.notify(warning, title="Elo warning", severity="warning", timeout=8)
+        self.call_after_refresh(self._redraw)  # once laid out: the real width and height
 
     # -- drawing --------------------------------------------------------------------------------
 
     def sorted_players(self) -> list[dict[str, Any]]:
         assert self.data is not None
-        key = COLUMNS[self.sort_index][0]
-        present = [p for p in self.data.players if sort_value(p, key)[0] == 0]
-        missing = [p for p in self.data.players if sort_value(p, key)[0] == 1]
-        present.sort(key=lambda p: sort_value(p, key)[1], reverse=self.sort_reverse)
-        return present + missing
+        return sorted_players(self.data.players, COLUMNS[self.sort_index][0], self.sort_reverse)
 
     def refresh_table(self) -> None:
         if self.data is None:
             return
-        table = self.query_one("#elo-table", DataTable)
-        table.clear(columns=True)
-        arrow = "↓" if self.sort_reverse else "↑"
-        for index, (key, title, _) in enumerate(COLUMNS):
-            label = f"{title}{arrow}" if index == self.sort_index else title
-            table.add_column(label, key=key)
+        table = self.query_one("#elo-table", EloTable)
         knee_name = knee(self.data.players, self.threshold) if self.data.has_costs else None
-        letters = self.plot_letters()
-        for p in self.sorted_players():
-            style = ""
-            marginal = p.get("marginal_elo_per_1k")
-            if p["name"] == knee_name:
-                style = "bold reverse"
-            elif p.get("dominated"):
-                style = "dim"
-            elif _finite(marginal) and marginal < self.threshold:
-                style = "italic"
-            cells = [
-                Text(cell(p, k, d), style=style, justify="left" if k == "name" else "right")
-                for k, _, d in COLUMNS
-            ]
-            if p["name"] in letters:
-                cells[0] = Text.assemble((letters[p["name"]] + " ", "bold yellow"), cells[0])
-            table.add_row(*cells, key=p["name"])
+        players = self.sorted_players()
+        width = self.size.width or self.app.size.width  # the table spans the tab (known early)
+        if len(players) > 10:  # max-height 12: a vertical scrollbar takes two cells
+            width -= 2
+        table.show(
+            players,
+            sort_index=self.sort_index,
+            reverse=self.sort_reverse,
+            knee_name=knee_name,
+            threshold=self.threshold,
+            letters=self.plot_letters(),
+            width=width,
+        )
         status = f"{self.data.source} · anchor {self.data.anchor} = 1000 Elo"
         if self.data.has_costs:
             status += f" · knee: {knee_name or '-'}"
         else:
             status += " · no ledger: token columns empty"
         self.query_one("#elo-status", Static).update(fmt.markup(status))
+        hidden = f" · hidden: {', '.join(table.hidden)}" if table.hidden else ""
         self.query_one("#elo-rows", Static).update(
             f"rows: [reverse]knee[/] · [i]italic[/]: marg. < {self.threshold:g} Elo/1K (t)"
-            " · [dim]dim[/]: dominated · → more columns"
+            f" · [dim]dim[/]: dominated{fmt.markup(hidden)}"
         )
 
     def plotted(self) -> list[dict[str, Any]]:
         """The arms with a token cost and an Elo, cheapest first (the points on the plot)."""
         assert self.data is not None
-        pts = [
-            p
-            for p in self.data.players
-            if _finite(p.get("tokens_per_task"))
-            and p["tokens_per_task"] > 0
-            and _finite(p.get("elo"))
-        ]
-        return sorted(pts, key=lambda p: p["tokens_per_task"])
+        return plotted(self.data)
 
     def plot_letters(self) -> dict[str, str]:
         return arm_letters([p["name"] for p in self.plotted()])
@@ -450,56 +229,9 @@ class EloTab(Vertical, can_focus=True):
             from eloledger.tui.budget_views import draw_curves
 
             legend = draw_curves(plot, self.curves, self.reference)
-            self.query_one("#elo-legend", Static).update(legend)
-            return
-        plot.clear()
-        pts = self.plotted()
-        if not pts:
-            plot.set_xlabel("no token costs: open the run's ledger too (o)")
-            self.query_one("#elo-legend", Static).update("")
-            return
-        plot.set_x_formatter(LogTokensFormatter())
-        pts.sort(key=lambda p: p["tokens_per_task"])
-        xs = [math.log10(p["tokens_per_task"]) for p in pts]
-        ys = [p["elo"] for p in pts]
-        frontier = [p for p in pts if not p.get("dominated")]
-        plot.plot(
-            [math.log10(p["tokens_per_task"]) for p in frontier],
-            [p["elo"] for p in frontier],
-            line_style="cyan",
-            hires_mode=HiResMode.BRAILLE,
-        )
-        anchor = next((p for p in pts if p["name"] == self.data.anchor), pts[0])
-        x0, y0 = math.log10(anchor["tokens_per_task"]), anchor["elo"]
-        x1 = max(xs) + 0.05
-        plot.plot(
-            [x0, x1],
-            [y0, y0 + 400 * (x1 - x0)],
-            line_style="grey50",
-            hires_mode=HiResMode.BRAILLE,
-        )
-        letters = arm_letters([p["name"] for p in pts])
-        knee_name = knee(self.data.players, self.threshold)
-        for p, x, y in zip(pts, xs, ys, strict=True):
-            style = "bold red" if p["name"] == knee_name else "bold yellow"
-            plot.scatter([x], [y], marker=letters[p["name"]], marker_style=style)
-        span = max(xs) - min(xs) or 1.0
-        plot.set_xlimits(min(xs) - 0.08 * span, max(xs) + 0.08 * span)
-        low = min(min(ys), y0)
-        high = max(ys)
-        reference_top = y0 + 400 * (max(xs) - x0)
-        high = max(high, min(reference_top, high + (high - low)))  # show some of the reference
-        pad = (high - low) * 0.1 or 50
-        plot.set_ylimits(low - pad, high + pad)
-        plot.set_xlabel("tokens per task (log)")
-        plot.set_ylabel("Elo")
-        last = letters[pts[-1]["name"]]
-        self.query_one("#elo-legend", Static).update(
-            f"x: tokens per task (log) · y: Elo · [b yellow]A–{last}[/]: the arms (table)"
-            + (f", [b red]{letters[knee_name]}[/] the knee" if knee_name in letters else "")
-            + f"\n[cyan]━[/] frontier  [grey50]━[/] best-of-k from {fmt.markup(anchor['name'])}:"
-            " +400 Elo per 10× tokens"
-        )
+        else:
+            legend = draw_arms(plot, self.data, self.threshold)
+        self.query_one("#elo-legend", Static).update(legend)
 
     # -- actions --------------------------------------------------------------------------------
 
@@ -556,16 +288,16 @@ class EloTab(Vertical, can_focus=True):
     def action_example(self) -> None:
         if self.view == "curves" and self.curves is not None:  # issue 22: e exports the figure
             from eloledger.tui.budget_views import export_figure
+            from eloledger.tui.elo_export import export_folder
 
             try:
-                paths = export_figure(self.curves, Path.cwd())
+                paths = export_figure(self.curves, export_folder(self.data))
             except Exception as exc:  # a missing matplotlib, a folder we cannot write
-                from eloledger.tui.app import _message
-
-                self.notify(_message(exc), title="Export failed", severity="error", timeout=10)
+                self.notify(error_text(exc), title="Export failed", severity="error", timeout=10)
                 return
             self.exported.extend(paths)
-            self.notify("Wrote " + ", ".join(map(str, paths)), title="Exported", timeout=6)
+            shown = "\n".join(map(str, paths))  # one path a line, each unbroken
+            self.notify(f"Wrote\n{shown}", title="Exported", timeout=6)
             return
         from importlib import resources
 
@@ -594,10 +326,8 @@ class EloTab(Vertical, can_focus=True):
         try:
             curves = compute_curves(ledger)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
             self.app.call_from_thread(
-                self.notify, _message(exc), title="Budget curves", severity="error", timeout=10
+                self.notify, error_text(exc), title="Budget curves", severity="error", timeout=10
             )
             self.view = "arms"
             self.app.call_from_thread(self.refresh_table)
@@ -635,9 +365,7 @@ class EloTab(Vertical, can_focus=True):
         try:
             record = compute_fairness(ledger, arms)
         except Exception as exc:
-            from eloledger.tui.app import _message
-
-            message = f"[$error]{fmt.markup(_message(exc))}[/]"
+            message = f"[$error]{fmt.markup(error_text(exc))}[/]"
             self.app.call_from_thread(self._say_verdict, message)
             return
         self.verdict = record
@@ -651,27 +379,24 @@ class EloTab(Vertical, can_focus=True):
         verdict.display = self.verdict_shown and self.data is not None
 
     def action_export(self, fmt_name: str) -> None:
+        """``c``/``m``: the table as CSV (the CLI's) or Markdown (this sort) next to the run."""
         if self.data is None:
             return
-        suffix = "csv" if fmt_name == "csv" else "md"
-        path = Path.cwd() / f"elo-{time.strftime('%Y%m%d-%H%M%S')}.{suffix}"
-        n = 1
-        while path.exists():
-            n += 1
-            path = path.with_name(f"elo-{time.strftime('%Y%m%d-%H%M%S')}-{n}.{suffix}")
+        from eloledger.tui.elo_export import write_export
+
         try:
-            path.write_text(export_records(self.data, fmt_name), encoding="utf-8")
+            path = write_export(self.data, fmt_name, self.sorted_players())
         except OSError as exc:
-            self.notify(f"{path}: {exc.strerror}", title="Export failed", severity="error")
+            where = exc.filename or "the export folder"
+            self.notify(f"{where}: {exc.strerror}", title="Export failed", severity="error")
             return
         self.exported.append(path)
-        self.notify(f"Wrote {path}", title="Exported", timeout=6)
+        self.notify(f"Wrote\n{path}", title="Exported", timeout=6)  # the path on its own line
 
     def commands(self) -> Iterable[SystemCommand]:
         def go(action: str):
             def run() -> None:
-                self.app.action_show_tab("elo")
-                self.run_action(action)
+                self.post_message(ShowTab("elo", action))
 
             return run
 
@@ -682,17 +407,7 @@ class EloTab(Vertical, can_focus=True):
         )
         yield SystemCommand("Elo: budget curves (toggle the plot)", "v", go("toggle_view"))
         yield SystemCommand("Elo: budget fairness verdict", "f: old/new × 1/N arms", go("fairness"))
-        yield SystemCommand("Elo: export CSV", "c (into the current folder)", go("export('csv')"))
+        yield SystemCommand("Elo: export CSV", "c (next to the run's files)", go("export('csv')"))
         yield SystemCommand(
-            "Elo: export Markdown", "m (into the current folder)", go("export('md')")
+            "Elo: export Markdown", "m (next to the run's files)", go("export('md')")
         )
-
-
-def arm_letters(names: Sequence[str]) -> dict[str, str]:
-    """One letter per arm for its point on the plot (A, B, ...; named in the legend line)."""
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return {name: alphabet[i % len(alphabet)] for i, name in enumerate(names)}
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
