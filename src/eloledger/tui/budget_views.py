@@ -79,39 +79,63 @@ def compute_fairness(
     return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
 
+REFERENCE_MARK = "·"  # the reference line is dotted: tellable from the arms' braille lines
+REFERENCE_GAP = 3  # one reference dot every 3 cells: an arm's line under it still shows
+
+
+def _dotted(xs: list[float], ys: list[float], count: int) -> tuple[Any, Any]:
+    """``count`` points spread evenly along a line (linear between its points): a dotted line."""
+    import numpy as np
+
+    if len(xs) < 2 or xs[-1] == xs[0] or count < 2:
+        return xs, ys
+    grid = np.linspace(xs[0], xs[-1], count)
+    return grid, np.interp(grid, xs, ys)
+
+
 def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (its own
-    empirical best-of-k), so five or more arms stay readable; returns the legend line."""
+    empirical best-of-k), so five or more arms stay readable; returns the legend line.
+
+    Without colour (NO_COLOR) every series is still told apart: the reference line is dotted,
+    and each arm's letter is drawn after every line, so no later curve paints over it."""
     from eloledger.tui.elo_tab import LogTokensFormatter
 
     plot.clear()
     axis = getattr(curves, "axis", "tokens")
     if axis == "tokens":
         plot.set_x_formatter(LogTokensFormatter())
-    xs_all: list[float] = []
-    ys_all: list[float] = []
-    keys: list[str] = []
     drawn = [arm for arm in curves.arms if len(_points(arm)[0])]
+    if not drawn:
+        plot.set_xlabel("no budget curves: the ledger has no scored sessions")
+        return ""
+    ref_arm = drawn[reference % len(drawn)]
+    budgets, line_elo = _points(ref_arm)
+    ref_xs = [math.log10(t) for t in budgets]
+    ref_ys = [float(e) for e in line_elo]
+    xs_all: list[float] = []
+    ys_all: list[float] = list(ref_ys)
+    keys: list[str] = []
+    ends: list[tuple[float, float, str, str]] = []
     for index, arm in enumerate(drawn):
         xs = [math.log10(t) for t in _points(arm)[0]]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
         letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
-        plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
+        ends.append((xs[-1], ys[-1], letter, colour))
         verdict = f" ({arm.verdict})" if getattr(arm, "verdict", None) else ""
         keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}{verdict}")
         xs_all += xs
         ys_all += ys
-    if not xs_all:
-        plot.set_xlabel("no budget curves: the ledger has no scored sessions")
-        return ""
-    ref_arm = drawn[reference % len(drawn)]
-    budgets, line_elo = _points(ref_arm)
-    xs = [math.log10(t) for t in budgets]
-    plot.plot(xs, [float(e) for e in line_elo], line_style="grey42", hires_mode=HiResMode.BRAILLE)
-    ys_all += [float(e) for e in line_elo]
+    # the dotted reference over the arms' lines (a line drawn later would hide its dots), and
+    # the arms' letters over everything
     span = (max(xs_all) - min(xs_all)) or 1.0
+    cells = max(plot.size.width - 10, 20) * (max(ref_xs) - min(ref_xs)) / (1.1 * span)
+    dots = _dotted(ref_xs, ref_ys, int(cells / REFERENCE_GAP) + 1)
+    plot.scatter(*dots, marker=REFERENCE_MARK, marker_style="grey42")
+    for x, y, letter, colour in ends:
+        plot.scatter([x], [y], marker=letter, marker_style=f"bold {colour}")
     plot.set_xlimits(min(xs_all) - 0.05 * span, max(xs_all) + 0.05 * span)
     low, high = min(ys_all), max(ys_all)
     pad = (high - low) * 0.1 or 50
@@ -125,8 +149,8 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
         else "best-of-k of its own samples"
     )
     return (
-        f"{line}\n[grey42]━[/] {what} from {fmt.markup(ref_arm.name)} (r: next)"
-        " · x: log · e: export"
+        f"{line}\n[grey42]{REFERENCE_MARK * 3}[/] {what} from {fmt.markup(ref_arm.name)}"
+        " (r: next) · x: log · e: export"
     )
 
 
