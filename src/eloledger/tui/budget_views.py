@@ -207,7 +207,11 @@ def guess_roles(arms: list[str]) -> dict[str, str | None]:
 
 
 class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
-    """Pick the four arms of the old/new × 1/N design; enter judges."""
+    """Pick the four arms of the old/new × 1/N design, then judge.
+
+    Enter on an arm's list opens it and picks from it (it must not judge a half-filled form);
+    after a pick the focus moves on to the next arm still to choose, then to Judge, where
+    enter judges. A shown error is re-checked on every pick, so it clears once it is fixed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
@@ -238,6 +242,7 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
         self.arms = arms
         self.bootstrap = bootstrap
         self.seed = seed
+        self._error = ""  # the error on screen, re-checked on every pick
 
     def compose(self) -> ComposeResult:
         options = [(a, a) for a in self.arms]
@@ -263,19 +268,55 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
             with Horizontal(id="fair-buttons"):
                 yield Button("Judge (enter)", id="fair-ok", variant="primary", compact=True)
 
-    @on(Button.Pressed, "#fair-ok")
-    def action_submit(self) -> None:
-        values = {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
-        error = self.query_one("#fair-error", Static)
+    def on_mount(self) -> None:
+        self._focus_next()
+
+    def _show(self, error: str) -> None:
+        self._error = error
+        self.query_one("#fair-error", Static).update(error)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter judges from the Judge button only: on a list it opens (or picks from) it."""
+        if action == "submit" and isinstance(self.focused, Select):
+            return False
+        return super().check_action(action, parameters)
+
+    def _values(self) -> dict[str, Any]:
+        return {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
+
+    def _problem(self) -> str:
+        """What stops judging now, or "" when the four arms make a design."""
+        values = self._values()
         missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
         if missing:
-            error.update("choose an arm for: " + ", ".join(missing))
+            return "choose an arm for: " + ", ".join(missing)
+        if values["old_1"] == values["new_1"] or values["old_n"] == values["new_n"]:
+            return "old and new must be different arms"
+        return ""
+
+    def _focus_next(self) -> None:
+        """The first arm still to choose, else the Judge button."""
+        for role in ROLES:
+            select = self.query_one(f"#fair-{role}", Select)
+            if select.value is Select.NULL:
+                select.focus()
+                return
+        self.query_one("#fair-ok", Button).focus()
+
+    @on(Select.Changed)
+    def _picked(self, event: Select.Changed) -> None:
+        if self._error:
+            self._show(self._problem())
+        if event.select.has_focus and event.value is not Select.NULL:
+            self._focus_next()
+
+    @on(Button.Pressed, "#fair-ok")
+    def action_submit(self) -> None:
+        problem = self._problem()
+        self._show(problem)
+        if problem:
             return
-        chosen = {role: str(value) for role, value in values.items()}
-        if chosen["old_1"] == chosen["new_1"] or chosen["old_n"] == chosen["new_n"]:
-            error.update("old and new must be different arms")
-            return
-        self.dismiss(chosen)
+        self.dismiss({role: str(value) for role, value in self._values().items()})
 
     def action_cancel(self) -> None:
         self.dismiss(None)
