@@ -102,11 +102,15 @@ async def test_paused_watch_says_the_view_is_paused_not_the_run(tmp_path: Path) 
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: app.live_source.counters.total_tokens == 400)
         await pilot.pause(0.3)
+        keys = footer(app)
+        assert "p Pause view" in keys and "Pause/resume" not in keys, keys  # not the run
         await pilot.press("p")
         assert app.live_source.paused
         await pilot.pause(0.3)
         first = screen_text(app).splitlines()[2]
         assert "● view paused (the run goes on; p catches up)" in first, first
+        await pilot.press("p")
+        assert await until(lambda: not app.live_source.paused)
 
 
 async def test_late_viewer_shows_no_rate_spike_while_reading_the_backlog(tmp_path: Path) -> None:

@@ -197,6 +197,7 @@ class RunView(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "run_demo", "Demo run"),  # the app's key, shown here when idle
         Binding("p", "toggle_pause", "Pause/resume"),
+        Binding("p", "pause_view", "Pause view"),  # a followed ledger: the run goes on
         Binding("x", "cancel_run", "Cancel run"),
         Binding("f", "follow", "Follow tail"),
         Binding("o", "open_spec", "Open spec"),
@@ -513,8 +514,11 @@ class RunView(Vertical, can_focus=True):
     # -- actions --------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        following = getattr(self.source, "from_ledger", False)
         if action == "toggle_pause":
-            return self.source is not None and self.source.can_pause()
+            return self.source is not None and self.source.can_pause() and not following
+        if action == "pause_view":
+            return self.source is not None and self.source.can_pause() and following
         if action == "cancel_run":
             return self.source is not None and self.source.can_cancel()
         if action == "follow":  # nothing to follow without a run
@@ -531,6 +535,10 @@ class RunView(Vertical, can_focus=True):
             self.source.toggle_pause()
             self.tick()
             self.refresh_bindings()
+
+    def action_pause_view(self) -> None:
+        """p on a followed ledger: stop (or resume) reading it; the writer is not ours."""
+        self.action_toggle_pause()
 
     def action_cancel_run(self) -> None:
         if self.source is None or not self.source.can_cancel():
