@@ -555,8 +555,7 @@ class RunView(Vertical, can_focus=True):
 
         self.app.push_screen(
             ConfirmScreen(
-                f"Cancel the {then}? No new calls start and calls in flight are aborted; "
-                f"{later}."
+                f"Cancel the {then}? No new calls start and calls in flight are aborted; {later}."
             ),
             done,
         )
