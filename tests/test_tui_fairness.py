@@ -60,8 +60,8 @@ async def test_dialog_and_cli_give_the_same_record(run_files, capsys) -> None:
         assert "2000 bootstrap rounds" in text and "seed 0" in text
         for role, arm in chosen.items():
             app.screen.query_one(f"#fair-{role}", Select).value = arm
-        app.screen.query_one("#fair-old_1", Select).focus()
-        await pilot.press("enter")  # enter judges from any field, as the button says
+        app.screen.query_one("#fair-ok").focus()
+        await pilot.press("enter")  # enter on Judge judges (on a list it opens it: issue 23)
         assert await until(lambda: tab.verdict is not None)
         await pilot.pause(0.3)
         shown = screen_text(app)
@@ -82,6 +82,7 @@ async def test_dialog_does_not_guess_roles_from_the_order_of_names(run_files) ->
         await pilot.pause(0.3)
         await pilot.press("f")
         await pilot.pause(0.2)
+        app.screen.query_one("#fair-ok").focus()
         await pilot.press("enter")
         await pilot.pause(0.2)
         assert isinstance(app.screen, FairnessScreen)  # nothing chosen yet: not judged

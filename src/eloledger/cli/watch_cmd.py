@@ -16,7 +16,8 @@ examples:
 
 The ledger is read by byte offset: a torn last line is kept until it is complete, and a
 truncated or replaced file is read again from its start. Any number of viewers can follow
-one ledger. Keys: p pause/resume following, f follow the newest requests, ctrl+q quit.
+one ledger. Keys: p pauses the view (reading stops; the run goes on, and p again
+catches up), f follow the newest requests, ctrl+q quit.
 """
 
 

@@ -79,39 +79,63 @@ def compute_fairness(
     return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
 
+REFERENCE_MARK = "·"  # the reference line is dotted: tellable from the arms' braille lines
+REFERENCE_GAP = 3  # one reference dot every 3 cells: an arm's line under it still shows
+
+
+def _dotted(xs: list[float], ys: list[float], count: int) -> tuple[Any, Any]:
+    """``count`` points spread evenly along a line (linear between its points): a dotted line."""
+    import numpy as np
+
+    if len(xs) < 2 or xs[-1] == xs[0] or count < 2:
+        return xs, ys
+    grid = np.linspace(xs[0], xs[-1], count)
+    return grid, np.interp(grid, xs, ys)
+
+
 def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (its own
-    empirical best-of-k), so five or more arms stay readable; returns the legend line."""
+    empirical best-of-k), so five or more arms stay readable; returns the legend line.
+
+    Without colour (NO_COLOR) every series is still told apart: the reference line is dotted,
+    and each arm's letter is drawn after every line, so no later curve paints over it."""
     from eloledger.tui.elo_plot import LogTokensFormatter
 
     plot.clear()
     axis = getattr(curves, "axis", "tokens")
     if axis == "tokens":
         plot.set_x_formatter(LogTokensFormatter())
-    xs_all: list[float] = []
-    ys_all: list[float] = []
-    keys: list[str] = []
     drawn = [arm for arm in curves.arms if len(_points(arm)[0])]
+    if not drawn:
+        plot.set_xlabel("no budget curves: the ledger has no scored sessions")
+        return ""
+    ref_arm = drawn[reference % len(drawn)]
+    budgets, line_elo = _points(ref_arm)
+    ref_xs = [math.log10(t) for t in budgets]
+    ref_ys = [float(e) for e in line_elo]
+    xs_all: list[float] = []
+    ys_all: list[float] = list(ref_ys)
+    keys: list[str] = []
+    ends: list[tuple[float, float, str, str]] = []
     for index, arm in enumerate(drawn):
         xs = [math.log10(t) for t in _points(arm)[0]]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
         letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
-        plot.scatter([xs[-1]], [ys[-1]], marker=letter, marker_style=f"bold {colour}")
+        ends.append((xs[-1], ys[-1], letter, colour))
         verdict = f" ({arm.verdict})" if getattr(arm, "verdict", None) else ""
         keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}{verdict}")
         xs_all += xs
         ys_all += ys
-    if not xs_all:
-        plot.set_xlabel("no budget curves: the ledger has no scored sessions")
-        return ""
-    ref_arm = drawn[reference % len(drawn)]
-    budgets, line_elo = _points(ref_arm)
-    xs = [math.log10(t) for t in budgets]
-    plot.plot(xs, [float(e) for e in line_elo], line_style="grey42", hires_mode=HiResMode.BRAILLE)
-    ys_all += [float(e) for e in line_elo]
+    # the dotted reference over the arms' lines (a line drawn later would hide its dots), and
+    # the arms' letters over everything
     span = (max(xs_all) - min(xs_all)) or 1.0
+    cells = max(plot.size.width - 10, 20) * (max(ref_xs) - min(ref_xs)) / (1.1 * span)
+    dots = _dotted(ref_xs, ref_ys, int(cells / REFERENCE_GAP) + 1)
+    plot.scatter(*dots, marker=REFERENCE_MARK, marker_style="grey42")
+    for x, y, letter, colour in ends:
+        plot.scatter([x], [y], marker=letter, marker_style=f"bold {colour}")
     plot.set_xlimits(min(xs_all) - 0.05 * span, max(xs_all) + 0.05 * span)
     low, high = min(ys_all), max(ys_all)
     pad = (high - low) * 0.1 or 50
@@ -125,8 +149,8 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
         else "best-of-k of its own samples"
     )
     return (
-        f"{line}\n[grey42]━[/] {what} from {fmt.markup(ref_arm.name)} (r: next)"
-        " · x: log · e: export"
+        f"{line}\n[grey42]{REFERENCE_MARK * 3}[/] {what} from {fmt.markup(ref_arm.name)}"
+        " (r: next) · x: log · e: export"
     )
 
 
@@ -183,7 +207,11 @@ def guess_roles(arms: list[str]) -> dict[str, str | None]:
 
 
 class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
-    """Pick the four arms of the old/new × 1/N design; enter judges."""
+    """Pick the four arms of the old/new × 1/N design, then judge.
+
+    Enter on an arm's list opens it and picks from it (it must not judge a half-filled form);
+    after a pick the focus moves on to the next arm still to choose, then to Judge, where
+    enter judges. A shown error is re-checked on every pick, so it clears once it is fixed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
@@ -214,6 +242,7 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
         self.arms = arms
         self.bootstrap = bootstrap
         self.seed = seed
+        self._error = ""  # the error on screen, re-checked on every pick
 
     def compose(self) -> ComposeResult:
         options = [(a, a) for a in self.arms]
@@ -239,19 +268,55 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
             with Horizontal(id="fair-buttons"):
                 yield Button("Judge (enter)", id="fair-ok", variant="primary", compact=True)
 
-    @on(Button.Pressed, "#fair-ok")
-    def action_submit(self) -> None:
-        values = {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
-        error = self.query_one("#fair-error", Static)
+    def on_mount(self) -> None:
+        self._focus_next()
+
+    def _show(self, error: str) -> None:
+        self._error = error
+        self.query_one("#fair-error", Static).update(error)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter judges from the Judge button only: on a list it opens (or picks from) it."""
+        if action == "submit" and isinstance(self.focused, Select):
+            return False
+        return super().check_action(action, parameters)
+
+    def _values(self) -> dict[str, Any]:
+        return {role: self.query_one(f"#fair-{role}", Select).value for role in ROLES}
+
+    def _problem(self) -> str:
+        """What stops judging now, or "" when the four arms make a design."""
+        values = self._values()
         missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
         if missing:
-            error.update("choose an arm for: " + ", ".join(missing))
+            return "choose an arm for: " + ", ".join(missing)
+        if values["old_1"] == values["new_1"] or values["old_n"] == values["new_n"]:
+            return "old and new must be different arms"
+        return ""
+
+    def _focus_next(self) -> None:
+        """The first arm still to choose, else the Judge button."""
+        for role in ROLES:
+            select = self.query_one(f"#fair-{role}", Select)
+            if select.value is Select.NULL:
+                select.focus()
+                return
+        self.query_one("#fair-ok", Button).focus()
+
+    @on(Select.Changed)
+    def _picked(self, event: Select.Changed) -> None:
+        if self._error:
+            self._show(self._problem())
+        if event.select.has_focus and event.value is not Select.NULL:
+            self._focus_next()
+
+    @on(Button.Pressed, "#fair-ok")
+    def action_submit(self) -> None:
+        problem = self._problem()
+        self._show(problem)
+        if problem:
             return
-        chosen = {role: str(value) for role, value in values.items()}
-        if chosen["old_1"] == chosen["new_1"] or chosen["old_n"] == chosen["new_n"]:
-            error.update("old and new must be different arms")
-            return
-        self.dismiss(chosen)
+        self.dismiss({role: str(value) for role, value in self._values().items()})
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -30,6 +30,7 @@ PLOT_HZ = 1
 PLOT_POINTS = 120  # two minutes of tokens/s history
 PLOT_MIN_HEIGHT = 26  # the sparkline shows only when the view has room for it
 RATE_WINDOW_S = 3.0
+LIVE_STATES = ("running", "paused", "cancelling")  # a run going: no second one starts
 ARM_NAME_W = 20  # fixed columns: the heading above a list lines up whatever the width
 TASK_W = 20
 
@@ -157,6 +158,16 @@ def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
     ]
 
 
+def cancel_words(source: RunSource) -> tuple[str, str]:
+    """What is cancelled and how to carry on: the demo cannot be resumed (each run has a
+    fresh folder), so it offers running it again; a spec run offers ``--resume``."""
+    if getattr(source, "demo", False):
+        return "demo", "ctrl+r runs the demo again (a new run, from the start)"
+    spec = getattr(getattr(source, "spec", None), "path", None)
+    command = f"eloledger run {spec} --resume" if spec else "eloledger run SPEC --resume"
+    return "run", f"'{command}' completes the run later"
+
+
 class ActiveTimer:
     """Elapsed run time that stands still while paused and stops when the run has ended."""
 
@@ -184,7 +195,9 @@ class RunView(Vertical, can_focus=True):
     """Summary numbers, the arms and the request list of one :class:`RunSource`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run_demo", "Demo run"),  # the app's key, shown here when idle
         Binding("p", "toggle_pause", "Pause/resume"),
+        Binding("p", "pause_view", "Pause view"),  # a followed ledger: the run goes on
         Binding("x", "cancel_run", "Cancel run"),
         Binding("f", "follow", "Follow tail"),
         Binding("o", "open_spec", "Open spec"),
@@ -213,6 +226,8 @@ class RunView(Vertical, can_focus=True):
         self.source = source
         self.clock = clock
         self._rate_samples: deque[tuple[float, int]] = deque(maxlen=64)
+        self._ledger_samples: deque[tuple[float, int]] = deque(maxlen=64)  # (row ts, tokens)
+        self._ledger_moved = 0.0  # the view's clock when the newest row ts last changed
         self._p50: float | None = None
         self._p95: float | None = None
         self._latency_seen: tuple[int, int] | None = None
@@ -222,6 +237,7 @@ class RunView(Vertical, can_focus=True):
         self._last_rate = 0.0
         self._resume_rate = 0.0  # shown for the first half second after a resume
         self._timer = ActiveTimer()
+        self._state_seen = ""
         self.ticks = 0
         self.plot_updates = 0
         self.widths = (ARM_NAME_W, 16, TASK_W)  # arm list name, request arm, request task
@@ -277,6 +293,7 @@ class RunView(Vertical, can_focus=True):
         """Show another run (or none)."""
         self.source = source
         self._rate_samples.clear()
+        self._ledger_samples.clear()
         self._timer = ActiveTimer()
         self._latency_seen = None
         self._p50 = self._p95 = None
@@ -307,6 +324,10 @@ class RunView(Vertical, can_focus=True):
         if source is None:
             return
         self.ticks += 1
+        state = source.state()
+        if state != self._state_seen:  # the footer's keys follow the state (^r once it ends)
+            self._state_seen = state
+            self.refresh_bindings()
         counters = source.counters
         requests = self.query_one("#run-requests", LineList)
         if requests.rows is not counters.requests:  # a followed file was replaced: new counters
@@ -369,6 +390,35 @@ class RunView(Vertical, can_focus=True):
             return tokens / max(1e-9, now - counters.started_at)
         return max(0.0, (tokens - n0) / (now - t0))
 
+    def ledger_tokens_per_second(self, counters: RunCounters) -> float:
+        """tokens/s of a followed ledger, in its rows' own time (their ``ts``), not the
+        viewer's: a viewer that joins late reads the backlog in one go, and counted by wall
+        clock that would be a spike of the whole run's tokens in a tenth of a second."""
+        now = self.clock()
+        last = counters.last_ts
+        if last is None:
+            return 0.0
+        tokens = counters.total_tokens + counters.estimated_tokens
+        samples = self._ledger_samples
+        if samples and (tokens < samples[-1][1] or last < samples[-1][0]):
+            samples.clear()  # the file started over: new counters
+        if samples and samples[-1][0] == last:
+            samples[-1] = (last, tokens)
+        else:
+            samples.append((last, tokens))
+            self._ledger_moved = now
+        while len(samples) > 2 and last - samples[0][0] > RATE_WINDOW_S:
+            samples.popleft()
+        if now - self._ledger_moved > RATE_WINDOW_S:
+            return 0.0  # no new rows for a while: nothing is being spent now
+        t0, n0 = samples[0]
+        if last - t0 < 0.5:  # one stretch of rows so far: the last rate, else the run's average
+            if self._resume_rate:
+                return self._resume_rate
+            span = last - (counters.first_ts if counters.first_ts is not None else last)
+            return tokens / span if span > 0 else 0.0
+        return max(0.0, (tokens - n0) / (last - t0))
+
     def summary_text(self, source: RunSource) -> str:
         c = source.counters
         state = source.state()
@@ -377,10 +427,14 @@ class RunView(Vertical, can_focus=True):
         elapsed = self._timer.elapsed(now, c.started_at, state)
         if getattr(source, "from_ledger", False) and c.first_ts is not None:
             elapsed = (c.last_ts or c.first_ts) - c.first_ts  # the run's span, not the viewer's
+        from_ledger = getattr(source, "from_ledger", False)
         if not active:  # tokens that arrive while paused must not count as a burst on resume
             self._rate_samples.clear()
+            self._ledger_samples.clear()
             self._resume_rate = self._last_rate or self._resume_rate
-        rate = self.tokens_per_second(c) if active else None
+        rate = None
+        if active:
+            rate = self.ledger_tokens_per_second(c) if from_ledger else self.tokens_per_second(c)
         self._last_rate = rate or 0.0
         state_style = {
             "running": "$success",
@@ -391,8 +445,11 @@ class RunView(Vertical, can_focus=True):
             "waiting": "$warning",
             "not a ledger": "$error",
         }.get(state, "$text-muted")
+        shown = state
+        if state == "paused" and from_ledger:  # p stops reading the file; the run goes on
+            shown = "view paused (the run goes on; p catches up)"
         lines = [
-            f"[b {state_style}]● {state}[/]  {fmt.duration(elapsed)}  {fmt.markup(source.label)}"
+            f"[b {state_style}]● {shown}[/]  {fmt.duration(elapsed)}  {fmt.markup(source.label)}"
             + (f"  [$text-muted]{fmt.markup(source.detail())}[/]" if source.detail() else ""),
             f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
@@ -401,7 +458,7 @@ class RunView(Vertical, can_focus=True):
             self._budget_line(c),
             (
                 f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight"
-                if not getattr(source, "from_ledger", False)
+                if not from_ledger
                 else "[b]Flight[/b]  in flight: not in a ledger"
             )
             + f" · retries {c.retries}"
@@ -446,9 +503,9 @@ class RunView(Vertical, can_focus=True):
     @staticmethod
     def _empty_text() -> str:
         return (
-            "No run yet.\n\n"
-            "• Press [b]ctrl+r[/b] (or use the command palette, [b]ctrl+p[/b]) to run the demo "
-            "experiment on the built-in simulator.\n"
+            "No run yet. To start one:\n\n"
+            "• [b]ctrl+r[/b] run the demo experiment on the built-in simulator "
+            "(or [b]eloledger demo[/b]; every command is in the palette, [b]ctrl+p[/b])\n"
             "• [b]o[/b] open a spec and run it (or [b]eloledger run SPEC.toml[/b])\n"
             "• [b]w[/b] watch a ledger written by another process or machine "
             "(or [b]eloledger watch LEDGER.jsonl[/b])"
@@ -457,11 +514,21 @@ class RunView(Vertical, can_focus=True):
     # -- actions --------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        following = getattr(self.source, "from_ledger", False)
         if action == "toggle_pause":
-            return self.source is not None and self.source.can_pause()
+            return self.source is not None and self.source.can_pause() and not following
+        if action == "pause_view":
+            return self.source is not None and self.source.can_pause() and following
         if action == "cancel_run":
             return self.source is not None and self.source.can_cancel()
+        if action == "follow":  # nothing to follow without a run
+            return self.source is not None
+        if action == "run_demo":  # in the footer while no run is going
+            return self.source is None or self.source.state() not in LIVE_STATES
         return True
+
+    def action_run_demo(self) -> None:
+        self.app.action_run_demo()  # type: ignore[attr-defined]
 
     def action_toggle_pause(self) -> None:
         if self.source is not None and self.source.can_pause():
@@ -469,21 +536,26 @@ class RunView(Vertical, can_focus=True):
             self.tick()
             self.refresh_bindings()
 
+    def action_pause_view(self) -> None:
+        """p on a followed ledger: stop (or resume) reading it; the writer is not ours."""
+        self.action_toggle_pause()
+
     def action_cancel_run(self) -> None:
         if self.source is None or not self.source.can_cancel():
             return
         from eloledger.tui.dialogs import ConfirmScreen
 
+        then, later = cancel_words(self.source)
+
         def done(confirmed: bool | None) -> None:
             if confirmed and self.source is not None:
                 self.source.cancel()
-                self.notify("Cancelling: calls in flight are aborted ('--resume' redoes them).")
+                self.notify(f"Cancelling: calls in flight are aborted; {later}.")
                 self.refresh_bindings()
 
         self.app.push_screen(
             ConfirmScreen(
-                "Cancel the run? No new calls start and calls in flight are aborted; "
-                "'eloledger run SPEC --resume' completes the run later."
+                f"Cancel the {then}? No new calls start and calls in flight are aborted; {later}."
             ),
             done,
         )

@@ -269,6 +269,7 @@ class LiveRun:
         self.error = ""
         self.on_done = on_done
         self._state = "idle"
+        self.demo = is_demo_spec(spec)  # the demo cannot be resumed: cancel offers a re-run
 
     def state(self) -> str:
         if self._state == "running":
@@ -325,6 +326,19 @@ class LiveRun:
             with contextlib.suppress(Exception):
                 self.on_done(self.result)
         return self.result
+
+
+def is_demo_spec(spec: Any) -> bool:
+    """The built-in demo (a fresh folder each run, so ``--resume`` has nothing to resume)."""
+    path = getattr(spec, "path", None)
+    if path is None:
+        return False
+    from eloledger.runner.demo import demo_spec_path
+
+    try:
+        return Path(path).resolve() == demo_spec_path().resolve()
+    except OSError:
+        return False
 
 
 def _one_line(exc: BaseException) -> str:
