@@ -157,7 +157,7 @@ def test_new_counts_from_other_helpers_show_when_present(capsys: pytest.CaptureF
     import argparse
 
     from eloledger.cli import run_cmd, tokens_cmd
-    from eloledger.runner.run import RunResult
+    from eloledger.runner.result import RunResult
 
     groups = [{"name": "a", "calls": 3, "ok": 3, "usage_estimated": 2, "total_tokens": 1234}]
     titles = [c.title for c in tokens_cmd._columns("arm", False, "table", groups)]

@@ -74,7 +74,7 @@ class RunCounters:
     first_ts: float | None = None  # earliest and latest row ``ts`` seen: a watched run's span
     last_ts: float | None = None
     # Agent sessions running now, keyed (task_id, arm, session, sample): each value is the
-    # runner's live SessionState (turn, tool calls, tokens so far, elapsed); see agent_events.
+    # runner's live SessionState (turn, tool calls, tokens so far, elapsed); see agents.events.
     agent_sessions: dict[tuple[str, str, int, int], Any] = field(default_factory=dict)
 
     def arm(self, name: str) -> ArmCounters:
