@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Start the embedded simulator, run the built-in experiment (best_of_1, 2, 4, 8 and "
             "self-consistency over 5 samples on built-in arithmetic tasks), judge the answers, "
-            "fit Bradley-Terry and print the Elo-per-token table. Takes about 15-30 seconds."
+            "fit Bradley-Terry and print the Elo-per-token table. Takes about 10-20 seconds."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -57,7 +57,7 @@ from eloledger.runner import agent_run, strategies
 from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
-from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
+from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures, fix_once
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.result import RunResult
@@ -67,6 +67,7 @@ from eloledger.runner.shard import Shard
 from eloledger.runner.spec import MULTI_ROUND, ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
+from eloledger.words import plural
 
 
 async def run_experiment(
@@ -267,6 +268,7 @@ class _Run:
             c.arm(arm.name).planned = groups * arm.n * arm.rounds
         for row in self.state.sample_rows:
             c.apply_row(row)
+        c.resumed_tokens = c.total_tokens  # spent before this process: not in tok/s
         self.result.resumed_calls = len(self.state.finals)
         try:
             await self._sample_all()
@@ -703,13 +705,15 @@ class _Run:
         skipped = self.judge.skipped
         if skipped:
             self.result.warnings.append(
-                f"{skipped} judge calls not made (the run was stopping): their matches are left out"
+                f"{plural(skipped, 'judge call')} not made (the run was stopping): their "
+                "matches are left out"
             )
         tripped = self.breaker.message(self.result.not_run + skipped, self._where())
         if tripped:
             self.result.failures.insert(0, tripped)
             if self.result.stopped == "completed":  # tripped by the judge calls
                 self.result.stopped = "errors"
+        self.result.failures = fix_once(self.result.failures)
 
     def _where(self) -> Where:
         e = self.endpoint
