@@ -200,16 +200,21 @@ def _line_width(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> int
 
 
 def _shorten(columns: Sequence[Column], body: list[list[str]], width: int) -> list[list[str]]:
-    """Cut the widest text column with "…" until the lines fit (numbers are never cut)."""
+    """Cut the widest text column with "…" until the lines fit. A number is never cut, in a
+    number column or in a text one ("n/a" beside "0.609"): a cut number reads as another."""
     numeric = _numeric(columns, body)
+    # how narrow each column can get: its title, its numbers, and 8 cells of text
+    floor = [
+        max([8, cell_len(c.title)] + [cell_len(row[i]) for row in body if _looks_numeric(row[i])])
+        for i, c in enumerate(columns)
+    ]
     while _line_width(columns, body) > width:
         widths = _widths(columns, body)
-        text_cols = [i for i in range(len(columns)) if not numeric[i] and widths[i] > 8]
+        text_cols = [i for i in range(len(columns)) if not numeric[i] and widths[i] > floor[i]]
         if not text_cols:
             break
         i = max(text_cols, key=lambda k: widths[k])
-        keep = max(8, widths[i] - (_line_width(columns, body) - width))
-        limit = max(keep, len(columns[i].title))
+        limit = max(floor[i], widths[i] - (_line_width(columns, body) - width))
         body = [
             [
                 cell

@@ -36,10 +36,10 @@ def progress_line(c: RunCounters, width: int | None = None) -> str:
         (f"in flight {c.in_flight}", 4),
         (f"tokens {live:,}", 0),
         (f"(~{c.estimated_tokens:,} streaming)" if c.estimated_tokens else "", 7),
-        (f"{rate:,.0f} tok/s", 2),
+        (f"{rate:,.0f} tok/s", 1),
     ]
     if c.budget_tokens:
-        parts.append((f"budget {100 * live / c.budget_tokens:.0f}%", 1))
+        parts.append((f"budget {100 * live / c.budget_tokens:.0f}%", 2))
     if c.rate_limited:
         parts.append((f"429s {c.rate_limited}", 3))
     if c.paused:
