@@ -15,41 +15,11 @@ import pytest
 
 from eloledger.cli import main
 from eloledger.cli.run_cmd import _run_summary
-from eloledger.ledger import LedgerWriter
-from eloledger.rating.budget_sim import four_arms
 from eloledger.runner.outcome import fix_once
 from eloledger.runner.result import RunResult
 from pty_support import CLI
-
-QUOTA_SPEC = """\
-[experiment]
-name = "q"
-profile = "sim"
-concurrency = 4
-seed = 1
-
-[sim]
-speed = 60
-fault = "429_quota"
-
-[tasks]
-source = "builtin:arith"
-limit = 2
-
-[[arms]]
-name = "one"
-kind = "single"
-
-[[arms]]
-name = "four"
-kind = "best_of_n"
-n = 4
-
-[[arms]]
-name = "sc"
-kind = "self_consistency"
-k = 3
-"""
+from test_cli_width import leaky  # noqa: F401 (the fixture: a ledger with four arms)
+from test_runner_run import make_spec
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess:
@@ -81,9 +51,15 @@ def test_the_run_summary_says_one_call_one_pair_and_how_it_stopped(tmp_path: Pat
 
 
 def test_a_quota_run_says_the_fix_once(tmp_path: Path) -> None:
-    spec = tmp_path / "q.toml"
-    spec.write_text(QUOTA_SPEC, encoding="utf-8")
-    done = cli("run", str(spec), "--headless", "--quiet", "--ledger", str(tmp_path / "q.jsonl"))
+    make_spec(tmp_path, sim='fault = "429_quota"', limit=2, concurrency=4)  # arms one, four, sc
+    done = cli(
+        "run",
+        str(tmp_path / "spec.toml"),
+        "--headless",
+        "--quiet",
+        "--ledger",
+        str(tmp_path / "q.jsonl"),
+    )
     assert done.returncode == 1, done.stderr
     err = done.stderr
     assert err.count("add credit or raise the quota for this key") == 1, err
@@ -117,18 +93,9 @@ def test_demo_help_says_how_long_the_demo_takes(capsys: pytest.CaptureFixture[st
     assert "Takes about 10-20 seconds." in text and "15-30" not in text
 
 
-@pytest.fixture
-def ledger(tmp_path: Path) -> Path:
-    path = tmp_path / "four.jsonl"
-    with LedgerWriter(path) as writer:
-        for row in four_arms(n_old=2, n_new=4, tasks=10, seed=4):
-            writer.append(row)
-    return path
-
-
-def test_fairness_refuses_one_arm_as_old_and_new(ledger: Path) -> None:
+def test_fairness_refuses_one_arm_as_old_and_new(leaky: Path) -> None:  # noqa: F811
     args = ["--old-1", "old_1", "--new-1", "old_1", "--old-n", "old_n", "--new-n", "new_n"]
-    done = cli("fairness", str(ledger), *args, "--bootstrap", "20")
+    done = cli("fairness", str(leaky), *args, "--bootstrap", "20")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, lines
@@ -136,9 +103,9 @@ def test_fairness_refuses_one_arm_as_old_and_new(ledger: Path) -> None:
     assert "(fix: name different arms for the old and the new side" in lines[0]
 
 
-def test_fairness_warns_when_a_side_uses_one_arm_for_1_and_n(ledger: Path) -> None:
+def test_fairness_warns_when_a_side_uses_one_arm_for_1_and_n(leaky: Path) -> None:  # noqa: F811
     args = ["--old-1", "old_1", "--new-1", "new_1", "--old-n", "old_1", "--new-n", "new_n"]
-    done = cli("fairness", str(ledger), *args, "--bootstrap", "20", "--format", "table")
+    done = cli("fairness", str(leaky), *args, "--bootstrap", "20", "--format", "table")
     assert done.returncode in (0, 1), done.stderr
     assert (
         "eloledger: warning: --old-1 and --old-n are both 'old_1': the N-way gates measure the "
