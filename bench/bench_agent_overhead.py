@@ -71,7 +71,7 @@ def _inside(args: argparse.Namespace) -> None:
     """In the namespace: serve, then alternate bare and eloledger sessions."""
     import agent_gateway as gw  # noqa: I001 - found through the tests folder on sys.path
     from eloledger.runner.agent_clis import HEADLESS, find_cli
-    from eloledger.runner.agent_events import LaunchRequest, SessionState
+    from eloledger.agents.events import LaunchRequest, SessionState
     from eloledger.runner.agent_session import AgentJob, run_agent_session
     from eloledger.tasks import load_tasks
 

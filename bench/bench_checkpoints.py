@@ -35,7 +35,7 @@ from offline import rerun_offline  # noqa: E402
 async def _one(job, key: str, checkpoints: str | None) -> dict:  # noqa: ANN001
     from dataclasses import replace
 
-    from eloledger.runner.agent_events import SessionState
+    from eloledger.agents.events import SessionState
     from eloledger.runner.agent_session import run_agent_session
 
     job = replace(job, checkpoints=checkpoints, headers={"x-sim-sample": key},

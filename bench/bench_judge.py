@@ -119,7 +119,7 @@ def _inside(args: argparse.Namespace) -> None:
     import agent_gateway as gw  # noqa: I001 - found through the tests folder on sys.path
     from bench_agent_overhead import _fix_command
     from eloledger.runner.agent_clis import find_cli
-    from eloledger.runner.agent_events import SessionState
+    from eloledger.agents.events import SessionState
     from eloledger.runner.agent_session import AgentJob, run_agent_session
     from eloledger.tasks import load_tasks
 

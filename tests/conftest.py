@@ -45,6 +45,7 @@ _PROVIDER_VARS = (
     "XDG_STATE_HOME",
     "XDG_CACHE_HOME",
     "NO_COLOR",
+    "COLUMNS",  # xdist workers export COLUMNS=80, and the CLI honours it even piped (issue 23)
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",

@@ -9,9 +9,9 @@ import pytest
 
 from eloledger.agents.claude_code import headless as claude
 from eloledger.agents.codex import headless as codex
+from eloledger.agents.events import LaunchRequest, SessionState
 from eloledger.agents.gemini_cli import headless as gemini
 from eloledger.agents.usage import CallUsage
-from eloledger.runner.agent_events import LaunchRequest, SessionState
 
 SAMPLES = Path("/work/shared/facts/agent-samples")
 pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason="agent samples not on this machine")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from eloledger.agents.events import SessionState
 from eloledger.agents.usage import CallUsage
-from eloledger.runner.agent_events import SessionState
 from eloledger.runner.counters import RunCounters
 from eloledger.tui.agent_sessions import AgentSessions
 from eloledger.tui.app import EloLedgerApp

@@ -61,11 +61,15 @@ def test_elo_fits_80_columns_on_a_terminal_and_wide_gives_all() -> None:
     assert widest(wide) > 120 and "raw/1k*" in wide and "--wide shows all" not in wide
 
 
-def test_piped_output_has_every_column_even_with_columns_set() -> None:
+def test_piped_output_has_every_column_unless_columns_is_set() -> None:
+    """Issue 23 item 5: COLUMNS is honoured piped too (as Rich, argparse and git do): a user
+    who sets it means it; without it a script gets every column."""
     full = piped(["elo", "--example", "--bootstrap", "50"])
     assert "elo/decade" in full and "not shown" not in full and widest(full) > 120
-    also = piped(["elo", "--example", "--bootstrap", "50"], env={"COLUMNS": "80"})
-    assert also == full  # scripts get every column whatever the shell exports
+    narrow = piped(["elo", "--example", "--bootstrap", "50"], env={"COLUMNS": "80"})
+    assert widest(narrow) <= 80 and "--wide shows all" in narrow
+    wide = piped(["elo", "--example", "--bootstrap", "50", "--wide"], env={"COLUMNS": "80"})
+    assert wide == full
 
 
 def test_columns_env_overrides_the_terminal_width() -> None:
@@ -142,13 +146,15 @@ def test_render_table_drops_ranked_columns_then_cuts_text() -> None:
     assert widest("\n".join(lines)) <= 30
 
 
-def test_terminal_width_without_a_terminal_is_unlimited(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_terminal_width_without_a_terminal_is_columns_or_unlimited(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
     with open(os.devnull, "w") as sink:
         assert terminal_width(sink) is None
     monkeypatch.setenv("COLUMNS", "100")
     with open(os.devnull, "w") as sink:
-        assert terminal_width(sink) is None
+        assert terminal_width(sink) == 100
 
 
 def test_new_counts_from_other_helpers_show_when_present(capsys: pytest.CaptureFixture) -> None:
@@ -157,7 +163,7 @@ def test_new_counts_from_other_helpers_show_when_present(capsys: pytest.CaptureF
     import argparse
 
     from eloledger.cli import run_cmd, tokens_cmd
-    from eloledger.runner.run import RunResult
+    from eloledger.runner.result import RunResult
 
     groups = [{"name": "a", "calls": 3, "ok": 3, "usage_estimated": 2, "total_tokens": 1234}]
     titles = [c.title for c in tokens_cmd._columns("arm", False, "table", groups)]

@@ -96,7 +96,7 @@ def test_quota_fails_the_run_and_names_the_cause(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     ledger = rows(tmp_path / "l.jsonl")
     assert len(ledger) == 5 and {r["error_class"] for r in ledger} == {"quota"}
-    assert "rate.quota" in done.stderr and "1 calls skipped" in done.stderr
+    assert "rate.quota" in done.stderr and "1 call skipped" in done.stderr
     assert "Traceback" not in done.stderr
 
 

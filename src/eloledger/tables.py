@@ -1,10 +1,12 @@
 """Render a list of records as a table, CSV, Markdown or JSON: one place for every command.
 
-The width rule (issue 11): a table printed to a terminal fits it (``COLUMNS``, else the
-terminal's width, else 80); piped or redirected output has no limit. ``terminal_width`` says how
-wide that is; ``render_table(..., width=W)`` drops the columns with a ``drop`` rank (highest
-first) until the table fits, then shortens the widest text column with "…", and says in a last
-line what was left out. CSV, Markdown and JSON always carry every column.
+The width rule (issues 11 and 23): a table fits ``COLUMNS`` when it is set (on a terminal or
+not, as ``ls``, git and Rich honour it), else the terminal's width (else 80); piped or
+redirected output without ``COLUMNS`` has no limit (scripts get every column). ``terminal_width``
+says how wide that is; ``render_table(..., width=W)`` first leaves out the columns that say
+nothing (blank, or one value in every row), then the ones with a ``drop`` rank (highest first),
+then shortens the widest text column with "…" (a number is never
+cut), and says in a last line what was left out. CSV, Markdown and JSON carry every column.
 """
 
 from __future__ import annotations
@@ -54,19 +56,19 @@ class Column:
 
 
 def terminal_width(stream: Any = None) -> int | None:
-    """How wide tables may be on ``stream`` (stdout): None (no limit) when it is not a
-    terminal (piped or redirected: scripts get every column); on a terminal, ``COLUMNS`` if
-    set, else the terminal's width, else 80."""
+    """How wide tables may be on ``stream`` (stdout): ``COLUMNS`` if set (a user who exports
+    it, or writes ``COLUMNS=100 eloledger ... | less``, means it); else, on a terminal, its
+    width, else 80; else (piped or redirected) None: no limit."""
     stream = sys.stdout if stream is None else stream
+    env = os.environ.get("COLUMNS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
     try:
         is_tty = stream.isatty()
     except (AttributeError, ValueError):
         return None
     if not is_tty:
         return None
-    env = os.environ.get("COLUMNS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
     try:
         columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
@@ -116,25 +118,64 @@ def render_table(
     width: int | None = None,
     wide_hint: str = "--wide",
 ) -> str:
-    """Aligned plain text: numbers right, text left; at most ``width`` characters a line."""
+    """Aligned plain text: numbers right, text left; at most ``width`` characters a line.
+
+    What goes first to fit: a column that says nothing here (blank in every row, or one value
+    in every row of several, like an all-zero ``usage missing``), then the ``drop`` ranks.
+    """
     shown = list(columns)
-    body = _cells(records, shown)
     hidden: list[Column] = []
-    while width is not None and _line_width(shown, body) > width:
+    said: dict[str, str] = {}  # a constant column left out -> the value it had everywhere
+
+    def fits() -> bool:
+        return width is None or _line_width(shown, _cells(records, shown)) <= width
+
+    if not fits():
+        for column in reversed([c for c in columns if c is not columns[0]]):
+            value = _constant(records, column)
+            if value is None or (not column.drop and not _nothing(value)):
+                continue  # an always-shown column goes only when it is blank or zero
+            shown.remove(column)
+            hidden.append(column)
+            said[column.title] = value
+            if fits():
+                break
+    while not fits():
         droppable = [i for i, c in enumerate(shown) if c.drop]
         if not droppable:
             break
         hidden.append(shown.pop(max(droppable, key=lambda i: (shown[i].drop, i))))
-        body = _cells(records, shown)
+    body = _cells(records, shown)
     if width is not None:
         body = _shorten(shown, body, width)
     out = _aligned(shown, body)
     if hidden:
-        names = ", ".join(c.title for c in columns if c in hidden)
+        names = ", ".join(
+            c.title + (f" ({_said(said[c.title])})" if c.title in said else "")
+            for c in columns
+            if c in hidden
+        )
         out += "\n" + wrap(
             f"(not shown to fit {width} columns: {names}; {wide_hint} shows all)", width
         )
     return out
+
+
+def _constant(records: Sequence[Mapping[str, Any]], column: Column) -> str | None:
+    """The one cell a column shows in every row ("" when blank everywhere), else None; one
+    row is never constant (it would say nothing of every column)."""
+    cells = {column.cell(r, human=True) for r in records}
+    if len(cells) != 1 or (len(records) < 2 and cells != {""}):
+        return None
+    return next(iter(cells))
+
+
+def _nothing(value: str) -> bool:
+    return value == "" or (_looks_numeric(value) and float(value.replace(",", "")) == 0)
+
+
+def _said(value: str) -> str:
+    return "blank in every row" if value == "" else f"{value} in every row"
 
 
 def _cells(records: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> list[list[str]]:
@@ -159,19 +200,26 @@ def _line_width(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> int
 
 
 def _shorten(columns: Sequence[Column], body: list[list[str]], width: int) -> list[list[str]]:
-    """Cut the widest text column with "…" until the lines fit (numbers are never cut)."""
+    """Cut the widest text column with "…" until the lines fit. A number is never cut, in a
+    number column or in a text one ("n/a" beside "0.609"): a cut number reads as another."""
     numeric = _numeric(columns, body)
+    # how narrow each column can get: its title, its numbers, and 8 cells of text
+    floor = [
+        max([8, cell_len(c.title)] + [cell_len(row[i]) for row in body if _looks_numeric(row[i])])
+        for i, c in enumerate(columns)
+    ]
     while _line_width(columns, body) > width:
         widths = _widths(columns, body)
-        text_cols = [i for i in range(len(columns)) if not numeric[i] and widths[i] > 8]
+        text_cols = [i for i in range(len(columns)) if not numeric[i] and widths[i] > floor[i]]
         if not text_cols:
             break
         i = max(text_cols, key=lambda k: widths[k])
-        keep = max(8, widths[i] - (_line_width(columns, body) - width))
-        limit = max(keep, len(columns[i].title))
+        limit = max(floor[i], widths[i] - (_line_width(columns, body) - width))
         body = [
             [
-                cell if k != i or len(cell) <= limit else cell[: limit - 1] + "…"
+                cell
+                if k != i or len(cell) <= limit or _looks_numeric(cell)
+                else cell[: limit - 1] + "…"
                 for k, cell in enumerate(row)
             ]
             for row in body

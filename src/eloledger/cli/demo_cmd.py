@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Start the embedded simulator, run the built-in experiment (best_of_1, 2, 4, 8 and "
             "self-consistency over 5 samples on built-in arithmetic tasks), judge the answers, "
-            "fit Bradley-Terry and print the Elo-per-token table. Takes about 15-30 seconds."
+            "fit Bradley-Terry and print the Elo-per-token table. Takes about 10-20 seconds."
         ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -67,10 +67,9 @@ def handle(args: argparse.Namespace) -> int:
         status = open_tui(spec=spec, demo=True)
         if status is not None:
             return status
-    print(
+    _say(
         "eloledger: demo on the embedded simulator (a fake model on 127.0.0.1; no key, "
-        f"nothing billed): {len(spec.arms)} arms, ledger {spec.ledger}",
-        file=sys.stderr,
+        f"nothing billed): {len(spec.arms)} arms, ledger {spec.ledger}"
     )
     return execute(spec, args)
 
@@ -100,10 +99,16 @@ def _agents(args: argparse.Namespace) -> int:
         status = open_tui(spec=spec)
         if status is not None:
             return status
-    print(
+    _say(
         "eloledger: agent demo on the embedded simulator (real Claude Code and Codex sessions "
         f"against a fake model on 127.0.0.1; no key, nothing billed): {len(spec.arms)} arms, "
-        f"ledger {spec.ledger}",
-        file=sys.stderr,
+        f"ledger {spec.ledger}"
     )
     return execute(spec, args)
+
+
+def _say(line: str) -> None:
+    """A line on stderr, wrapped between words on a terminal (a path stays whole)."""
+    from eloledger.tables import fill, terminal_width
+
+    print(fill(line, terminal_width(sys.stderr), hang="  "), file=sys.stderr)

@@ -134,7 +134,7 @@ def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
 
     On a terminal (``width``) every line wraps between words, each field under its own
     indent, so a long gateway message stays readable at 80 columns and a URL or a command is
-    never cut; piped output keeps one line per field for grep.
+    never cut; piped output (without COLUMNS) keeps one line per field for grep.
     """
     from eloledger.doctor.run import ADD_A_PROFILE, NOTHING_CONFIGURED
     from eloledger.tables import fill

@@ -437,8 +437,17 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
         )
     if lc:
         notes.append(_length_note(report.length_coef))
-    if report.has_costs and "raw/1k*" in body.split("\n", 1)[0]:
+    header = body.split("\n", 1)[0].split()
+    if report.has_costs and "raw/1k*" in header:
         notes.append(RAW_NOTE)
+    if args.format == "table" and "marg/1k" in header and "dominated" not in header:
+        # the column that says why marg/1k is blank did not fit: say it in words
+        names = [str(p["name"]) for p in report.players if p.get("dominated")]
+        if names:
+            notes.append(
+                "marg/1k blank: dominated (a mix of two frontier arms buys at least as much "
+                f"Elo for the same tokens): {', '.join(names)}"
+            )
     if args.format == "md":
         return body + "\n\n" + "\n".join(f"_{visible(n)}_  " for n in notes)
     return body + "\n\n" + "\n".join(wrap(n, width) for n in notes)

@@ -132,6 +132,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=handle)
 
 
+def _same_arms(arms: dict[str, str | None]) -> tuple[str | None, list[str]]:
+    """An arm on both the old and the new side (refused: every gate then compares it with
+    itself), and warnings for one arm as a side's single and N-way arm (the N-way gates then
+    measure the single-sample arm again)."""
+    flags = {role: f"--{role.replace('_', '-')}" for role in arms}
+    for old in ("old_1", "old_n"):
+        for new in ("new_1", "new_n"):
+            if arms[old] == arms[new]:
+                return f"{flags[old]} and {flags[new]} are both {arms[old]!r}", []
+    warnings = [
+        f"{flags[one]} and {flags[many]} are both {arms[one]!r}: the N-way gates measure the "
+        "single-sample arm again"
+        for one, many in (("old_1", "old_n"), ("new_1", "new_n"))
+        if arms[one] == arms[many]
+    ]
+    return None, warnings
+
+
 def handle(args: argparse.Namespace) -> int:
     from eloledger.errors import UserError
     from eloledger.rating.budget_io import fairness_record
@@ -158,6 +176,16 @@ def handle(args: argparse.Namespace) -> int:
             fix="name the four arms, or give --gates a file whose [gates] has "
             'arms = {old_1 = "…", new_1 = "…", old_n = "…", new_n = "…"}',
         )
+    same, repeated = _same_arms(arms)
+    if same:
+        raise UserError(
+            f"fairness: {same}: an arm measured against itself says nothing (every gate "
+            "compares the new method with the old)",
+            fix="name different arms for the old and the new side (eloledger tokens LEDGER "
+            "lists them)",
+        )
+    for warning in repeated:
+        print(f"eloledger: warning: {warning}", file=sys.stderr)
     extra = {"bootstrap": args.bootstrap} if args.bootstrap is not None else {}
     record = fairness_record(
         args.ledger,

@@ -133,6 +133,7 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     from eloledger.runner.counters import RunCounters
     from eloledger.runner.progress import progress_line, report_progress
     from eloledger.runner.run import run_experiment
+    from eloledger.tables import fill, terminal_width
 
     check_interval_options(args)
     counters = RunCounters()
@@ -159,8 +160,10 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
         )
         return 130
     if not args.quiet:
-        print(progress_line(counters), file=sys.stderr)
-    print(_run_summary(result), file=sys.stderr)
+        print(progress_line(counters, terminal_width(sys.stderr)), file=sys.stderr)
+    width = terminal_width(sys.stderr)  # a terminal's lines wrap between words, paths whole
+    summary = "\n".join(fill(line, width, hang="  ") for line in _run_summary(result).split("\n"))
+    print(summary, file=sys.stderr)
     from eloledger import history  # issue 20: one line per run in the run index
 
     if (warning := history.record_run(result, spec)) is not None:
@@ -181,17 +184,30 @@ def check_interval_options(args: argparse.Namespace) -> None:
     )
 
 
+# How a run ended, as words before its duration ("run X errors in 0.1s" read as a count).
+STOPPED_WORDS = {
+    "completed": "completed in",
+    "budget": "stopped at the token budget after",
+    "cancelled": "cancelled after",
+    "errors": "stopped on repeated errors after",
+}
+
+
 def _run_summary(result: Any) -> str:
+    from eloledger.words import plural
+
+    how = STOPPED_WORDS.get(result.stopped, f"{result.stopped} after")
     lines = [
-        f"eloledger: run {result.run_id} {result.stopped} in {result.elapsed_s:.1f}s: "
-        f"{result.attempts} calls made, {result.retries} retried, "
+        f"eloledger: run {result.run_id} {how} {result.elapsed_s:.1f}s: "
+        f"{plural(result.attempts, 'call')} made, {result.retries} retried, "
         f"{result.resumed_calls} already in the ledger, {result.not_run} not made; "
         f"arm tokens {result.arm_tokens:,}, judge tokens {result.judge_tokens:,}",
         f"eloledger: ledger {result.ledger_path}",
     ]
     if result.comparisons_path:
         lines.append(
-            f"eloledger: comparisons {result.comparisons_path} ({result.comparisons} pairs)"
+            f"eloledger: comparisons {result.comparisons_path} "
+            f"({plural(result.comparisons, 'pair')})"
         )
     for arm in result.arms:  # the prompt setup behind each row's prompt_hash, once per run
         if arm.get("prompt_hash"):

@@ -127,6 +127,7 @@ def _columns(by: str, has_cost: bool, fmt: str, groups: list[dict[str, Any]]) ->
     from eloledger.tables import Column
 
     table = fmt in ("table", "md")
+    # drop ranks (issue 23 item 5): at 80 columns the token counts stay, latency goes first
     columns = [
         Column("name", by),
         Column("calls", "calls"),
@@ -138,16 +139,16 @@ def _columns(by: str, has_cost: bool, fmt: str, groups: list[dict[str, Any]]) ->
     if not table:
         columns.append(Column("estimated_token_share", "estimated_token_share", 4))
     columns += [
-        Column("prompt_tokens", "prompt", drop=5),
-        Column("completion_tokens", "completion", drop=4),
+        Column("prompt_tokens", "prompt", drop=2),
+        Column("completion_tokens", "completion", drop=1),
         Column("total_tokens", "total"),
-        Column("mean_total_tokens", "mean/call", None if table else 1, drop=2),
+        Column("mean_total_tokens", "mean/call", None if table else 1, drop=4),
         Column("task_mean_total_tokens", "mean/task", None if table else 1),
     ]
     if any(g.get("latency_p95_ms") is not None for g in groups):
         columns += [
-            Column("latency_p50_ms", "p50 ms" if table else "latency_p50_ms", 0, drop=1),
-            Column("latency_p95_ms", "p95 ms" if table else "latency_p95_ms", 0, drop=1),
+            Column("latency_p50_ms", "p50 ms" if table else "latency_p50_ms", 0, drop=5),
+            Column("latency_p95_ms", "p95 ms" if table else "latency_p95_ms", 0, drop=6),
         ]
     if has_cost:
         columns.append(Column("cost", "cost", 4))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eloledger.agents.events import SessionState
 from eloledger.errors import UserError
 from eloledger.judges.scorer import is_scored
 from eloledger.runner.agent_clis import (
@@ -28,7 +29,6 @@ from eloledger.runner.agent_clis import (
     unknown_flag,
 )
 from eloledger.runner.agent_crosscheck import compare, read_log_usage
-from eloledger.runner.agent_events import SessionState
 
 __all__ = ["AgentSessions", "SessionState", "agents_only_endpoint", "check_agent_arms"]
 from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_session

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eloledger import sandbox
+from eloledger.agents.events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.judges.rule import Verdict
 from eloledger.judges.scorer import judge_work
 from eloledger.judges.workdir import safe_copy
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
 from eloledger.runner.agent_crosscheck import read_log_usage
-from eloledger.runner.agent_events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.runner.checkpoints import Checkpointer, Mark
 from eloledger.tasks import Task
 

@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eloledger.agents.events import SessionState
 from eloledger.judges.workdir import MAX_BYTES, MAX_FILES, SKIP
-from eloledger.runner.agent_events import SessionState
 
 AXES = ("tokens", "turns", "seconds")
 GRID = 1.5

@@ -71,10 +71,13 @@ class RunCounters:
     server_reported_calls: int = 0
     estimated_calls: int = 0
     events: int = 0  # token events seen (for tokens/s and benchmarks)
+    # tokens already in the ledger when this process started (a resumed run): in the totals,
+    # never in a rate (they were not spent now)
+    resumed_tokens: int = 0
     first_ts: float | None = None  # earliest and latest row ``ts`` seen: a watched run's span
     last_ts: float | None = None
     # Agent sessions running now, keyed (task_id, arm, session, sample): each value is the
-    # runner's live SessionState (turn, tool calls, tokens so far, elapsed); see agent_events.
+    # runner's live SessionState (turn, tool calls, tokens so far, elapsed); see agents.events.
     agent_sessions: dict[tuple[str, str, int, int], Any] = field(default_factory=dict)
 
     def arm(self, name: str) -> ArmCounters:

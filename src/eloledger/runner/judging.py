@@ -11,17 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eloledger.judges.compare import ArmResult
 from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
+from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState
 from eloledger.tasks import Task
-
-if TYPE_CHECKING:
-    from eloledger.runner.run import RunResult
 
 # makes one logical call (retries included) and returns its final row, None if never made
 CallFn = Callable[..., Awaitable[dict[str, Any] | None]]

@@ -12,10 +12,13 @@ task list would only burn time and produce more error rows.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
+
+from eloledger.words import plural
 
 BREAK_AFTER = 5
 PERSISTENT = frozenset({"auth", "permission", "quota", "not_found", "upstream_auth"})
@@ -145,11 +148,12 @@ class Breaker:
         if self.after_cooldown:
             return (
                 f"stopped: a {cls} failure{http} that retries cannot fix, then the gateway "
-                f"answered with cooldown 429s: {skipped} calls skipped: {advice(cls, where)}"
+                f"answered with cooldown 429s: {plural(skipped, 'call')} skipped: "
+                f"{advice(cls, where)}"
             )
         return (
             f"stopped after {self.limit} consecutive {cls} failures{http}: "
-            f"{skipped} calls skipped: {advice(cls, where)}"
+            f"{plural(skipped, 'call')} skipped: {advice(cls, where)}"
         )
 
 
@@ -171,6 +175,31 @@ def arm_failures(arms: list[dict[str, Any]], where: Where) -> list[str]:
             line += ": " + advice(ranked[0] if ranked else classes.most_common(1)[0][0][0], where)
         causes.append(line)
     return causes
+
+
+def fix_once(failures: list[str]) -> list[str]:
+    """Each doctor fix said once: a later cause with the same advice (four arms out of quota,
+    after the stop that names it) points back to it instead of repeating it."""
+    said: set[str] = set()
+    out = []
+    for line in failures:
+        found = _ADVICE_START.search(line)
+        if found is None:
+            out.append(line)
+            continue
+        tail = line[found.start() + 2 :]
+        if tail in said:
+            line = f"{line[: found.start()]}: {found.group(1)}, same fix as above"
+        said.add(tail)
+        out.append(line)
+    return out
+
+
+_ADVICE_START = re.compile(
+    ": ("
+    + "|".join(re.escape(code) for code in sorted({c for c, _, _ in _ADVICE.values()}))
+    + "|run\\.errors): "
+)
 
 
 def advice(error_class: str, where: Where) -> str:

@@ -38,7 +38,7 @@ import stat
 import time
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,48 +57,17 @@ from eloledger.runner import agent_run, strategies
 from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
-from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures
+from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures, fix_once
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
+from eloledger.runner.result import RunResult
 from eloledger.runner.scoring import score_sample
 from eloledger.runner.selection import select
 from eloledger.runner.shard import Shard
 from eloledger.runner.spec import MULTI_ROUND, ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
-
-
-@dataclass
-class RunResult:
-    run_id: str
-    experiment: str
-    ledger_path: Path
-    comparisons_path: Path | None
-    results_path: Path | None
-    stopped: str  # completed | budget | cancelled | errors (persistent failures: see outcome)
-    attempts: int = 0  # sample-call attempts made by this invocation (ledger rows written)
-    retries: int = 0
-    judge_calls: int = 0
-    resumed_calls: int = 0  # calls already complete in the ledger before this invocation
-    not_run: int = 0  # calls never made (budget or cancel)
-    arm_tokens: int = 0  # tokens of every sample row of the experiment (the arms' cost)
-    judge_tokens: int = 0
-    comparisons: int = 0
-    elapsed_s: float = 0.0
-    base_url: str | None = None
-    arms: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    # why the run produced nothing usable (exit 1): arms without a successful call, an early
-    # stop on persistent failures, judge replies without a verdict
-    failures: list[str] = field(default_factory=list)
-    # judge calls that gave no verdict (failed, or named neither A, B nor TIE), per arm;
-    # a pairwise match "a vs b" counts for both arms; per pair in judge_no_verdict_pairs
-    judge_no_verdict: dict[str, int] = field(default_factory=dict)
-    judge_no_verdict_pairs: dict[str, int] = field(default_factory=dict)
-    judge_verdict_calls: int = 0  # judge calls consulted (made now or found in the ledger)
-    # how the tasks were judged (kind = "auto" judges each by what it has): rule, tests, llm
-    judged_by: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # what the summary says besides warnings
+from eloledger.words import plural
 
 
 async def run_experiment(
@@ -299,6 +268,7 @@ class _Run:
             c.arm(arm.name).planned = groups * arm.n * arm.rounds
         for row in self.state.sample_rows:
             c.apply_row(row)
+        c.resumed_tokens = c.total_tokens  # spent before this process: not in tok/s
         self.result.resumed_calls = len(self.state.finals)
         try:
             await self._sample_all()
@@ -735,13 +705,15 @@ class _Run:
         skipped = self.judge.skipped
         if skipped:
             self.result.warnings.append(
-                f"{skipped} judge calls not made (the run was stopping): their matches are left out"
+                f"{plural(skipped, 'judge call')} not made (the run was stopping): their "
+                "matches are left out"
             )
         tripped = self.breaker.message(self.result.not_run + skipped, self._where())
         if tripped:
             self.result.failures.insert(0, tripped)
             if self.result.stopped == "completed":  # tripped by the judge calls
                 self.result.stopped = "errors"
+        self.result.failures = fix_once(self.result.failures)
 
     def _where(self) -> Where:
         e = self.endpoint

@@ -13,8 +13,7 @@ import json
 import re
 from typing import Any
 
-from eloledger.agents.usage import CallUsage
-from eloledger.runner.agent_events import (
+from eloledger.agents.events import (
     API,
     AUTH,
     CRASH,
@@ -24,6 +23,7 @@ from eloledger.runner.agent_events import (
     estimate_tokens,
     load_event,
 )
+from eloledger.agents.usage import CallUsage
 
 AGENT = "codex"
 BINARY = "codex"

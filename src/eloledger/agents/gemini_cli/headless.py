@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eloledger.agents.usage import CallUsage
-from eloledger.runner.agent_events import (
+from eloledger.agents.events import (
     API,
     AUTH,
     CRASH,
@@ -23,6 +22,7 @@ from eloledger.runner.agent_events import (
     estimate_tokens,
     load_event,
 )
+from eloledger.agents.usage import CallUsage
 
 AGENT = "gemini-cli"
 BINARY = "gemini"
