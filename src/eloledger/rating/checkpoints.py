@@ -61,6 +61,7 @@ AXIS_LABEL = {
 VERDICTS = ("above", "on", "below")
 LINE_LAW = "best of k = floor(b / b0) independent sessions of budget b0 (+400·log10 k past data)"
 _MAX_ENTRIES = 4000  # entries of one task compared at once (E x E floats)
+_OUTLIER = 2.0  # a first checkpoint past this times the median first one does not set b0
 
 
 @dataclass
@@ -417,20 +418,22 @@ def _row_cost(row: Mapping[str, Any], prices: Mapping[str, Any], no_price: set[s
 
 
 def _arm_grid(own: list[Trace], ratio: float) -> np.ndarray | None:
-    """b0 times ratio^m up to the median session length; b0 is the budget by which 90% of
-    the arm's sessions have a judged checkpoint (sessions snapshot on their own grids, from
-    their own first turn: at the median, half of them would have nothing to show yet, and
-    the repeated-sampling line would start from sessions that had not begun)."""
+    """b0 times ratio^m up to the median session length; b0 is the budget by which every
+    session of the arm has a judged checkpoint, but for outliers (a first checkpoint past
+    twice the median first one). Sessions snapshot on their own grids, from their own first
+    turn: at the median budget half of them would have nothing to show yet, and even at the
+    90% quantile the line's sessions cut at b0 waste a tenth of their tries, so that a pure
+    sampler with session costs jittered +-20% read 'above' its line by ~25 Elo (1 seed in
+    4; tests/test_issue22_jitter.py)."""
     firsts = []
     for t in own:
         hit = np.flatnonzero(np.isfinite(t.values))
         firsts.append(t.budgets[hit[0]] if len(hit) else math.inf)
-    if not math.isfinite(float(np.median(firsts))):
+    median = float(np.median(firsts))
+    if not math.isfinite(median):
         return None
-    b0 = float(np.quantile(firsts, 0.9, method="lower"))
-    if not math.isfinite(b0):
-        b0 = float(np.max(np.array(firsts)[np.isfinite(firsts)]))
-    b0 = max(b0, 1e-12)
+    usual = [f for f in firsts if f <= _OUTLIER * median]
+    b0 = max(max(usual), 1e-12)
     end = max(float(np.median([t.budgets[-1] for t in own])), b0)
     count = int(math.floor(math.log(end / b0) / math.log(ratio) + 1e-9)) + 1
     points = b0 * ratio ** np.arange(count)
@@ -488,6 +491,19 @@ def _comparisons(
     )  # fmt: skip
 
 
+def _spent_at(own: list[Trace], b0: float) -> float:
+    """What a session of the arm cut at b0 spends on average: its latest checkpoint within b0
+    (all of b0 when it has none by then; its end when it ended sooner). The line's k counts
+    sessions of that cost, not of b0: a long session reuses the budget left between its
+    checkpoints, and sessions cut at b0 with the leftover wasted made a sampler read 'above'
+    when session costs vary (issue 22 follow-up, tests/test_issue22_jitter.py)."""
+    spent = []
+    for t in own:
+        idx = int(np.searchsorted(t.budgets, b0, side="right")) - 1
+        spent.append(b0 if idx < 0 else float(t.budgets[idx]))
+    return max(float(np.mean(spent)), 1e-12)
+
+
 def _line_gains(own: list[Trace], b0: float, k_max: int) -> np.ndarray:
     """Empirical best-of-k gains (k = 1..) of the arm's sessions cut at b0, pooled per task."""
     from eloledger.rating.reference import best_of_k_gains
@@ -519,7 +535,7 @@ def _arm_result(
     elo = elo_all[idx]
     draws = draws_all[:, idx]
     alpha = 100 * (1 - level) / 2
-    k = np.maximum(np.floor(budgets / budgets[0] + 1e-9).astype(int), 1)
+    k = np.maximum(np.floor(budgets / _spent_at(own, float(budgets[0])) + 1e-9).astype(int), 1)
     gains = _line_gains(own, float(budgets[0]), int(k.max()))
     supported = np.flatnonzero(np.isfinite(gains))
     top = int(supported[-1]) + 1  # largest k the pools support
