@@ -18,8 +18,9 @@ inside agent sessions (issue 22; used automatically when the ledger has checkpoi
   every (arm, budget) of the agents' judged checkpoints -- and of chat arms' calls -- is a
   player in ONE Bradley-Terry fit with task-clustered (sandwich) intervals; budgets on each
   arm's 1.5x grid (--grid). Against it, the arm's repeated-sampling line: the best of
-  k = floor(budget / b0) of its own independent sessions cut at its first budget b0 (exact
-  subsampling; +400*log10 k only past what its sessions support, marked 'law'). verdict:
+  k = floor(budget / s0) of its own independent sessions cut at its first budget b0, s0 being
+  what such a session spends (exact subsampling; +400*log10 k only past what its sessions
+  support, marked 'law'). Intervals need >= 5 tasks (else point estimates and a note). verdict:
   above / on / below sampling again at the last budget (gap = Elo - line, with interval);
   'slows down after': the last budget before the curve stays clearly under the line.
   --axis tokens | cost | seconds chooses the budget (cost from prices.toml).
@@ -270,12 +271,14 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
     parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
     parts.append(
         wrap(
-            f"line: best of k = floor(budget / first budget) of the arm's own sessions cut at "
-            f"its first budget; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
+            f"line: best of k = floor(budget / s0) of the arm's own sessions cut at its first "
+            f"budget, s0 = what one such session spends; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
             f"sandwich; axis: {result.axis}",
             width,
         )
     )
+    if result.intervals_note:
+        parts.append(wrap(f"note: {result.intervals_note}", width))
     return "\n".join(parts)
 
 

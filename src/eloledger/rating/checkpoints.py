@@ -11,7 +11,8 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    far (what :mod:`eloledger.rating.curves` uses). An agent session without checkpoint rows is
    one checkpoint at its end.
 2. **Players on the arm's grid.** Budgets are bucketed on a 1.5x grid per arm, from ``b0`` (the
-   budget by which 90% of its sessions have a judged checkpoint) to the median session length; a
+   budget by which all its sessions but outliers have a judged checkpoint) to the median
+   session length; a
    session's entry for player ``arm@b`` is its value at its latest checkpoint within ``b``
    (none yet: loses to any score, ties with none; a session that already ended keeps its final
    value: under a cap of b it would have submitted that). So every session contributes to
@@ -22,8 +23,9 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); slopes,
    gaps and verdict intervals come from the sandwich's normal draws of the whole Elo vector,
    so they are contrasts with their covariance, not differences of two intervals.
-4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / b0)``
-   independent sessions of budget b0 and keep the best. Its Elo is the arm's Elo at b0 plus the
+4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / s0)``
+   independent sessions cut at b0 and keep the best, s0 being what such a session spends
+   (its latest checkpoint within b0: a session's leftover between checkpoints is not lost). Its Elo is the arm's Elo at b0 plus the
    empirical best-of-k gain of the arm's own sessions cut at b0
    (:func:`eloledger.rating.reference.best_of_k_gains`: exact subsampling per task, the same
    fit). Past what the pools support (k + 1 sessions per task) the line continues with the
@@ -59,8 +61,10 @@ AXIS_LABEL = {
     "seconds": "session budget, seconds",
 }
 VERDICTS = ("above", "on", "below")
-LINE_LAW = "best of k = floor(b / b0) independent sessions of budget b0 (+400·log10 k past data)"
+LINE_LAW = ("best of k = floor(b / s0) independent sessions cut at b0, s0 = what such a session "
+            "spends (+400·log10 k past data)")  # fmt: skip
 _MAX_ENTRIES = 4000  # entries of one task compared at once (E x E floats)
+MIN_TASKS = 5  # fewer tasks (clusters) than this: no intervals (see _withhold)
 _OUTLIER = 2.0  # a first checkpoint past this times the median first one does not set b0
 
 
@@ -127,7 +131,9 @@ class CheckpointArm:
         return self.accuracy / self.calls_per_session
 
     def verdict_index(self) -> int | None:
-        hit = np.flatnonzero(self.budgets == self.verdict_budget) if self.verdict else []
+        hit = [] if self.verdict_budget is None else np.flatnonzero(
+            self.budgets == self.verdict_budget
+        )
         return int(hit[0]) if len(hit) else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +189,8 @@ class CheckpointResult:
     grid: float
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    tasks: int = 0  # clusters of the fit (tasks with at least one comparison)
+    intervals_note: str | None = None  # set when there are too few tasks for intervals
 
     def arm(self, name: str) -> CheckpointArm:
         for a in self.arms:
@@ -198,6 +206,9 @@ class CheckpointResult:
             "grid": self.grid,
             "level": self.level,
             "line": LINE_LAW,
+            "tasks": self.tasks,
+            "intervals": {"min_tasks": MIN_TASKS, "shown": self.intervals_note is None,
+                          "note": self.intervals_note},  # fmt: skip
             "arms": [a.to_dict() for a in self.arms],
             "warnings": list(self.warnings),
         }
@@ -271,7 +282,26 @@ def checkpoint_curves(
         out.append(
             _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
         )
-    return CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
+    clusters = int(comps.n_tasks)
+    note = None
+    if clusters < MIN_TASKS:
+        note = (f"intervals need >= {MIN_TASKS} tasks; these have {clusters}: no intervals, "
+                "verdicts or slows-down budgets (point estimates only)")  # fmt: skip
+        for arm_result in out:
+            _withhold(arm_result)
+    result = CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
+    result.tasks, result.intervals_note = clusters, note
+    return result
+
+
+def _withhold(arm: CheckpointArm) -> None:
+    """Blank what rests on the task-clustered intervals: with K tasks the sandwich has K
+    clusters, its t quantile K - 1 degrees of freedom (12.7 at K = 2), and the covariance of
+    the many (arm, budget) players has rank below K: intervals like [-8952, 12494]."""
+    for name in ("ci_low", "ci_high", "gap_low", "gap_high", "slope_low", "slope_high"):
+        setattr(arm, name, np.full_like(getattr(arm, name), np.nan, dtype=float))
+    arm.verdict = None  # verdict_budget stays: the gap there is still the point estimate
+    arm.slows_down_after = None
 
 
 # --------------------------------------------------------------------------- traces
