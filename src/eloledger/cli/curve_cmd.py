@@ -13,6 +13,8 @@ examples:
   eloledger curve runs/ledger.jsonl --grid 2 --bootstrap 500 --seed 7 --format csv
   eloledger curve runs/ledger.jsonl --plot curves.svg     # the figure too (.svg or .png)
   eloledger curve runs/agents.jsonl --axis cost           # checkpoint rows: x = prices.toml cost
+  eloledger curve runs/ledger.jsonl --split test --tag hard  # only those rows (--tasks FILE
+                                                         # labels rows that lack split/tags)
 
 inside agent sessions (issue 22; used automatically when the ledger has checkpoint rows):
   every (arm, budget) of the agents' judged checkpoints -- and of chat arms' calls -- is a
@@ -119,6 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the figure: FILE.svg or FILE.png (needs the 'plot' extra: matplotlib)",
     )
+    from eloledger.cli.fairness_cmd import add_selection_args
+
+    add_selection_args(parser)  # --split/--tag/--tasks, as tokens, elo and fairness have
     parser.set_defaults(handler=handle)
 
 
@@ -132,6 +137,12 @@ def handle(args: argparse.Namespace) -> int:
 
         check_plot_target(plot)
     rows, warnings = load_rows(args.ledger)
+    if getattr(args, "split", None) is not None or getattr(args, "tag", None) or getattr(
+        args, "tasks", None
+    ):
+        from eloledger.rating.gates import chosen_rows
+
+        rows = chosen_rows(rows, args.split, args.tag or (), args.tasks)
     result = compute(rows, args)
     result.warnings[:0] = warnings
     if plot:
@@ -157,7 +168,8 @@ def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
 
     axis = getattr(args, "axis", "tokens")
     if axis != "tokens" or has_checkpoints(rows):
-        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed)
+        prices = getattr(args, "prices", None)  # the demo's prices for the sim's models
+        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed, prices=prices)
         if args.bootstrap != 200 or args.resample != "tasks":
             result.warnings.append(
                 "the checkpoint fit's intervals are task-clustered (sandwich); "
@@ -277,6 +289,11 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
             width,
         )
     )
+    if any(arm.accuracy_basis == "median" for arm in result.arms):
+        parts.append(wrap("acc (scored tasks): share of an arm's sessions whose final score is "
+                          "at or above the task's median over all arms' sessions", width))  # fmt: skip
+    if any(arm.cost_per_session is None for arm in result.arms):
+        parts.append(wrap("acc/$: blank where prices.toml has no price for the model", width))
     if result.intervals_note:
         parts.append(wrap(f"note: {result.intervals_note}", width))
     return "\n".join(parts)

@@ -115,6 +115,7 @@ class CheckpointArm:
     sessions: int
     tasks: int
     accuracy: float | None = None
+    accuracy_basis: str | None = None  # "passed" (tests) or "median" (scored tasks)
     cost_per_session: float | None = None
     calls_per_session: float | None = None
 
@@ -172,6 +173,7 @@ class CheckpointArm:
             "sessions": self.sessions,
             "tasks": self.tasks,
             "accuracy": _r(self.accuracy, 4),
+            "accuracy_basis": self.accuracy_basis,
             "cost_per_session": _r(self.cost_per_session, 6),
             "calls_per_session": _r(self.calls_per_session),
             "accuracy_per_dollar": _r(self.accuracy_per_dollar, 4),
@@ -234,10 +236,16 @@ def checkpoint_curves(
     if not (isinstance(grid, (int, float)) and math.isfinite(grid) and grid > 1.0):
         raise UserError(f"--grid {grid}: the grid ratio must be a number above 1", fix="--grid 1.5")
     warnings: list[str] = []
-    if axis == "cost" and prices is None:
+    if prices is None:  # also off the cost axis: the arm table's cost and accuracy per $
         from eloledger.ledger.prices import load_prices
 
-        prices = load_prices()
+        try:
+            prices = load_prices()
+        except UserError as exc:
+            if axis == "cost":
+                raise
+            warnings.append(f"no cost per session: {exc.message}")
+            prices = {}
     traces = build_traces(rows, axis, prices or {}, warnings)
     arms = sorted({t.arm for t in traces})
     grids: dict[str, np.ndarray] = {}
@@ -558,7 +566,7 @@ def _arm_result(
     sw: Any,
     draws_all: np.ndarray,
     level: float,
-    summary: dict[str, tuple[float | None, float | None, float | None]],
+    summary: dict[str, Summary],
 ) -> CheckpointArm:
     from eloledger.rating.reference import ELO_PER_LN
 
@@ -596,7 +604,7 @@ def _arm_result(
     if below.any() and below[-1]:
         first = len(below) - int(np.argmin(below[::-1])) if not below.all() else 0
         slows = float(budgets[max(first - 1, 0)])
-    accuracy, cost, calls = summary.get(arm, (None, None, None))
+    accuracy, basis, cost, calls = summary.get(arm, (None, None, None, None))
     return CheckpointArm(
         name=arm,
         kind=own[0].kind,
@@ -620,29 +628,43 @@ def _arm_result(
         sessions=len(own),
         tasks=len({t.task for t in own}),
         accuracy=accuracy,
+        accuracy_basis=basis,
         cost_per_session=cost,
         calls_per_session=calls,
     )
 
 
-def _summaries(
-    rows: Sequence[Mapping[str, Any]], traces: list[Trace]
-) -> dict[str, tuple[float | None, float | None, float | None]]:
-    """Per arm: accuracy (solved sessions / sessions), mean cost and model calls per session."""
+Summary = tuple[float | None, str | None, float | None, float | None]
+
+
+def _summaries(rows: Sequence[Mapping[str, Any]], traces: list[Trace]) -> dict[str, Summary]:
+    """Per arm: accuracy and its basis, mean cost and model calls per session. Accuracy is
+    the share of sessions whose submitted answer passes (:mod:`eloledger.rating.outcomes`);
+    on scored tasks, where nothing passes or fails, the share of sessions whose final score
+    is at or above the task's median final score over every arm's sessions (``median``)."""
     from eloledger.rating.outcomes import arm_outcomes
 
     try:
         outcomes, _ = arm_outcomes(budget_rows(rows))
     except UserError:
         outcomes = {}
-    out = {}
+    finals: dict[str, list[float]] = {}
+    for t in traces:
+        finals.setdefault(t.task, []).append(float(t.values[-1]))
+    median = {task: float(np.median(v)) for task, v in finals.items()}
+    out: dict[str, Summary] = {}
     for arm in {t.arm for t in traces}:
         own = [t for t in traces if t.arm == arm]
         o = outcomes.get(arm)
-        accuracy = o.solved / o.sessions if o is not None and o.scored and o.sessions else None
+        accuracy, basis = None, None
+        if o is not None and o.scored and o.sessions:
+            accuracy, basis = o.solved / o.sessions, "passed"
+        elif any(np.isfinite(t.values[-1]) for t in own):
+            hits = [np.isfinite(t.values[-1]) and t.values[-1] >= median[t.task] for t in own]
+            accuracy, basis = float(np.mean(hits)), "median"
         costs = [t.cost for t in own]
         cost = float(np.mean(costs)) if all(math.isfinite(c) for c in costs) else None
-        out[arm] = (accuracy, cost, float(np.mean([t.calls for t in own])))
+        out[arm] = (accuracy, basis, cost, float(np.mean([t.calls for t in own])))
     return out
 
 
