@@ -36,7 +36,10 @@ def _knapsack(template: dict, n: int) -> dict:
 
 def _linefit(template: dict, n: int) -> dict:
     rng = random.Random(f"linefit-{n}")
-    slope, intercept = rng.uniform(-3.0, 3.0), rng.uniform(-4.0, 4.0)
+    # a slope far from 0, like the original's 2.5: the simulated agent starts from the line
+    # (0, 0), so its first rounds are clearly worse than its plateau
+    slope = rng.choice((-1, 1)) * rng.uniform(1.5, 3.5)
+    intercept = rng.uniform(-4.0, 4.0)
     points = [[x / 4, round(slope * x / 4 + intercept + rng.gauss(0.0, 1.0), 3)] for x in range(40)]
     old = template["scorer"].split("\n", 1)[0].removeprefix("POINTS = ")
     out = dict(template, task_id=f"opt-linefit-{n}")
