@@ -106,5 +106,6 @@ def test_prices_fill_cost_and_accuracy_per_dollar_off_the_cost_axis() -> None:
     from eloledger.cli import curve_cmd
 
     table = curve_cmd.render(result, "table")
-    line = next(x for x in table.splitlines() if x.startswith("sampler  agent"))
+    arms = table.split("against repeated sampling")[1]
+    line = next(x for x in arms.splitlines() if x.startswith("sampler "))
     assert f"{arm.accuracy_per_dollar:.2f}" in line and f"{arm.accuracy:.3f}" in line

@@ -137,12 +137,11 @@ def handle(args: argparse.Namespace) -> int:
 
         check_plot_target(plot)
     rows, warnings = load_rows(args.ledger)
-    if getattr(args, "split", None) is not None or getattr(args, "tag", None) or getattr(
-        args, "tasks", None
-    ):
+    split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
+    if split is not None or tags or tasks is not None:
         from eloledger.rating.gates import chosen_rows
 
-        rows = chosen_rows(rows, args.split, args.tag or (), args.tasks)
+        rows = chosen_rows(rows, split, tags or (), tasks)
     result = compute(rows, args)
     result.warnings[:0] = warnings
     if plot:
@@ -212,13 +211,12 @@ CHECKPOINT_COLUMNS = (
     ("slope_per_decade", "slope/decade", 0),
     ("verdict", "verdict", None),
 )
-ARM_COLUMNS = (
+ARM_COLUMNS = (  # fits 80 columns with a 15-character arm name (kind: in the JSON)
     ("arm", "arm", None),
-    ("kind", "kind", None),
     ("verdict", "verdict", None),
     ("gap", "gap", 0),
     ("gap_ci", "95% CI", None),
-    ("slows", "slows after", None),
+    ("slows", "slows", None),
     ("accuracy", "acc", 3),
     ("per_dollar", "acc/$", 2),
     ("per_call", "acc/call", 4),
@@ -279,7 +277,8 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
                 "per_call": arm.accuracy_per_call,
             }
         )  # fmt: skip
-    parts.append("\nagainst repeated sampling (verdict at each arm's last budget):")
+    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last budget; "
+                              "slows: after it, the curve stays under its line):", width))  # fmt: skip
     parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
     parts.append(
         wrap(
