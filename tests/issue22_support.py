@@ -41,10 +41,18 @@ def planted_rows(
     shapes: tuple[str, ...] = tuple(SHAPES),
     direction: str = "max",
     chat_arm: bool = False,
+    jitter: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Checkpoint and session rows of the planted agents (and optionally a k-shot chat arm,
-    one draw per call, ATTEMPTS calls per session). ``direction = "min"`` writes 1 - score."""
+    one draw per call, ATTEMPTS calls per session). ``direction = "min"`` writes 1 - score.
+    ``jitter = 0.2``: each session's (each chat call's) tokens per attempt are COST times
+    U(0.8, 1.2), so sessions snapshot at budgets that are not multiples of one another."""
     rng = np.random.default_rng(seed)
+    spread = np.random.default_rng([seed, 22])  # its own stream: jitter=0 keeps the scores
+
+    def cost() -> int:
+        return round(COST * (1.0 + spread.uniform(-jitter, jitter))) if jitter else COST
+
     rows: list[dict[str, Any]] = []
     ts = 1.0e9
 
@@ -56,33 +64,36 @@ def planted_rows(
         for shape in shapes:
             for s in range(sessions):
                 draws = rng.random(SHAPES[shape](ATTEMPTS))
+                each = cost()
                 base = {"v": 1, "run_id": "planted", "task_id": task, "arm": shape,
                         "agent": "sim", "model": "sim-model", "session": s, "sample": 0,
                         "sandbox": "bwrap", "direction": direction}  # fmt: skip
                 for n in range(1, ATTEMPTS + 1):
                     ts += 1.0
                     rows.append({**base, "ts": ts, "role": "checkpoint", "checkpoint": n - 1,
-                                 "budget_tokens": n * COST, "budget_turns": n,
+                                 "budget_tokens": n * each, "budget_turns": n,
                                  "budget_seconds": 2.0 * n,
                                  "score": raw(float(draws[: SHAPES[shape](n)].max())),
                                  "passed": None, "snapshot": f"snap/{task}/{shape}/{s}/{n}",
                                  **({"final": True} if n == ATTEMPTS else {})})  # fmt: skip
                 ts += 1.0
                 rows.append({**base, "ts": ts, "role": "sample", "status": "ok",
-                             "prompt_tokens": ATTEMPTS * COST * 3 // 4,
-                             "completion_tokens": ATTEMPTS * COST // 4,
-                             "total_tokens": ATTEMPTS * COST, "turns": ATTEMPTS,
+                             "prompt_tokens": ATTEMPTS * each * 3 // 4,
+                             "completion_tokens": ATTEMPTS * each - ATTEMPTS * each * 3 // 4,
+                             "total_tokens": ATTEMPTS * each, "turns": ATTEMPTS,
                              "latency_ms": 2000.0 * ATTEMPTS,
                              "score": raw(float(draws.max())), "passed": None})  # fmt: skip
         if chat_arm:
             for s in range(sessions):
                 for n in range(ATTEMPTS):
                     ts += 1.0
+                    each = cost()
                     rows.append({"v": 1, "run_id": "planted", "ts": ts, "task_id": task,
                                  "arm": "kshot", "model": "sim-model", "session": s,
                                  "sample": n, "role": "sample", "status": "ok",
-                                 "prompt_tokens": COST * 3 // 4, "completion_tokens": COST // 4,
-                                 "total_tokens": COST, "latency_ms": 2000.0,
+                                 "prompt_tokens": each * 3 // 4,
+                                 "completion_tokens": each - each * 3 // 4,
+                                 "total_tokens": each, "latency_ms": 2000.0,
                                  "score": raw(float(rng.random())), "passed": None,
                                  "direction": direction})  # fmt: skip
     return rows

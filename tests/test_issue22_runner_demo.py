@@ -58,10 +58,19 @@ def test_demo_checkpoints_runs_agents_and_a_matched_chat_arm_then_prints_the_cur
         assert len(marks) >= 2 and marks[-1]["final"] and marks[-1]["score"] == s["score"]
         assert marks[-1]["budget_tokens"] == s["total_tokens"]
     replies = [r for r in rows if r["arm"] == chat["name"] and r["role"] == "sample"]
-    assert len(replies) == 2 * chat["n"]  # k replies per task, 2 tasks
+    tasks = spec["tasks"]["limit"]
+    assert tasks >= 5  # task-clustered intervals need >= 5 tasks (rating.checkpoints.MIN_TASKS)
+    assert len(replies) == tasks * chat["n"]  # k replies per task
+    assert len({r["task_id"] for r in sessions}) == tasks
     assert all(r["score"] is not None and r["direction"] in ("max", "min") for r in replies)
     assert all(r["sandbox"] == "bwrap" for r in replies)
     header = next(line for line in done.stdout.splitlines() if line.startswith("arm "))
     assert "elo" in header and "slope/decade" in header
     shown = {line.split()[0] for line in done.stdout.splitlines()[2:] if line.strip()}
     assert chat["name"] in shown and agent_arms & shown
+    assert "intervals need" not in done.stdout and "acc (scored tasks)" in done.stdout
+    arm_table = done.stdout.split("against repeated sampling")[1].splitlines()
+    for name in (*agent_arms, chat["name"]):  # acc, acc/$ (demo prices) and acc/call shown
+        line = next(x for x in arm_table if x.startswith(name + " "))
+        acc, per_dollar, per_call = (float(v) for v in line.split()[-3:])  # none blank
+        assert 0 <= acc <= 1 and per_dollar > 0 and 0 < per_call <= acc, line

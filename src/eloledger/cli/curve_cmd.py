@@ -13,13 +13,16 @@ examples:
   eloledger curve runs/ledger.jsonl --grid 2 --bootstrap 500 --seed 7 --format csv
   eloledger curve runs/ledger.jsonl --plot curves.svg     # the figure too (.svg or .png)
   eloledger curve runs/agents.jsonl --axis cost           # checkpoint rows: x = prices.toml cost
+  eloledger curve runs/ledger.jsonl --split test --tag hard  # only those rows (--tasks FILE
+                                                         # labels rows that lack split/tags)
 
 inside agent sessions (issue 22; used automatically when the ledger has checkpoint rows):
   every (arm, budget) of the agents' judged checkpoints -- and of chat arms' calls -- is a
   player in ONE Bradley-Terry fit with task-clustered (sandwich) intervals; budgets on each
   arm's 1.5x grid (--grid). Against it, the arm's repeated-sampling line: the best of
-  k = floor(budget / b0) of its own independent sessions cut at its first budget b0 (exact
-  subsampling; +400*log10 k only past what its sessions support, marked 'law'). verdict:
+  k = floor(budget / s0) of its own independent sessions cut at its first budget b0, s0 being
+  what such a session spends (exact subsampling; +400*log10 k only past what its sessions
+  support, marked 'law'). Intervals need >= 5 tasks (else point estimates and a note). verdict:
   above / on / below sampling again at the last budget (gap = Elo - line, with interval);
   'slows down after': the last budget before the curve stays clearly under the line.
   --axis tokens | cost | seconds chooses the budget (cost from prices.toml).
@@ -118,6 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the figure: FILE.svg or FILE.png (needs the 'plot' extra: matplotlib)",
     )
+    from eloledger.cli.fairness_cmd import add_selection_args
+
+    add_selection_args(parser)  # --split/--tag/--tasks, as tokens, elo and fairness have
     parser.set_defaults(handler=handle)
 
 
@@ -131,6 +137,11 @@ def handle(args: argparse.Namespace) -> int:
 
         check_plot_target(plot)
     rows, warnings = load_rows(args.ledger)
+    split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
+    if split is not None or tags or tasks is not None:
+        from eloledger.rating.gates import chosen_rows
+
+        rows = chosen_rows(rows, split, tags or (), tasks)
     result = compute(rows, args)
     result.warnings[:0] = warnings
     if plot:
@@ -156,7 +167,8 @@ def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
 
     axis = getattr(args, "axis", "tokens")
     if axis != "tokens" or has_checkpoints(rows):
-        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed)
+        prices = getattr(args, "prices", None)  # the demo's prices for the sim's models
+        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed, prices=prices)
         if args.bootstrap != 200 or args.resample != "tasks":
             result.warnings.append(
                 "the checkpoint fit's intervals are task-clustered (sandwich); "
@@ -199,13 +211,12 @@ CHECKPOINT_COLUMNS = (
     ("slope_per_decade", "slope/decade", 0),
     ("verdict", "verdict", None),
 )
-ARM_COLUMNS = (
+ARM_COLUMNS = (  # fits 80 columns with a 15-character arm name (kind: in the JSON)
     ("arm", "arm", None),
-    ("kind", "kind", None),
     ("verdict", "verdict", None),
     ("gap", "gap", 0),
     ("gap_ci", "95% CI", None),
-    ("slows", "slows after", None),
+    ("slows", "slows", None),
     ("accuracy", "acc", 3),
     ("per_dollar", "acc/$", 2),
     ("per_call", "acc/call", 4),
@@ -266,16 +277,24 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
                 "per_call": arm.accuracy_per_call,
             }
         )  # fmt: skip
-    parts.append("\nagainst repeated sampling (verdict at each arm's last budget):")
+    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last budget; "
+                              "slows: after it, the curve stays under its line):", width))  # fmt: skip
     parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
     parts.append(
         wrap(
-            f"line: best of k = floor(budget / first budget) of the arm's own sessions cut at "
-            f"its first budget; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
+            f"line: best of k = floor(budget / s0) of the arm's own sessions cut at its first "
+            f"budget, s0 = what one such session spends; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
             f"sandwich; axis: {result.axis}",
             width,
         )
     )
+    if any(arm.accuracy_basis == "median" for arm in result.arms):
+        parts.append(wrap("acc (scored tasks): share of an arm's sessions whose final score is "
+                          "at or above the task's median over all arms' sessions", width))  # fmt: skip
+    if any(arm.cost_per_session is None for arm in result.arms):
+        parts.append(wrap("acc/$: blank where prices.toml has no price for the model", width))
+    if result.intervals_note:
+        parts.append(wrap(f"note: {result.intervals_note}", width))
     return "\n".join(parts)
 
 

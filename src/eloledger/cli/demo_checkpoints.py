@@ -21,7 +21,7 @@ from eloledger.errors import UserError
 
 DEMO_AGENTS = {"claude-code": "claude", "codex": "codex"}
 CHAT_OUT_TOKENS = 40  # about what the simulator's one-shot answer to these tasks spends
-MAX_K = 128  # the simulator's replies are short: more would only make the demo slow
+MAX_K = 16  # each reply is judged in the sandbox: 128 x 8 tasks took minutes on two cores
 
 
 def spec_path() -> Path:
@@ -126,11 +126,28 @@ def _matched_budget(ledger: Path, doc: Any) -> tuple[int, int]:
     return per_task, max(2, min(MAX_K, round(per_task / call)))
 
 
+def demo_prices() -> dict[str, Any]:
+    """Made-up prices per 1M tokens for the simulator's models (nothing is billed), so that
+    the table's cost columns show something; prices.toml entries win over them."""
+    from eloledger.ledger.prices import Price, load_prices
+
+    return {
+        "sim-large": Price(1.0, 4.0, cache_read=0.1, cache_write=1.25),  # agents cache prompts
+        "sim-small": Price(0.25, 1.0, cache_read=0.025, cache_write=0.3),
+        **load_prices(),
+    }
+
+
 def _curve(ledger: Path) -> int:
-    """The ``curve`` command's own parsing and output (its defaults), on this ledger."""
+    """The ``curve`` command's own parsing and output (its defaults), on this ledger, with
+    the demo's prices for the simulator's models."""
     from eloledger.cli import curve_cmd
 
     parser = argparse.ArgumentParser(prog="eloledger")
     curve_cmd.register(parser.add_subparsers())
     args = parser.parse_args(["curve", str(ledger)])
+    args.prices = demo_prices()
+    big = args.prices["sim-large"]
+    print(f"eloledger: acc/$ uses made-up demo prices (sim-large ${big.input:g} in, "
+          f"${big.output:g} out per 1M tokens; prices.toml wins)", file=sys.stderr)  # fmt: skip
     return int(args.handler(args) or 0)

@@ -11,7 +11,8 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    far (what :mod:`eloledger.rating.curves` uses). An agent session without checkpoint rows is
    one checkpoint at its end.
 2. **Players on the arm's grid.** Budgets are bucketed on a 1.5x grid per arm, from ``b0`` (the
-   budget by which 90% of its sessions have a judged checkpoint) to the median session length; a
+   budget by which all its sessions but outliers have a judged checkpoint) to the median
+   session length; a
    session's entry for player ``arm@b`` is its value at its latest checkpoint within ``b``
    (none yet: loses to any score, ties with none; a session that already ended keeps its final
    value: under a cap of b it would have submitted that). So every session contributes to
@@ -22,8 +23,9 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); slopes,
    gaps and verdict intervals come from the sandwich's normal draws of the whole Elo vector,
    so they are contrasts with their covariance, not differences of two intervals.
-4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / b0)``
-   independent sessions of budget b0 and keep the best. Its Elo is the arm's Elo at b0 plus the
+4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / s0)``
+   independent sessions cut at b0 and keep the best, s0 being what such a session spends
+   (its latest checkpoint within b0: a session's leftover between checkpoints is not lost). Its Elo is the arm's Elo at b0 plus the
    empirical best-of-k gain of the arm's own sessions cut at b0
    (:func:`eloledger.rating.reference.best_of_k_gains`: exact subsampling per task, the same
    fit). Past what the pools support (k + 1 sessions per task) the line continues with the
@@ -59,8 +61,11 @@ AXIS_LABEL = {
     "seconds": "session budget, seconds",
 }
 VERDICTS = ("above", "on", "below")
-LINE_LAW = "best of k = floor(b / b0) independent sessions of budget b0 (+400·log10 k past data)"
+LINE_LAW = ("best of k = floor(b / s0) independent sessions cut at b0, s0 = what such a session "
+            "spends (+400·log10 k past data)")  # fmt: skip
 _MAX_ENTRIES = 4000  # entries of one task compared at once (E x E floats)
+MIN_TASKS = 5  # fewer tasks (clusters) than this: no intervals (see _withhold)
+_OUTLIER = 2.0  # a first checkpoint past this times the median first one does not set b0
 
 
 @dataclass
@@ -110,6 +115,7 @@ class CheckpointArm:
     sessions: int
     tasks: int
     accuracy: float | None = None
+    accuracy_basis: str | None = None  # "passed" (tests) or "median" (scored tasks)
     cost_per_session: float | None = None
     calls_per_session: float | None = None
 
@@ -126,7 +132,9 @@ class CheckpointArm:
         return self.accuracy / self.calls_per_session
 
     def verdict_index(self) -> int | None:
-        hit = np.flatnonzero(self.budgets == self.verdict_budget) if self.verdict else []
+        hit = [] if self.verdict_budget is None else np.flatnonzero(
+            self.budgets == self.verdict_budget
+        )
         return int(hit[0]) if len(hit) else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,6 +173,7 @@ class CheckpointArm:
             "sessions": self.sessions,
             "tasks": self.tasks,
             "accuracy": _r(self.accuracy, 4),
+            "accuracy_basis": self.accuracy_basis,
             "cost_per_session": _r(self.cost_per_session, 6),
             "calls_per_session": _r(self.calls_per_session),
             "accuracy_per_dollar": _r(self.accuracy_per_dollar, 4),
@@ -182,6 +191,8 @@ class CheckpointResult:
     grid: float
     level: float = 0.95
     warnings: list[str] = field(default_factory=list)
+    tasks: int = 0  # clusters of the fit (tasks with at least one comparison)
+    intervals_note: str | None = None  # set when there are too few tasks for intervals
 
     def arm(self, name: str) -> CheckpointArm:
         for a in self.arms:
@@ -197,6 +208,9 @@ class CheckpointResult:
             "grid": self.grid,
             "level": self.level,
             "line": LINE_LAW,
+            "tasks": self.tasks,
+            "intervals": {"min_tasks": MIN_TASKS, "shown": self.intervals_note is None,
+                          "note": self.intervals_note},  # fmt: skip
             "arms": [a.to_dict() for a in self.arms],
             "warnings": list(self.warnings),
         }
@@ -222,10 +236,16 @@ def checkpoint_curves(
     if not (isinstance(grid, (int, float)) and math.isfinite(grid) and grid > 1.0):
         raise UserError(f"--grid {grid}: the grid ratio must be a number above 1", fix="--grid 1.5")
     warnings: list[str] = []
-    if axis == "cost" and prices is None:
+    if prices is None:  # also off the cost axis: the arm table's cost and accuracy per $
         from eloledger.ledger.prices import load_prices
 
-        prices = load_prices()
+        try:
+            prices = load_prices()
+        except UserError as exc:
+            if axis == "cost":
+                raise
+            warnings.append(f"no cost per session: {exc.message}")
+            prices = {}
     traces = build_traces(rows, axis, prices or {}, warnings)
     arms = sorted({t.arm for t in traces})
     grids: dict[str, np.ndarray] = {}
@@ -270,7 +290,26 @@ def checkpoint_curves(
         out.append(
             _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
         )
-    return CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
+    clusters = int(comps.n_tasks)
+    note = None
+    if clusters < MIN_TASKS:
+        note = (f"intervals need >= {MIN_TASKS} tasks; these have {clusters}: no intervals, "
+                "verdicts or slows-down budgets (point estimates only)")  # fmt: skip
+        for arm_result in out:
+            _withhold(arm_result)
+    result = CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
+    result.tasks, result.intervals_note = clusters, note
+    return result
+
+
+def _withhold(arm: CheckpointArm) -> None:
+    """Blank what rests on the task-clustered intervals: with K tasks the sandwich has K
+    clusters, its t quantile K - 1 degrees of freedom (12.7 at K = 2), and the covariance of
+    the many (arm, budget) players has rank below K: intervals like [-8952, 12494]."""
+    for name in ("ci_low", "ci_high", "gap_low", "gap_high", "slope_low", "slope_high"):
+        setattr(arm, name, np.full_like(getattr(arm, name), np.nan, dtype=float))
+    arm.verdict = None  # verdict_budget stays: the gap there is still the point estimate
+    arm.slows_down_after = None
 
 
 # --------------------------------------------------------------------------- traces
@@ -417,20 +456,22 @@ def _row_cost(row: Mapping[str, Any], prices: Mapping[str, Any], no_price: set[s
 
 
 def _arm_grid(own: list[Trace], ratio: float) -> np.ndarray | None:
-    """b0 times ratio^m up to the median session length; b0 is the budget by which 90% of
-    the arm's sessions have a judged checkpoint (sessions snapshot on their own grids, from
-    their own first turn: at the median, half of them would have nothing to show yet, and
-    the repeated-sampling line would start from sessions that had not begun)."""
+    """b0 times ratio^m up to the median session length; b0 is the budget by which every
+    session of the arm has a judged checkpoint, but for outliers (a first checkpoint past
+    twice the median first one). Sessions snapshot on their own grids, from their own first
+    turn: at the median budget half of them would have nothing to show yet, and even at the
+    90% quantile the line's sessions cut at b0 waste a tenth of their tries, so that a pure
+    sampler with session costs jittered +-20% read 'above' its line by ~25 Elo (1 seed in
+    4; tests/test_issue22_jitter.py)."""
     firsts = []
     for t in own:
         hit = np.flatnonzero(np.isfinite(t.values))
         firsts.append(t.budgets[hit[0]] if len(hit) else math.inf)
-    if not math.isfinite(float(np.median(firsts))):
+    median = float(np.median(firsts))
+    if not math.isfinite(median):
         return None
-    b0 = float(np.quantile(firsts, 0.9, method="lower"))
-    if not math.isfinite(b0):
-        b0 = float(np.max(np.array(firsts)[np.isfinite(firsts)]))
-    b0 = max(b0, 1e-12)
+    usual = [f for f in firsts if f <= _OUTLIER * median]
+    b0 = max(max(usual), 1e-12)
     end = max(float(np.median([t.budgets[-1] for t in own])), b0)
     count = int(math.floor(math.log(end / b0) / math.log(ratio) + 1e-9)) + 1
     points = b0 * ratio ** np.arange(count)
@@ -488,6 +529,19 @@ def _comparisons(
     )  # fmt: skip
 
 
+def _spent_at(own: list[Trace], b0: float) -> float:
+    """What a session of the arm cut at b0 spends on average: its latest checkpoint within b0
+    (all of b0 when it has none by then; its end when it ended sooner). The line's k counts
+    sessions of that cost, not of b0: a long session reuses the budget left between its
+    checkpoints, and sessions cut at b0 with the leftover wasted made a sampler read 'above'
+    when session costs vary (issue 22 follow-up, tests/test_issue22_jitter.py)."""
+    spent = []
+    for t in own:
+        idx = int(np.searchsorted(t.budgets, b0, side="right")) - 1
+        spent.append(b0 if idx < 0 else float(t.budgets[idx]))
+    return max(float(np.mean(spent)), 1e-12)
+
+
 def _line_gains(own: list[Trace], b0: float, k_max: int) -> np.ndarray:
     """Empirical best-of-k gains (k = 1..) of the arm's sessions cut at b0, pooled per task."""
     from eloledger.rating.reference import best_of_k_gains
@@ -512,14 +566,14 @@ def _arm_result(
     sw: Any,
     draws_all: np.ndarray,
     level: float,
-    summary: dict[str, tuple[float | None, float | None, float | None]],
+    summary: dict[str, Summary],
 ) -> CheckpointArm:
     from eloledger.rating.reference import ELO_PER_LN
 
     elo = elo_all[idx]
     draws = draws_all[:, idx]
     alpha = 100 * (1 - level) / 2
-    k = np.maximum(np.floor(budgets / budgets[0] + 1e-9).astype(int), 1)
+    k = np.maximum(np.floor(budgets / _spent_at(own, float(budgets[0])) + 1e-9).astype(int), 1)
     gains = _line_gains(own, float(budgets[0]), int(k.max()))
     supported = np.flatnonzero(np.isfinite(gains))
     top = int(supported[-1]) + 1  # largest k the pools support
@@ -550,7 +604,7 @@ def _arm_result(
     if below.any() and below[-1]:
         first = len(below) - int(np.argmin(below[::-1])) if not below.all() else 0
         slows = float(budgets[max(first - 1, 0)])
-    accuracy, cost, calls = summary.get(arm, (None, None, None))
+    accuracy, basis, cost, calls = summary.get(arm, (None, None, None, None))
     return CheckpointArm(
         name=arm,
         kind=own[0].kind,
@@ -574,29 +628,43 @@ def _arm_result(
         sessions=len(own),
         tasks=len({t.task for t in own}),
         accuracy=accuracy,
+        accuracy_basis=basis,
         cost_per_session=cost,
         calls_per_session=calls,
     )
 
 
-def _summaries(
-    rows: Sequence[Mapping[str, Any]], traces: list[Trace]
-) -> dict[str, tuple[float | None, float | None, float | None]]:
-    """Per arm: accuracy (solved sessions / sessions), mean cost and model calls per session."""
+Summary = tuple[float | None, str | None, float | None, float | None]
+
+
+def _summaries(rows: Sequence[Mapping[str, Any]], traces: list[Trace]) -> dict[str, Summary]:
+    """Per arm: accuracy and its basis, mean cost and model calls per session. Accuracy is
+    the share of sessions whose submitted answer passes (:mod:`eloledger.rating.outcomes`);
+    on scored tasks, where nothing passes or fails, the share of sessions whose final score
+    is at or above the task's median final score over every arm's sessions (``median``)."""
     from eloledger.rating.outcomes import arm_outcomes
 
     try:
         outcomes, _ = arm_outcomes(budget_rows(rows))
     except UserError:
         outcomes = {}
-    out = {}
+    finals: dict[str, list[float]] = {}
+    for t in traces:
+        finals.setdefault(t.task, []).append(float(t.values[-1]))
+    median = {task: float(np.median(v)) for task, v in finals.items()}
+    out: dict[str, Summary] = {}
     for arm in {t.arm for t in traces}:
         own = [t for t in traces if t.arm == arm]
         o = outcomes.get(arm)
-        accuracy = o.solved / o.sessions if o is not None and o.scored and o.sessions else None
+        accuracy, basis = None, None
+        if o is not None and o.scored and o.sessions:
+            accuracy, basis = o.solved / o.sessions, "passed"
+        elif any(np.isfinite(t.values[-1]) for t in own):
+            hits = [np.isfinite(t.values[-1]) and t.values[-1] >= median[t.task] for t in own]
+            accuracy, basis = float(np.mean(hits)), "median"
         costs = [t.cost for t in own]
         cost = float(np.mean(costs)) if all(math.isfinite(c) for c in costs) else None
-        out[arm] = (accuracy, cost, float(np.mean([t.calls for t in own])))
+        out[arm] = (accuracy, basis, cost, float(np.mean([t.calls for t in own])))
     return out
 
 
