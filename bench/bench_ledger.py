@@ -367,17 +367,20 @@ def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
     path = folder / "ledger.jsonl"
     generate(path, rows)
     print(f"elo --ledger outcomes, {rows:,} rows; best of {repeat}; {_load()}")
-    times, answers = {}, {}
+    times, cpus, answers = {}, {}, {}
     for _ in range(repeat):
         for label, run in (("columnar", ledger_outcomes), ("row path", row_path)):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             answers[label] = run(path)
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             times[label] = min(times.get(label, seconds), seconds)
+            cpus[label] = min(cpus.get(label, cpu), cpu)
     agree = answers["columnar"] == answers["row path"]
     print(
-        f"columnar {times['columnar']:.2f} s, row path {times['row path']:.2f} s: "
-        f"ratio {times['columnar'] / times['row path']:.3f}; identical outcomes and warnings: "
+        f"columnar {times['columnar']:.2f} s ({cpus['columnar']:.2f} s cpu), row path "
+        f"{times['row path']:.2f} s ({cpus['row path']:.2f} s cpu): ratio "
+        f"{times['columnar'] / times['row path']:.3f} wall, "
+        f"{cpus['columnar'] / cpus['row path']:.3f} cpu; identical outcomes and warnings: "
         f"{agree}; after: {_load()}"
     )
     return 0 if agree else 1

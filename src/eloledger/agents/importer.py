@@ -102,7 +102,12 @@ def import_logs(
         raise UserError(f"{ledger}: is a folder", fix="pass a .jsonl file to -o")
     ledger.parent.mkdir(parents=True, exist_ok=True)
     state_path = ledger.with_name(ledger.name + ".import.json")
-    with _locked(ledger), LedgerWriter(ledger) as writer:
+    # The pool is forked before the locks are taken, so no worker ever holds them.
+    with (
+        _pool(kind, files, load_state(state_path, fmt.SOURCE)) as pool,
+        _locked(ledger),
+        LedgerWriter(ledger) as writer,
+    ):
         state = load_state(state_path, fmt.SOURCE)
         done, total = 0, _pending_bytes(files, state)
 
@@ -115,6 +120,7 @@ def import_logs(
         scanner = LogScanner(
             fmt,
             emit=writer.append,
+            emit_line=writer.append_line,
             keys=ledger_keys(ledger, fmt.SOURCE),
             files=state,
             settle_s=settle_s,
@@ -123,9 +129,47 @@ def import_logs(
         if kind == "inspect":
             _scan_whole(scanner, files)
         else:
-            scanner.scan(files)
+            scanner.scan(files, pool)
         save_state(state_path, fmt.SOURCE, state)
     return scanner.report
+
+
+# Below this many new bytes one process is faster than starting a second one.
+POOL_BYTES = 16 << 20
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def _pool(kind: str, files: list[Path], state: dict[str, FileState]) -> Iterator[Any]:
+    """Worker processes for a large import of many files, else None (a serial scan).
+
+    Forked (the parent's modules are already loaded, so a worker starts in milliseconds);
+    ``ELOLEDGER_IMPORT_WORKERS`` sets their number (1: never).
+    """
+    wanted = os.environ.get("ELOLEDGER_IMPORT_WORKERS", "")
+    workers = int(wanted) if wanted.isdigit() else min(_cores(), 4)
+    if (
+        kind == "inspect"
+        or workers < 2
+        or len(files) < 2
+        or _pending_bytes(files, state) < POOL_BYTES
+    ):
+        yield None
+        return
+    import multiprocessing
+
+    pool = multiprocessing.get_context("fork").Pool(min(workers, len(files)))
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def _scan_whole(scanner: LogScanner, files: list[Path]) -> None:

@@ -18,6 +18,7 @@ Memory is bounded by the read chunk and ``window`` pending calls per file, not b
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections import Counter, OrderedDict
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 import orjson
 
 from eloledger.agents.logcall import FALLBACK, Call, Unknown
+from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
 WINDOW = 64  # pending calls per file; Claude's per-block lines of one message sit close together
@@ -97,6 +99,7 @@ class LogScanner:
         fmt: LogFormat,
         *,
         emit: Callable[[dict[str, Any]], None],
+        emit_line: Callable[[bytes], None] | None = None,
         keys: set[str] | None = None,
         files: dict[str, FileState] | None = None,
         settle_s: float = 5.0,
@@ -106,6 +109,7 @@ class LogScanner:
     ) -> None:
         self.fmt = fmt
         self.emit = emit
+        self.emit_line = emit_line  # rows encoded by ledger.writer.encode_row: needed by a pool
         self.keys = keys if keys is not None else set()
         self.files = files if files is not None else {}
         self.settle_s = settle_s
@@ -115,28 +119,88 @@ class LogScanner:
         self.report = ScanReport()
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
 
-    def scan(self, paths: Iterable[Path]) -> ScanReport:
-        for path in paths:
-            self.scan_file(path)
+    def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
+        """Scan each file in order; with a ``multiprocessing`` pool, files are parsed in it.
+
+        Workers only turn lines into calls (the costly part); the key index, the window and
+        the hold are applied here, in file order, exactly as a serial scan applies them.
+        """
+        if pool is None or self.emit_line is None:
+            for path in paths:
+                self.scan_file(path)
+            return self.report
+        opened = [(path, *self._open(path)) for path in dict.fromkeys(paths)]
+        opened = [(p, state, stat) for p, state, stat in opened if state is not None]
+        tasks = [
+            (self.fmt.__name__, str(p), s.offset, s.line, dict(s.parser), self.needles, st.st_ino)
+            for p, s, st in opened
+        ]
+        for (path, state, stat), span in zip(opened, pool.imap(_parse_file, tasks), strict=True):
+            if span is None:  # replaced between our stat and the worker's open: read it here
+                self.report.files -= 1
+                self.scan_file(path)
+                continue
+            items, offset, line, nbytes, waiting, parser_state = span
+            self.report.bytes_read += nbytes
+            self.report.waiting_lines += waiting
+            pending: OrderedDict[str, list[Any]] = OrderedDict()
+            self._take(items, path, pending)
+            self._settle(state, stat, pending, offset, line, parser_state)
+            if self.progress is not None:
+                self.progress(nbytes)
         return self.report
 
     def scan_file(self, path: Path) -> None:
-        if self._unchanged(path):
+        state, stat = self._open(path)
+        if state is None:
             return
+        parser = self.fmt.Parser(path, dict(state.parser))
+        pending: OrderedDict[str, list[Any]] = OrderedDict()
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_ino != stat.st_ino:  # replaced since _open: again
+                self.report.files -= 1
+                return self.scan_file(path)
+            fh.seek(state.offset)
+            offset, line = state.offset, state.line
+            for buf, end in _chunks(fh):
+                items, nlines = _parse_chunk(buf, end, offset, line, parser, self.needles)
+                self._take(items, path, pending)
+                if self.progress is not None:
+                    self.progress(end)
+                offset, line = offset + end, line + nlines
+            end = fh.tell()
+            self.report.bytes_read += end - state.offset
+            if self.progress is not None and end > offset:
+                self.progress(end - offset)
+            self.report.waiting_lines += _torn_tail(fh, offset)
+        self._settle(state, stat, pending, offset, line, parser.state)
+
+    def _open(self, path: Path) -> tuple[FileState | None, os.stat_result | None]:
+        """The file's state if it has new bytes to read (counted in ``report.files``)."""
+        if self._unchanged(path):
+            return None, None
         try:
             fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
         except (FileNotFoundError, IsADirectoryError, PermissionError):
-            return
+            return None, None
         with fh:
             stat = os.fstat(fh.fileno())
             state = self._state_for(str(path), stat, fh)
-            if stat.st_size == state.offset:
-                return
-            self.report.files += 1
-            parser = self.fmt.Parser(path, dict(state.parser))
-            pending: OrderedDict[str, list[Any]] = OrderedDict()
-            fh.seek(state.offset)
-            offset, line = self._read_lines(fh, path, state, parser, pending)
+        if stat.st_size == state.offset:
+            return None, None
+        self.report.files += 1
+        return state, stat
+
+    def _settle(
+        self,
+        state: FileState,
+        stat: os.stat_result,
+        pending: OrderedDict,
+        offset: int,
+        line: int,
+        parser_state: dict[str, Any],
+    ) -> None:
+        """Write the file's pending calls, holding back the last one of a file still written."""
         hold = None
         if pending and self.clock() - stat.st_mtime < self.settle_s:
             hold = pending.popitem(last=True)[1]
@@ -145,7 +209,7 @@ class LogScanner:
             self._flush(pending.popitem(last=False)[1][0])
         if hold is not None:
             offset, line = hold[1], hold[2] - 1
-        state.offset, state.line, state.parser = offset, line, parser.state
+        state.offset, state.line, state.parser = offset, line, parser_state
 
     def take_whole(self, items: Iterable[Call | Unknown], where: str) -> None:
         """A log read whole (inspect_ai): every call is final, only the key index dedupes."""
@@ -156,7 +220,7 @@ class LogScanner:
             elif item.key in self.keys:
                 self.report.duplicates += 1
             else:
-                self._flush(item)
+                self._flush((item.key, 1, 0, 0, 0, "", item))
 
     # -- one file --------------------------------------------------------------------------------
 
@@ -187,106 +251,39 @@ class LogScanner:
             self.files[name] = state
         return state
 
-    def _read_lines(
-        self, fh: Any, path: Path, state: FileState, parser: LineParser, pending: OrderedDict
-    ) -> tuple[int, int]:
-        offset, line = state.offset, state.line
-        tail = b""
-        while chunk := fh.read(CHUNK):
-            self.report.bytes_read += len(chunk)
-            lines = (tail + chunk).split(b"\n")
-            tail = lines.pop()
-            starts = list(accumulate(map(len, lines), lambda at, n: at + n + 1, initial=offset))
-            for i in self._worth_reading(lines):
-                self._line(lines[i], starts[i], line + i + 1, path, parser, pending)
-            offset, line = starts[-1], line + len(lines)
-            if self.progress is not None:
-                self.progress(len(chunk))
-        if tail.strip():
-            self.report.waiting_lines += 1
-        return offset, line
-
-    def _worth_reading(self, lines: list[bytes]) -> Iterable[int]:
-        """Indexes of the lines :meth:`_line` does more with than return at once, found in bulk.
-
-        Skipped: lines without a needle that are plainly one object (``{`` … ``}``), the bulk
-        of every log. The rest (needles, blanks, odd lines) go through :meth:`_line` whole.
-        """
-        if not self.needles:
-            return range(len(lines))
-        plain = map(
-            and_,
-            map(bytes.startswith, lines, repeat(b"{")),
-            map(bytes.endswith, lines, repeat(b"}")),
-        )
-        if len(self.needles) == 1:
-            matter = map(contains, lines, repeat(self.needles[0]))
-        else:
-            matter = map(self._may_matter, lines)
-        return compress(range(len(lines)), map(or_, matter, map(not_, plain)))
-
-    def _line(
-        self,
-        raw: bytes,
-        offset: int,
-        line: int,
-        path: Path,
-        parser: LineParser,
-        pending: OrderedDict,
-    ) -> None:
-        raw = raw.strip()
-        if not raw:
-            return
-        if self.needles and not self._may_matter(raw):
-            if raw[:1] == b"{" and raw[-1:] == b"}":
-                return  # an object that cannot carry tokens: not worth parsing (most lines)
-            self._unknown(Unknown("not JSON"), f"{path}:{line}")
-            return
-        fast = getattr(parser, "feed_line", None)
-        out = FALLBACK if fast is None else fast(raw)
-        if out is FALLBACK:
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                self._unknown(Unknown("not JSON"), f"{path}:{line}")
-                return
-            if not isinstance(obj, dict):
-                self._unknown(Unknown("not a JSON object"), f"{path}:{line}")
-                return
-            out = parser.feed(obj)
-        for item in out if isinstance(out, list) else [out]:
-            if item is None:
-                continue
-            if isinstance(item, Unknown):
-                self._unknown(item, f"{path}:{line}")
-            elif item.key in self.keys:
-                self.report.duplicates += 1
+    def _take(self, items: list[Item], path: Path, pending: OrderedDict) -> None:
+        """Apply parsed lines in file order: unknown shapes, the key index, the window."""
+        keys = self.keys
+        for item in items:
+            key = item[0]
+            if key is None:
+                self._unknown(item[6], f"{path}:{item[3]}")
+            elif key in keys:
+                self.report.duplicates += item[1]
             else:
-                self._pend(item, offset, line, pending)
+                self._pend(item, pending)
 
-    def _may_matter(self, raw: bytes) -> bool:
-        needles = self.needles
-        if len(needles) == 1:
-            return needles[0] in raw
-        return any(n in raw for n in needles)
-
-    def _pend(self, call: Call, offset: int, line: int, pending: OrderedDict) -> None:
-        entry = pending.get(call.key)
+    def _pend(self, item: Item, pending: OrderedDict) -> None:
+        """Hold a call in the file's window (``[item, first offset, first line]``)."""
+        key, count = item[0], item[1]
+        entry = pending.get(key)
         if entry is None:
-            pending[call.key] = [call, offset, line]
+            pending[key] = [item, item[2], item[3]]
+            self.report.repeats += count - 1
             if len(pending) > self.window:
                 self._flush(pending.popitem(last=False)[1][0])
             return
-        self.report.repeats += 1
-        kept: Call = entry[0]
-        if call.merge == "last" or (
-            call.merge == "largest" and call.usage.total_tokens > kept.usage.total_tokens
-        ):
-            entry[0] = call
+        self.report.repeats += count
+        entry[0] = _merged(entry[0], item)
 
-    def _flush(self, call: Call) -> None:
-        self.keys.add(call.key)
-        self.emit(call.row(self.fmt.SOURCE))
+    def _flush(self, item: Item) -> None:
+        """Write one call: a Call becomes a row here, a worker's call comes encoded."""
+        self.keys.add(item[0])
+        payload = item[6]
+        if isinstance(payload, bytes):
+            self.emit_line(payload)
+        else:
+            self.emit(payload.row(self.fmt.SOURCE))
         self.report.calls += 1
 
     def _unknown(self, item: Unknown, where: str) -> None:
@@ -297,6 +294,145 @@ class LogScanner:
         examples = self.report.where.setdefault(item.shape, [])
         if len(examples) < EXAMPLES:
             examples.append(where)
+
+
+# One parsed line: (call key, how many consecutive lines of that call it stands for, byte
+# offset and number of its first line, total tokens, merge rule, the Call or its encoded row);
+# an unknown shape is (None, 1, offset, line, 0, "", the Unknown).
+Item = tuple[Any, int, int, int, int, str, Any]
+
+
+def _merged(kept: Item, item: Item) -> Item:
+    """Two lines of one call in one file: the merge rule of the call's log format."""
+    if item[5] == "last" or (item[5] == "largest" and item[4] > kept[4]):
+        return item
+    return kept
+
+
+def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
+    """Complete lines read a chunk at a time: (a buffer, the end of its last complete line)."""
+    tail = b""
+    while chunk := fh.read(CHUNK):
+        buf = tail + chunk
+        end = buf.rfind(b"\n") + 1
+        tail = buf[end:]
+        yield buf, end
+
+
+def _parse_chunk(
+    buf: bytes, end: int, offset: int, first: int, parser: Any, needles: tuple[bytes, ...]
+) -> tuple[list[Item], int]:
+    """The complete lines ``buf[:end]`` -> (items, number of lines).
+
+    (Cutting only the needle lines out with ``bytes.find`` was measured slower than one split:
+    finding each line's start scans back through long lines.)
+    """
+    lines = buf[:end].split(b"\n")
+    lines.pop()
+    starts = list(accumulate(map(len, lines), lambda at, n: at + n + 1, initial=offset))
+    picked = [(lines[i], starts[i], first + i + 1) for i in _worth_reading(lines, needles)]
+    return _parse_picked(picked, parser, needles), len(lines)
+
+
+def _torn_tail(fh: Any, offset: int) -> bool:
+    """Whether bytes after the last complete line hold more than blanks (an unfinished line)."""
+    fh.seek(offset)
+    return bool(fh.read().strip())
+
+
+def _worth_reading(lines: list[bytes], needles: tuple[bytes, ...]) -> Iterable[int]:
+    """Indexes of the lines :func:`_parse_lines` does more with than skip, found in bulk.
+
+    Skipped: lines without a needle that are plainly one object (``{`` … ``}``), the bulk
+    of every log. The rest (needles, blanks, odd lines) are looked at whole.
+    """
+    if not needles:
+        return range(len(lines))
+    plain = map(
+        and_,
+        map(bytes.startswith, lines, repeat(b"{")),
+        map(bytes.endswith, lines, repeat(b"}")),
+    )
+    if len(needles) == 1:
+        matter = map(contains, lines, repeat(needles[0]))
+    else:
+        matter = (any(n in raw for n in needles) for raw in lines)
+    return compress(range(len(lines)), map(or_, matter, map(not_, plain)))
+
+
+def _parse_picked(
+    picked: list[tuple[bytes, int, int]], parser: Any, needles: tuple[bytes, ...]
+) -> list[Item]:
+    """Lines -> calls and unknown shapes; consecutive lines of one call folded into one item.
+
+    Folding a run is exact: nothing between two lines of one run can change the key index
+    (only a new key flushes the window), so the scanner would merge or drop them all alike.
+    """
+    items: list[Item] = []
+    fast = getattr(parser, "feed_line", None)
+    for line, start, number in picked:
+        raw = line.strip()
+        if not raw:
+            continue
+        if needles and not any(n in raw for n in needles):
+            if raw[:1] == b"{" and raw[-1:] == b"}":
+                continue  # an object that cannot carry tokens: not worth parsing (most lines)
+            items.append((None, 1, start, number, 0, "", Unknown("not JSON")))
+            continue
+        out = FALLBACK if fast is None else fast(raw)
+        if out is FALLBACK:
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                items.append((None, 1, start, number, 0, "", Unknown("not JSON")))
+                continue
+            if not isinstance(obj, dict):
+                items.append((None, 1, start, number, 0, "", Unknown("not a JSON object")))
+                continue
+            out = parser.feed(obj)
+        for item in out if isinstance(out, list) else [out]:
+            if item is None:
+                continue
+            if isinstance(item, Unknown):
+                items.append((None, 1, start, number, 0, "", item))
+                continue
+            new = (item.key, 1, start, number, item.usage.total_tokens, item.merge, item)
+            last = items[-1] if items else None
+            if last is not None and last[0] == item.key:
+                kept = _merged(last, new)
+                items[-1] = (*kept[:1], last[1] + 1, last[2], last[3], *kept[4:])
+            else:
+                items.append(new)
+    return items
+
+
+def _parse_file(task: tuple) -> tuple | None:
+    """In a worker: parse one file from its saved offset (None if it is no longer that file)."""
+    fmt_name, name, offset, line, parser_state, needles, ino = task
+    path = Path(name)
+    parser_module = importlib.import_module(fmt_name)
+    parser = parser_module.Parser(path, parser_state)
+    items: list[Item] = []
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError:
+        return None
+    with fh:
+        if os.fstat(fh.fileno()).st_ino != ino:
+            return None
+        fh.seek(offset)
+        start = offset
+        for buf, end in _chunks(fh):
+            found, nlines = _parse_chunk(buf, end, offset, line, parser, needles)
+            items += found
+            offset, line = offset + end, line + nlines
+        nbytes = fh.tell() - start
+        waiting = _torn_tail(fh, offset)
+    source = parser_module.SOURCE
+    items = [
+        it if it[0] is None else (*it[:6], encode_row(it[6].row(source))) for it in items
+    ]  # rows encoded here, so the parent only compares keys and writes bytes
+    return items, offset, line, nbytes, waiting, parser.state
 
 
 def _ends_line(fh: Any, offset: int) -> bool:

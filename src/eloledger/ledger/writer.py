@@ -60,13 +60,10 @@ class LedgerWriter:
         self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
 
     def append(self, row: dict[str, Any]) -> None:
-        record = {"v": SCHEMA_VERSION, **row}
-        record.setdefault("ts", time.time())
-        for field in _SCRUBBED_FIELDS:
-            value = record.get(field)
-            if isinstance(value, str):
-                record[field] = scrub(value)
-        data = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        self.append_line(encode_row(row))
+
+    def append_line(self, data: bytes) -> None:
+        """Append one row already encoded by :func:`encode_row` (e.g. in a worker process)."""
         with self._lock:
             if self._fd < 0:
                 raise UserError(f"{self.path}: the ledger writer is closed")
@@ -97,6 +94,17 @@ class LedgerWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def encode_row(row: dict[str, Any]) -> bytes:
+    """One ledger line: schema version first, ``ts`` defaulted to now, secrets scrubbed."""
+    record = {"v": SCHEMA_VERSION, **row}
+    record.setdefault("ts", time.time())
+    for field in _SCRUBBED_FIELDS:
+        value = record.get(field)
+        if isinstance(value, str):
+            record[field] = scrub(value)
+    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
 
 
 def lock_path(path: Path) -> Path:

@@ -158,6 +158,54 @@ def budget_rows(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
     """Group budget rows into sessions; impute missing usage on ok rows (with a warning)."""
+    calls, warnings = _budget_calls(rows)
+    groups: dict[tuple[str, str, str], list[tuple[tuple[float, float, int], float, float]]] = {}
+    for index, group, tokens, row in calls:
+        score = row_score(row)
+        order = (_order_value(row.get("sample")), _order_value(row.get("round")), index)
+        groups.setdefault(group, []).append((order, tokens, math.nan if score is None else score))
+    sessions = []
+    for (task, arm, key), items in sorted(groups.items()):
+        items.sort(key=lambda c: c[0])
+        tokens = np.array([c[1] for c in items], dtype=float)
+        scores = np.array([c[2] for c in items], dtype=float)
+        best = np.fmax.accumulate(np.where(np.isnan(scores), -np.inf, scores))
+        sessions.append(Session(task, arm, key, np.cumsum(tokens), best, scores))
+    return SessionSet(sessions, warnings)
+
+
+def session_totals(
+    rows: Iterable[Mapping[str, Any]],
+) -> tuple[dict[tuple[str, str, str], float], list[str]]:
+    """``{(task, arm, session): s.total_tokens}`` and the warnings of :func:`build_sessions`,
+    without building each session's arrays (all ``arm_outcomes`` needs; issue 21).
+
+    Summed in ledger order: exact, hence equal to the sorted cumulative sum, while every
+    count is a whole number and their magnitudes add up to less than 2**53 (then no partial
+    sum in any order rounds); otherwise the sessions are built.
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
+    calls, warnings = _budget_calls(rows)
+    totals: dict[tuple[str, str, str], float] = {}
+    get = totals.get
+    bound = 0.0
+    for _, group, tokens, _ in calls:
+        if not tokens.is_integer():
+            break
+        bound += abs(tokens)
+        totals[group] = get(group, 0.0) + tokens
+    else:
+        if bound < 2**53:
+            return dict(sorted(totals.items())), warnings
+    built = build_sessions(rows)
+    return {(s.task, s.arm, s.key): s.total_tokens for s in built.sessions}, built.warnings
+
+
+def _budget_calls(
+    rows: Iterable[Mapping[str, Any]],
+) -> tuple[list[tuple[int, tuple[str, str, str], float, Mapping[str, Any]]], list[str]]:
+    """Each budget row kept for a session: (index among budget rows, (task, arm, session),
+    tokens as counted, the row); plus the imputation and left-out warnings."""
     kept = budget_rows(rows)
     if not kept:
         raise UserError(
@@ -166,7 +214,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
         )
     warnings: list[str] = []
     median_tokens = _median_ok_tokens_by_arm(kept)
-    groups: dict[tuple[str, str, str], list[tuple[tuple[float, float, int], float, float]]] = {}
+    calls = []
     imputed: dict[str, int] = {}
     dropped: dict[str, int] = {}
     for index, row in enumerate(kept):
@@ -176,10 +224,9 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
             dropped["no task_id/arm"] = dropped.get("no task_id/arm", 0) + 1
             continue
         task, arm = str(task), str(arm)
-        ok = str(row.get("status") or "ok") == "ok"
         tokens = row_tokens(row)
         if tokens is None:
-            if not ok:
+            if str(row.get("status") or "ok") != "ok":
                 tokens = 0.0
             elif arm in median_tokens:
                 tokens = median_tokens[arm]
@@ -189,12 +236,7 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
                     dropped.get(f"arm {arm} reports no usage", 0) + 1
                 )
                 continue
-        score = row_score(row)
-        key = session_key(row.get("session"))
-        order = (_order_value(row.get("sample")), _order_value(row.get("round")), index)
-        groups.setdefault((task, arm, key), []).append(
-            (order, tokens, math.nan if score is None else score)
-        )
+        calls.append((index, (task, arm, session_key(row.get("session"))), tokens, row))
     for arm, count in sorted(imputed.items()):
         warnings.append(
             f"arm {arm}: {count} ok call(s) without token usage counted at the arm's median "
@@ -202,19 +244,12 @@ def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
         )
     for why, count in sorted(dropped.items()):
         warnings.append(f"{count} row(s) left out of budget curves: {why}")
-    sessions = []
-    for (task, arm, key), calls in sorted(groups.items()):
-        calls.sort(key=lambda c: c[0])
-        tokens = np.array([c[1] for c in calls], dtype=float)
-        scores = np.array([c[2] for c in calls], dtype=float)
-        best = np.fmax.accumulate(np.where(np.isnan(scores), -np.inf, scores))
-        sessions.append(Session(task, arm, key, np.cumsum(tokens), best, scores))
-    if not sessions:
+    if not calls:
         raise UserError(
             "ledger: no usable sessions (rows need task_id, arm and token usage)",
             fix="check that the ledger records task_id, arm and total_tokens",
         )
-    return SessionSet(sessions, warnings)
+    return calls, warnings
 
 
 def _median_ok_tokens_by_arm(rows: list[Mapping[str, Any]]) -> dict[str, float]:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.rating.budget_sessions import build_sessions, row_pass, session_key
+from eloledger.rating.budget_sessions import row_pass, session_key, session_totals
 
 PASS_THRESHOLD = 0.5
 RESULTS_SUFFIX = ".results.csv"
@@ -119,12 +119,9 @@ def arm_outcomes(
     threshold: float = PASS_THRESHOLD,
 ) -> tuple[dict[str, ArmOutcome], list[str]]:
     """Per-arm outcomes from ledger rows (and the run's submitted answers when known)."""
-    built = build_sessions(rows)
-    warnings = list(built.warnings)
+    spent, warnings = session_totals(rows)
+    warnings = list(warnings)
     results = results or {}
-    spent: dict[tuple[str, str, str], float] = {
-        (s.task, s.arm, s.key): s.total_tokens for s in built.sessions
-    }
     samples: dict[tuple[str, str, str], list[float]] = {}
     calls: dict[tuple[str, str], int] = {}
     selects: dict[tuple[str, str, str], float] = {}
