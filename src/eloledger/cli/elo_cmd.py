@@ -10,6 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import UserError
+from eloledger.rating.elo_files import (
+    BASE_COLUMNS,
+    DEFAULT_ROUNDS,
+    DEFAULT_ROUNDS_MANY,
+    LC_COLUMNS,
+    MANY_PLAYERS,
+    cost_columns,
+    csv_text,
+)
 
 EPILOG = """\
 examples:
@@ -57,36 +66,7 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
                 with usage, failed calls included (as curve and fairness count)
 """
 
-DEFAULT_ROUNDS = 1000
 INTERVALS = ("sandwich", "bootstrap", "none")
-DEFAULT_ROUNDS_MANY = 200
-MANY_PLAYERS = 300
-BASE_COLUMNS = (
-    ("name", "player", None),
-    ("elo", "elo", 1),
-    ("ci", "95% CI", None),
-    ("rank", "rank", 0),
-    ("rank_ci", "rank CI", None),
-    ("games", "games", 0),
-    ("wins", "wins", 1),
-)
-COST_COLUMNS = (
-    ("tokens_per_task", "tok/task", 0),
-    ("delta_elo", "d_elo", 1),
-    ("delta_elo_per_1k", "d_elo/1k", 2),
-    ("marginal_elo_per_1k", "marg/1k", 2),
-    ("dominated", "dominated", None),
-    ("frontier_share", "frontier", 2),
-    ("elo_per_decade", "elo/decade", 1),
-    ("raw_elo_per_1k", "raw/1k*", 2),
-    ("pass_at_1", "pass@1", 3),
-    ("sample_accuracy", "acc/sample", 3),
-    ("pass_at_k", "pass@k", 3),
-    ("pass_k", "k", 0),
-    ("tokens_per_success", "tok/success", 0),
-    ("latency_p95_ms", "p95 ms", 0),
-    ("worth_it", "worth it", None),
-)
 # Which columns give way on a narrow terminal (highest first); the rest always show.
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
@@ -107,9 +87,6 @@ DROP_ORDER = {
     "tokens_per_success": 2,
     "pass_at_1": 1,
 }
-CSV_KEYS = ("name", "elo", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "games", "wins")
-LC_COLUMNS = (("lc_elo", "lc_elo", 1), ("lc_ci", "LC 95% CI", None))
-LC_CSV_KEYS = ("lc_elo", "lc_ci_low", "lc_ci_high")
 RAW_NOTE = (
     "* raw/1k = Elo / (tokens/1000), the ratio popular guides print: it depends on the arbitrary "
     "1000 anchor; compare arms with d_elo/1k or marg/1k instead."
@@ -242,8 +219,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def compute(args: argparse.Namespace) -> Any:
     """The Elo report these arguments ask for (``eloledger run`` reuses it for its table)."""
-    from eloledger.rating.comparisons import read_comparisons_many
-    from eloledger.rating.table import elo_report
+    from eloledger.rating.elo_files import elo_of_files
 
     comps_path, ledger_path = _inputs(args)
     if args.bootstrap is not None and args.bootstrap < 0:
@@ -254,48 +230,18 @@ def compute(args: argparse.Namespace) -> Any:
         raise UserError(
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
-    method = _interval_method(args)
-    comparisons = read_comparisons_many(comps_path)
-    rounds = args.bootstrap
-    if rounds is None:  # each round costs O(players²): keep the default quick for big pools
-        rounds = DEFAULT_ROUNDS if comparisons.n_players <= MANY_PLAYERS else DEFAULT_ROUNDS_MANY
-    selection = _selection(args)
-    costs, ledger_warnings, latency = (None, [], {})
-    if ledger_path:
-        costs, ledger_warnings, latency, kept = _costs(ledger_path, selection)
-        if kept is not None:
-            from eloledger.rating.comparisons import keep_tasks
-
-            comparisons = keep_tasks(comparisons, kept)
-    elif selection:
-        raise UserError(
-            "--split/--tag choose tasks by their ledger rows", fix="add --ledger LEDGER"
-        )
-    report = elo_report(
-        comparisons,
-        costs=costs,
+    return elo_of_files(
+        comps_path,
+        ledger_path,
+        selection=_selection(args),
         anchor=args.anchor,
-        bootstrap_rounds=rounds,
+        bootstrap=args.bootstrap,
+        intervals=_interval_method(args),
         seed=args.seed,
         prior=args.prior,
         task_weight=args.task_weight,
-        intervals=method,
         length_control=bool(getattr(args, "length_control", False)),
     )
-    report.warnings[:0] = ledger_warnings
-    for player in report.players:  # issue 20 item 3: p50/p95 latency per arm
-        stats = latency.get(player["name"])
-        if stats is not None:
-            player["latency_p50_ms"], player["latency_p95_ms"] = stats["p50"], stats["p95"]
-    if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
-        from eloledger.judges.verdicts import verdict_counts, verdict_warning
-        from eloledger.ledger.sources import expand_ledgers
-
-        paths = [ledger_path] if isinstance(ledger_path, str) else ledger_path
-        warning = verdict_warning(*verdict_counts(expand_ledgers(paths)))
-        if warning:
-            report.warnings.append(warning)
-    return report
 
 
 def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
@@ -362,29 +308,6 @@ def _selection(args: argparse.Namespace) -> dict[str, Any]:
     return {"split": split, "tags": tags or (), "tasks_file": tasks}
 
 
-def _costs(ledgers: Any, selection: dict[str, Any]) -> tuple[dict[str, Any], list[str], Any, Any]:
-    """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
-    run's results file when present), what the reader warned about, each arm's latency, and
-    the tasks ``selection`` keeps (None: all)."""
-    if not selection:
-        from eloledger.ledger.merge import read_ledgers
-        from eloledger.ledger.summary import arm_latency
-        from eloledger.rating.outcomes import ledger_outcomes
-
-        columns = ("arm", "role", "status", "latency_ms")
-        costs, warnings = ledger_outcomes(ledgers)
-        return costs, warnings, arm_latency(read_ledgers(ledgers, columns=columns)), None
-    from eloledger.rating.budget_io import load_rows
-    from eloledger.rating.gates import chosen_rows, latency_by_arm
-    from eloledger.rating.outcomes import arm_outcomes, ledger_results
-
-    rows, warnings = load_rows(ledgers)
-    rows = chosen_rows(rows, selection["split"], selection["tags"], selection["tasks_file"])
-    costs, more = arm_outcomes(rows, results=ledger_results(ledgers))
-    kept = {str(r["task_id"]) for r in rows if r.get("task_id") is not None}
-    return costs, [*warnings, *more], latency_by_arm(rows), kept
-
-
 def add_wide_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wide",
@@ -399,30 +322,10 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
-    timed = any(p.get("latency_p95_ms") is not None for p in report.players)
-    costs = tuple(
-        c
-        for c in COST_COLUMNS
-        if (c[0] != "worth_it" or getattr(args, "knee", None))
-        and (c[0] != "latency_p95_ms" or timed)
-    )
+    costs = cost_columns(report, with_worth_it=bool(getattr(args, "knee", None)))
     spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
     if args.format == "csv":
-        digits = {k: d for k, _, d in spec} | {
-            "ci_low": 2,
-            "ci_high": 2,
-            "lc_ci_low": 2,
-            "lc_ci_high": 2,
-            "lc_elo": 2,
-            "elo": 2,
-            "delta_elo": 2,
-            "elo_per_decade": 2,
-            "wins": None,
-        }
-        keys = CSV_KEYS + (LC_CSV_KEYS if lc else ())
-        keys += tuple(k for k, _, _ in costs if report.has_costs)
-        cols = [Column(k, k, digits.get(k)) for k in keys]
-        return render("csv", report.players, cols)
+        return csv_text(report, costs)
     width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
     cols = [Column(k, title, digits, drop=DROP_ORDER.get(k, 0)) for k, title, digits in spec]
     records = [_display(r) for r in report.players]

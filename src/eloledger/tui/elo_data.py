@@ -7,7 +7,6 @@ The fit is the CLI's own: ``compute_elo`` builds the arguments ``eloledger elo C
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,21 +47,12 @@ class EloData:
     comparisons: Path | None = None
 
 
-def cli_args(comparisons: Path, ledger: Path | None) -> argparse.Namespace:
-    """What ``eloledger elo COMPARISONS [--ledger LEDGER]`` parses, defaults and all."""
-    from eloledger.cli import elo_cmd
-
-    parser = argparse.ArgumentParser(prog="eloledger")
-    elo_cmd.register(parser.add_subparsers())
-    argv = ["elo", str(comparisons)] + (["--ledger", str(ledger)] if ledger is not None else [])
-    return parser.parse_args(argv)
-
-
 def compute_elo(comparisons: Path, ledger: Path | None) -> EloData:
-    """The same call as ``eloledger elo`` (runs in a thread): same intervals, same columns."""
-    from eloledger.cli import elo_cmd
+    """The same call as ``eloledger elo COMPARISONS [--ledger LEDGER]`` with its defaults (runs
+    in a thread): same fit, sandwich intervals, costs, latency and warnings."""
+    from eloledger.rating.elo_files import elo_of_files
 
-    report = elo_cmd.compute(cli_args(comparisons, ledger))
+    report = elo_of_files(str(comparisons), str(ledger) if ledger is not None else None)
     source = comparisons.name + (f" + {ledger.name}" if ledger else "")
     return EloData(
         list(report.players),

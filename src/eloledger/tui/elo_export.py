@@ -64,12 +64,9 @@ def export_records(
     from eloledger.tables import Column, render
 
     if fmt_name == "csv":
-        from eloledger.cli import elo_cmd
-        from eloledger.tui.elo_data import cli_args
+        from eloledger.rating.elo_files import csv_text
 
-        args = cli_args(data.comparisons or Path(data.source), data.ledger)
-        args.format = "csv"
-        return elo_cmd.render_text(data.report, args).rstrip("\n") + "\n"
+        return csv_text(data.report).rstrip("\n") + "\n"
     rows = data.players if players is None else players
     records = [dict(p, ci=cell(p, "ci", None)) for p in rows]
     columns = [Column(k, t, d) for k, t, d in COLUMNS]
