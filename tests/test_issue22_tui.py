@@ -45,7 +45,8 @@ async def test_curves_view_draws_checkpoints_and_exports_the_figure(
         assert hasattr(tab.curves, "axis")  # the checkpoint fit, not the sampling curves
         plot = app.query_one("#elo-plot", PlotWidget)
         lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
-        assert len(lines) == len(tab.curves.arms) + 1  # every arm and one sampling line
+        dots = [d for d in plot._datasets if getattr(d, "marker", "") == "·"]
+        assert len(lines) == len(tab.curves.arms) and len(dots) == 1  # + one dotted sampling line
         text = " ".join(screen_text(app).split())
         assert "plateau: below" in text and "beater: above" in text
         assert "repeated sampling" in text and "e: export" in text

@@ -91,9 +91,10 @@ async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
         assert len(arms) >= 5
         plot = app.query_one("#elo-plot", PlotWidget)
         lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
-        assert len(lines) == len(arms) + 1  # the arms and ONE reference line
-        labels = {d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"}
-        assert labels == {chr(ord("A") + i) for i in range(len(arms))}  # each curve named
+        assert len(lines) == len(arms)  # the arms; the ONE reference line is dotted (issue 23)
+        labels = [d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"]
+        assert labels.count("·") == 1
+        assert set(labels) - {"·"} == {chr(ord("A") + i) for i in range(len(arms))}  # named
         legend = region_text(app, app.query_one("#elo-legend"))
         assert f"from {arms[0].name}" in " ".join(legend.split())
         await pilot.press("r")
