@@ -51,6 +51,10 @@ async def test_elo_palette_command_reaches_the_tab_through_a_message() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(EloTab)
+        # the app shows its initial tab after its first refresh: let that happen first
+        assert await until(lambda: app.query_one("#tabs").active == "profiles")
+        await pilot.pause()
+        await pilot.pause()
         command = next(c for c in tab.commands() if c.title == "Elo: load the shipped example")
         command.callback()
         assert await until(lambda: tab.data is not None)

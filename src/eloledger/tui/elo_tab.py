@@ -173,8 +173,11 @@ class EloTab(Vertical, can_focus=True):
         shown = self.query_one("#elo-usage", Static)
         shown.update("\n".join(map(fmt.markup, usage.splitlines())))
         shown.display = bool(usage)
-        for warning in data.warnings[:3]:
-            self.notify(warning, title="Elo warning", severity="warning", timeout=8)
+        if data.warnings:  # one toast: three stacked ones hid everything else at 80x24
+            more = len(data.warnings) - 1
+            tail = f"\n(+{more} more: `eloledger elo` prints them all)" if more else ""
+            title = "Elo warning" if not more else f"Elo: {more + 1} warnings"
+            self.notify(data.warnings[0] + tail, title=title, severity="warning", timeout=8)
         self.call_after_refresh(self._redraw)  # once laid out: the real width and height
 
     # -- drawing --------------------------------------------------------------------------------
