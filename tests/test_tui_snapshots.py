@@ -133,6 +133,9 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
         url = app.screen.query_one("#form-url")
         assert await until(lambda: url.value == "https://gw.example.com/v1")
         await pilot.pause(0.3)  # the as-you-type URL check answers from the same value
+        for field in app.screen.query("Input"):  # a blinking cursor made the picture a coin
+            field.cursor_blink = False  # toss under load: keep it steadily shown
+        await pilot.pause()
 
     assert snap_compare(EloLedgerApp(), terminal_size=size, run_before=typing)
 
