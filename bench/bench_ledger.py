@@ -85,10 +85,21 @@ GUIDE_NAMES = {
 }
 
 
-def generate(path: Path, rows: int, seed: int = 7, names: str = "canonical") -> None:
+# What ``--shape short`` leaves out: rows of ~330 bytes (no answer text, no request settings),
+# the size of the 1M-row, 266 MB ledger the issue measured.
+SHORT_DROPS = (
+    "content", "base_url", "profile", "wire_api", "ttft_ms", "max_tokens", "temperature",
+    "finish_reason", "score", "passed", "reasoning_tokens", "cached_tokens", "experiment",
+)  # fmt: skip
+
+
+def generate(
+    path: Path, rows: int, seed: int = 7, names: str = "canonical", shape: str = "full"
+) -> None:
     """Rows shaped like the runner's: ok rows with usage, ~3% failed calls without usage.
 
     ``names="guide"``: the field names the popular guides use (strategy, input_tokens, ...).
+    ``shape="short"``: without the fields in :data:`SHORT_DROPS` (~330 bytes a row, not ~770).
     """
     rng = np.random.default_rng(seed)
     prompt = rng.integers(50, 2000, rows)
@@ -150,6 +161,8 @@ def generate(path: Path, rows: int, seed: int = 7, names: str = "canonical") -> 
                     score=round(float(p % 100) / 100, 2),
                     passed=bool(p % 2),
                 )
+            if shape == "short":
+                row = {k: v for k, v in row.items() if k not in SHORT_DROPS}
             if names == "guide":
                 row = {GUIDE_NAMES.get(k, k): v for k, v in row.items()}
             batch.append(orjson.dumps(row))
@@ -414,6 +427,16 @@ def main() -> int:
         "or eloledger's",
     )
     parser.add_argument(
+        "--shape",
+        choices=("full", "short"),
+        default="full",
+        help="rows of ~770 bytes with answer text (the default), or ~330 bytes without it "
+        "(the issue's 266 MB for 1M rows)",
+    )
+    parser.add_argument(
+        "--ledger", type=Path, help="time this ledger file instead of a generated one"
+    )
+    parser.add_argument(
         "--dupes", action="store_true", help="time the duplicate check alone (new vs old)"
     )
     parser.add_argument(
@@ -444,13 +467,15 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
             return 0 if memory_rows(Path(tmp), args.rows, args.names, args.memory) else 1
     with tempfile.TemporaryDirectory(prefix="bench_ledger_") as tmp:
-        path = Path(tmp) / "ledger.jsonl"
+        path = args.ledger or Path(tmp) / "ledger.jsonl"
         start = time.perf_counter()
-        generate(path, args.rows, names=args.names)
+        if args.ledger is None:
+            generate(path, args.rows, names=args.names, shape=args.shape)
         size_mb = os.path.getsize(path) / 1e6
+        made = "given" if args.ledger else f"generated in {time.perf_counter() - start:.1f} s"
         print(
-            f"ledger: {args.rows:,} rows ({args.names} names), {size_mb:,.0f} MB, generated in "
-            f"{time.perf_counter() - start:.1f} s; {os.cpu_count()} CPUs; {_load()}"
+            f"ledger: {args.rows:,} rows ({args.names} names, {args.shape} rows), "
+            f"{size_mb:,.0f} MB, {made}; {os.cpu_count()} CPUs; {_load()}"
         )
         path.read_bytes()  # warm the page cache so every contender reads from memory
 

@@ -67,13 +67,18 @@ def _auto_workers(size: int) -> int:
     return max(1, min(os.cpu_count() or 1, 4, size // (_PARALLEL_MIN_BYTES // 2)))
 
 
-def _split(path: Path, end: int, count: int) -> list[tuple[int, int]]:
-    """``count`` byte ranges of whole lines covering ``[0, end)``."""
+def _split(
+    path: Path, end: int, count: int, first_share: float | None = None
+) -> list[tuple[int, int]]:
+    """``count`` byte ranges of whole lines covering ``[0, end)``; the first one ``first_share``
+    of the bytes when given (the calling process, which also merges, takes a little less)."""
+    share = 1 / count if first_share is None else first_share
+    targets = [end * (share + (1 - share) * (i - 1) / (count - 1)) for i in range(1, count)]
     cuts = [0]
     if count > 1:
         with open(path, "rb") as fh:
-            for i in range(1, count):
-                fh.seek(max(end * i // count - 1, cuts[-1]))
+            for target in targets:
+                fh.seek(max(int(target) - 1, cuts[-1]))
                 fh.readline()
                 cut = min(fh.tell(), end)
                 if cut > cuts[-1]:

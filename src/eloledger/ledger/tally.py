@@ -51,20 +51,26 @@ _BUFFER = 1 << 18  # sparse entries buffered before they are summed up (~4 MB)
 
 
 class _Sparse:
-    """Sums of weights per int64 key, appended in batches and summed when the buffer fills."""
+    """Sums of weights per int64 key, appended in batches and summed when the buffer fills.
+
+    The buffer holds at least as many new entries as there are distinct keys already, so each
+    entry is sorted a bounded number of times however many distinct keys there are (a fixed
+    buffer re-sorted every distinct key each time a few entries came in once there were nearly
+    as many distinct keys as the buffer holds: latencies, 0.57 s of 3.9 s for 1M rows)."""
 
     def __init__(self) -> None:
         self.keys: list[np.ndarray] = []
         self.sums: list[np.ndarray] = []
-        self.size = 0
+        self.distinct = 0  # keys in the compacted part (self.keys[0] once tidy)
+        self.pending = 0  # entries appended since
         self.tidy = True  # keys distinct and sorted
 
     def add(self, keys: np.ndarray, sums: np.ndarray) -> None:
         self.keys.append(keys)
         self.sums.append(sums)
-        self.size += len(keys)
+        self.pending += len(keys)
         self.tidy = False
-        if self.size > _BUFFER:
+        if self.pending > max(_BUFFER, self.distinct):
             self.compact()
 
     def compact(self) -> tuple[np.ndarray, np.ndarray]:
@@ -72,9 +78,14 @@ class _Sparse:
         if not self.keys:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         if not self.tidy:
-            uniq, inverse = np.unique(np.concatenate(self.keys), return_inverse=True)
-            sums = np.bincount(inverse.reshape(-1), weights=np.concatenate(self.sums))
-            self.keys, self.sums, self.size, self.tidy = [uniq], [sums], len(uniq), True
+            keys, sums = np.concatenate(self.keys), np.concatenate(self.sums)
+            order = np.argsort(keys, kind="stable")  # the sorted head is one run: cheap
+            keys, sums = keys[order], sums[order]
+            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            # Whole numbers below 2**53 (counts, token totals): exact in any order of adding.
+            sums = np.add.reduceat(sums, starts) if len(starts) else sums
+            self.keys, self.sums = [keys[starts]], [sums]
+            self.distinct, self.pending, self.tidy = len(starts), 0, True
         return self.keys[0], self.sums[0]
 
 
@@ -488,7 +499,7 @@ def stream_tally(
     names = tuple(names) if "ts" in names else (*names, "ts")
     new = functools.partial(TokenTally, by, prices)
     count = workers if workers is not None else _auto_workers(end)
-    bounds = _split(path, end, count)
+    bounds = _split(path, end, count, first_share=_LEAD_SHARE / count if count > 1 else None)
     try:
         if len(bounds) == 1:
             tally = _fold_range(str(path), 0, end, names, new)
@@ -521,31 +532,38 @@ def _fold_parallel(
 
 
 _BATCH_BYTES = 4 << 20
+# This process folds the first slice, then merges the workers' tallies (about a tenth of a
+# slice's time for 1M rows): so its slice is a little smaller, and all finish together.
+_LEAD_SHARE = 0.94
 
 
 def _fold_range(
     path: str, start: int, end: int, names: Sequence[str], new: Callable[[], TokenTally]
 ) -> TokenTally:
     """Fold the whole lines in ``[start, end)``, read a few MB at a time (no mapping of the
-    file: the process holds one batch, whatever the file's size)."""
+    file: the process holds one batch, whatever the file's size).
+
+    Batches are read into one reused buffer: a fresh 4 MB ``bytes`` per read cost a page fault
+    per 4 KB (0.59 s of 3.9 s for 1M rows); the decoded columns hold no reference into it."""
     tally = new()
     swaps = None
-    with open(path, "rb") as fh:
+    buffer = bytearray(_BATCH_BYTES)
+    with open(path, "rb") as fh, memoryview(buffer) as whole:
         pos = start
         while pos < end:
             fh.seek(pos)
-            block = fh.read(min(_BATCH_BYTES, end - pos))
-            if not block:
+            data: bytes | bytearray = buffer
+            size = fh.readinto(whole[: min(_BATCH_BYTES, end - pos)])
+            if not size:
                 raise NeedsExactPath  # the file shrank since we looked
-            cut = len(block) if pos + len(block) == end else block.rfind(b"\n") + 1
+            cut = size if pos + size == end else buffer.rfind(b"\n", 0, size) + 1
             if cut == 0:  # one line longer than a batch: read it whole, once
-                del block
-                block = fh.read(_line_length(fh, pos, end))
-                cut = len(block)
+                data = fh.read(_line_length(fh, pos, end))
+                cut = len(data)
             if swaps is None:
-                first = block.find(b"\n", 0, cut)
-                swaps = alias_swaps(block[: first if first >= 0 else cut], names)
-            with memoryview(block) as view, view[:cut] as lines:
+                first = data.find(b"\n", 0, cut)
+                swaps = alias_swaps(bytes(data[: first if first >= 0 else cut]), names)
+            with memoryview(data) as view, view[:cut] as lines:
                 tally.fold(*_decode(lines, names, swaps))
             pos += cut
     return tally
