@@ -383,6 +383,13 @@ class TokenTally:
         """Timestamps strictly increasing: no row of this one file can repeat another."""
         return bool(self.ts[2])
 
+    def tidy(self) -> None:
+        """Sum up every buffered entry now: a slice's tally is tidied where it was folded
+        (in parallel), so merging sorted runs afterwards is a linear merge."""
+        for part in (self.arms, self.judge):
+            part.pairs.compact()
+            part.latencies.compact()
+
     def merge(self, other: TokenTally) -> None:
         """Add ``other``, the tally of the rows that follow this one's."""
         self.arms.merge(other.arms)
@@ -566,6 +573,7 @@ def _fold_range(
             with memoryview(data) as view, view[:cut] as lines:
                 tally.fold(*_decode(lines, names, swaps))
             pos += cut
+    tally.tidy()
     return tally
 
 
