@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,24 @@ REAL_HOMES = tuple(dict.fromkeys(
 # under ~/.cache are installs the tests read, not state they write.
 REAL_STATE = (".local/share/eloledger", ".config/eloledger", ".local/state/eloledger",
               ".cache/eloledger")  # fmt: skip
+# The variables the session started with that say where the real state and installs are (a CI
+# may set XDG_* or ELOLEDGER_CLIENTS_DIR elsewhere than HOME): read before any test moves them.
+REAL_ENV = {
+    name: os.environ[name]
+    for name in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
+                 "ELOLEDGER_CLIENTS_DIR")
+    if os.environ.get(name)
+}  # fmt: skip
+REAL_XDG_STATE = tuple(
+    Path(REAL_ENV[name]) / "eloledger"
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+    if name in REAL_ENV and os.path.isabs(REAL_ENV[name])
+)
+# A shell runs a background job (`.ci/run &`, nohup) with SIGINT ignored, and children inherit
+# that: the tests that stop a CLI with ctrl-C would wait for ever. Tests send SIGINT on purpose,
+# so the session takes it back (a Python handler is reset to the default in each child).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 _REAL_KEY = pytest.StashKey[dict[str, "float | None"]]()
 
 _PROVIDER_VARS = (
@@ -94,10 +113,9 @@ def temp_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
 def _real_state() -> dict[str, float | None]:
     """Each eloledger folder of the real home and its mtime (None: absent)."""
     found: dict[str, float | None] = {}
-    for real in REAL_HOMES:
-        for rel in REAL_STATE:
-            path = real / rel
-            found[str(path)] = path.stat().st_mtime if path.exists() else None
+    paths = [real / rel for real in REAL_HOMES for rel in REAL_STATE]
+    for path in [*paths, *REAL_XDG_STATE]:
+        found[str(path)] = path.stat().st_mtime if path.exists() else None
     return found
 
 

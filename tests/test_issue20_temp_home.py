@@ -74,7 +74,7 @@ def test_the_real_clis_are_still_found_after_the_move() -> None:
     must not lose a CLI installed in the real home's cache."""
     import agent_gateway as gw
 
-    real_env = {"HOME": str(conftest.REAL_HOMES[0]), "PATH": ""}
+    real_env = {"HOME": str(conftest.REAL_HOMES[0]), **conftest.REAL_ENV, "PATH": ""}
     installed = {b: clients_dir.find(b, real_env) for b in gw.BINARY.values()}
     if not any(installed.values()):
         pytest.skip("no real agent CLI installed in the real home's cache")
@@ -89,10 +89,14 @@ def test_the_session_guard_sees_a_write_into_a_real_home(
     """The end-of-session check (conftest.pytest_sessionfinish) can fail: a planted folder in a
     stand-in real home changes what it compares."""
     monkeypatch.setattr(conftest, "REAL_HOMES", (tmp_path,))
+    xdg_data = tmp_path / "elsewhere" / "data" / "eloledger"  # XDG_DATA_HOME set outside HOME
+    monkeypatch.setattr(conftest, "REAL_XDG_STATE", (xdg_data,))
     before = conftest._real_state()
     assert all(v is None for v in before.values())
     (tmp_path / ".local" / "share" / "eloledger").mkdir(parents=True)
+    xdg_data.mkdir(parents=True)
     after = conftest._real_state()
     assert [p for p in after if before[p] != after[p]] == [
-        str(tmp_path / ".local" / "share" / "eloledger")
+        str(tmp_path / ".local" / "share" / "eloledger"),
+        str(xdg_data),
     ]
