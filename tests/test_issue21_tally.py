@@ -267,3 +267,32 @@ def test_memory_does_not_grow_with_the_ledger(tmp_path: Path) -> None:
     small_peak, big_peak = peak_mib(small), peak_mib(big)
     assert os.path.getsize(big) > 150e6
     assert big_peak - small_peak < 20, (small_peak, big_peak)
+
+
+@pytest.mark.parametrize("odd_from", [0, 450])
+def test_latencies_that_are_not_whole_microseconds(
+    tmp_path: Path, small_batches: None, odd_from: int
+) -> None:
+    """Latencies pack into one int64 while they are whole microseconds; the first that is not
+    (1/3 ms, 1e-7 ms, -0.0, 2e12 ms) widens every key, in whichever slice it comes, and the
+    percentiles stay exactly the whole ledger's (450: only the second worker's slice has one)."""
+    rows = varied_rows(7, 600)
+    odd = [1 / 3, 1e-7, -0.0, 2e12, 250.5, 0.0001234567]
+    for i, row in enumerate(rows[odd_from:], start=odd_from):
+        if "latency_ms" in row and row.get("arm") == "cot":  # its p50 and p95 are odd ones
+            row["latency_ms"] = odd[i % len(odd)] + (i % 5) / 3
+    path = write(tmp_path / "l.jsonl", rows)
+    for workers in (1, 2):
+        streamed = stream_tally(path, columns("arm", False), "arm", None, workers=workers)
+        assert streamed is not None
+        tally, _ = streamed
+        assert not tally.arms.latencies.micro  # widened
+        same((tally, tally.warnings(lambda i: f"{path}:{i + 1}")), whole(path, "arm", None))
+
+
+def test_whole_microsecond_latencies_stay_packed(tmp_path: Path, small_batches: None) -> None:
+    path = write(tmp_path / "l.jsonl", varied_rows(8, 600))
+    tally, _ = stream_tally(path, columns("arm", False), "arm", None, workers=2)
+    assert tally.arms.latencies.micro
+    assert tally.arms.latencies.sums.compact()[0].dtype == np.int64
+    same((tally, tally.warnings(lambda i: f"{path}:{i + 1}")), whole(path, "arm", None))
