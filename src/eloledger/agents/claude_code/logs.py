@@ -104,6 +104,16 @@ def _first(*values: int | None) -> int:
     return 0
 
 
+def _counts(usage: _Usage) -> tuple[int, int, int, int]:
+    """Fresh input, cache read, cache write, output: ``CallUsage.from_claude``'s counters."""
+    return (
+        _first(usage.input_tokens, usage.inputTokens),
+        _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens),
+        _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens),
+        _first(usage.output_tokens, usage.outputTokens),
+    )
+
+
 def default_roots(env: Mapping[str, str] | None = None) -> list[Path]:
     """Claude Code's own rule: ``CLAUDE_CONFIG_DIR`` (comma-separated) else ``~/.claude``."""
     env = os.environ if env is None else env
@@ -163,27 +173,18 @@ class Parser(FileParser):
         msg_id, request_id = message.id, line.requestId
         if not msg_id and not request_id:
             return Unknown("assistant without message.id and requestId")
-        total = (
-            _first(usage.input_tokens, usage.inputTokens)
-            + _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens)
-            + _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens)
-            + _first(usage.output_tokens, usage.outputTokens)
-        )
-        return f"{msg_id or ''}/{request_id or ''}", total, "largest", line
+        return f"{msg_id or ''}/{request_id or ''}", sum(_counts(usage)), "largest", line
 
     def call(self, line: _Line) -> Call:
         """The call of a line :meth:`peek` accepted."""
         message = line.message
-        usage = message.usage  # type: ignore[union-attr] - peek checked both
         msg_id, request_id = message.id, line.requestId  # type: ignore[union-attr]
-        fresh = _first(usage.input_tokens, usage.inputTokens)
-        read = _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens)
-        write = _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens)
+        fresh, read, write, out = _counts(message.usage)  # type: ignore[union-attr, arg-type]
         return Call(
             key=f"{msg_id or ''}/{request_id or ''}",
             usage=CallUsage(
                 prompt_tokens=fresh + read + write,
-                completion_tokens=_first(usage.output_tokens, usage.outputTokens),
+                completion_tokens=out,
                 cached_tokens=read,
                 cache_write_tokens=write,
             ),
@@ -203,12 +204,8 @@ class Parser(FileParser):
         compare the bytes of both on every shape :meth:`peek` accepts.)
         """
         message = line.message
-        usage = message.usage  # type: ignore[union-attr] - peek checked both
         msg_id, request_id = message.id, line.requestId  # type: ignore[union-attr]
-        fresh = _first(usage.input_tokens, usage.inputTokens)
-        read = _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens)
-        write = _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens)
-        out = _first(usage.output_tokens, usage.outputTokens)
+        fresh, read, write, out = _counts(message.usage)  # type: ignore[union-attr, arg-type]
         key = f"{msg_id or ''}/{request_id or ''}"
         call_id = msg_id or request_id or key
         row: dict[str, Any] = {
