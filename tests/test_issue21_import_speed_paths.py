@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -369,3 +370,9 @@ def test_import_command_imports_no_other_command(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["calls"] > 0
     assert done.stderr.split() == ["['eloledger.cli.import_cmd']", "0", "False"], done.stderr
+
+
+def test_saved_state_is_asdict_of_each_file_state() -> None:
+    state = logscan.FileState(dev=1, ino=2, offset=3, line=4, parser={"a": [1, {"b": None}]})
+    assert importer._state_json(state) == dataclasses.asdict(state)
+    assert list(importer._state_json(state)) == [f.name for f in dataclasses.fields(state)]

@@ -12,7 +12,6 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
 from itertools import compress, repeat
 from operator import contains
 from pathlib import Path
@@ -304,9 +303,20 @@ def save_state(path: Path, source: str, files: dict[str, FileState]) -> None:
     data = {
         "version": STATE_VERSION,
         "source": source,
-        "files": {k: asdict(v) for k, v in files.items()},
+        "files": {k: _state_json(v) for k, v in files.items()},
     }
     atomic_write(path, orjson.dumps(data).decode())
+
+
+def _state_json(state: FileState) -> dict[str, Any]:
+    """``dataclasses.asdict(state)``, spelled out: asdict deep-copies, 10x slower per file."""
+    return {
+        "dev": state.dev,
+        "ino": state.ino,
+        "offset": state.offset,
+        "line": state.line,
+        "parser": state.parser,
+    }
 
 
 def _pending_bytes(files: list[Path], state: dict[str, FileState]) -> int:

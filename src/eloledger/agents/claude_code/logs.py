@@ -96,21 +96,19 @@ class _Line(msgspec.Struct):
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
-def _first(*values: int | None) -> int:
-    """``usage._int``: the first counter present (snake_case before camelCase), else 0."""
-    for value in values:
-        if value is not None:
-            return value
-    return 0
-
-
 def _counts(usage: _Usage) -> tuple[int, int, int, int]:
-    """Fresh input, cache read, cache write, output: ``CallUsage.from_claude``'s counters."""
+    """Fresh input, cache read, cache write, output: ``CallUsage.from_claude``'s counters.
+
+    Each the first present of its snake_case and camelCase spelling (``usage._int``), else 0;
+    spelled inline: this runs for every line that carries usage.
+    """
+    fresh, read = usage.input_tokens, usage.cache_read_input_tokens
+    write, out = usage.cache_creation_input_tokens, usage.output_tokens
     return (
-        _first(usage.input_tokens, usage.inputTokens),
-        _first(usage.cache_read_input_tokens, usage.cacheReadInputTokens),
-        _first(usage.cache_creation_input_tokens, usage.cacheCreationInputTokens),
-        _first(usage.output_tokens, usage.outputTokens),
+        fresh if fresh is not None else usage.inputTokens or 0,
+        read if read is not None else usage.cacheReadInputTokens or 0,
+        write if write is not None else usage.cacheCreationInputTokens or 0,
+        out if out is not None else usage.outputTokens or 0,
     )
 
 
