@@ -254,29 +254,30 @@ class LogScanner:
         return state
 
     def _take(self, items: list[Item], path: Path, pending: OrderedDict) -> None:
-        """Apply parsed lines in file order: unknown shapes, the key index, the window."""
-        keys = self.keys
+        """Apply parsed lines in file order: unknown shapes, the key index, the window.
+
+        A new call waits in the file's window (``[item, first offset, first line]``); the
+        oldest is written when the window is full. (One loop, no call per item: this runs
+        for every call of an import.)
+        """
+        keys, report, window = self.keys, self.report, self.window
+        duplicates = repeats = 0
         for item in items:
             key = item[0]
             if key is None:
                 self._unknown(item[6], f"{path}:{item[3]}")
             elif key in keys:
-                self.report.duplicates += item[1]
+                duplicates += item[1]
+            elif (entry := pending.get(key)) is None:
+                pending[key] = [item, item[2], item[3]]
+                repeats += item[1] - 1
+                if len(pending) > window:
+                    self._flush(pending.popitem(last=False)[1][0])
             else:
-                self._pend(item, pending)
-
-    def _pend(self, item: Item, pending: OrderedDict) -> None:
-        """Hold a call in the file's window (``[item, first offset, first line]``)."""
-        key, count = item[0], item[1]
-        entry = pending.get(key)
-        if entry is None:
-            pending[key] = [item, item[2], item[3]]
-            self.report.repeats += count - 1
-            if len(pending) > self.window:
-                self._flush(pending.popitem(last=False)[1][0])
-            return
-        self.report.repeats += count
-        entry[0] = _merged(entry[0], item)
+                repeats += item[1]
+                entry[0] = _merged(entry[0], item)
+        report.duplicates += duplicates
+        report.repeats += repeats
 
     def _flush(self, item: Item) -> None:
         """Write one call: a Call becomes a row here, a worker's call comes encoded."""
