@@ -296,6 +296,24 @@ def test_pool_keeps_order_and_redoes_a_lost_share(func) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
+def _stuck_in_child(task: tuple[int, int]) -> int:
+    parent, value = task
+    if os.getpid() != parent:
+        time.sleep(600)
+    return value
+
+
+def test_close_reaps_a_stuck_child() -> None:
+    """A caller that stops reading (an error mid-import) leaves no child behind."""
+    pool = forkpool.ForkPool(2)
+    results = pool.imap(_stuck_in_child, [(os.getpid(), v) for v in range(4)], [1] * 4)
+    assert next(results) == 0  # the parent's share; the child sleeps on its own
+    ((pid, _, _),) = pool._children
+    pool.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
 def test_shares_cover_every_task_once_in_order() -> None:
     for weights in ([1] * 10, [100, 1, 1, 1, 1], [1, 1, 1, 1, 100], [5], [], [0, 0, 3]):
         for children in (1, 2, 3):

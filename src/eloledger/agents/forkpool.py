@@ -104,13 +104,14 @@ class ForkPool:
                 reader.close()
         deadline = time.monotonic() + 2.0
         for pid, _, _ in children:
-            while os.waitpid(pid, os.WNOHANG) == (0, 0):
-                if time.monotonic() > deadline:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)  # our own child, by its pid
-                    os.waitpid(pid, 0)
-                    break
-                time.sleep(0.001)
+            with contextlib.suppress(ChildProcessError):  # already reaped
+                while os.waitpid(pid, os.WNOHANG) == (0, 0):
+                    if time.monotonic() > deadline:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)  # our own child, by its pid
+                        os.waitpid(pid, 0)
+                        break
+                    time.sleep(0.001)
 
     def __enter__(self) -> ForkPool:
         return self
