@@ -35,6 +35,7 @@ from eloledger.agents.logcall import FALLBACK, Unknown
 from eloledger.cli import build_parser
 from eloledger.errors import UserError
 from eloledger.ledger.writer import LedgerWriter, encode_row
+from eloledger.tables import to_json
 from import_support import SAMPLES
 from test_issue21_import_speed import BASE, ODD, PATHS, _edit
 
@@ -387,6 +388,7 @@ def test_import_command_imports_no_other_command(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["calls"] > 0
+    assert done.stdout == to_json(json.loads(done.stdout)) + "\n"  # the layout of every command
     assert done.stderr.split() == ["['eloledger.cli.import_cmd']", "0", "False"], done.stderr
 
 
