@@ -344,7 +344,7 @@ def _parse_chunk(
     ``bytes.split`` of the chunk copied every line: twice as slow.) With ``encode``, calls
     a parser can encode itself come as ledger lines (see :meth:`_LineReader.finish`).
     """
-    find = buf.find
+    find, rfind = buf.find, buf.rfind
     single = needles[0] if len(needles) == 1 else None
     reader = _LineReader(parser, needles)
     hit, other = reader.hit, reader.line
@@ -354,10 +354,10 @@ def _parse_chunk(
         number += 1
         if not needles or stop == start or buf[start] != 123 or buf[stop - 1] != 125:  # {…}
             other(buf[start:stop], offset + start, number)
-        elif (
-            find(single, start, stop) >= 0
+        elif (  # from the end: Claude's usage sits after the content, near the line's end
+            rfind(single, start, stop) >= 0
             if single is not None
-            else any(find(n, start, stop) >= 0 for n in needles)
+            else any(rfind(n, start, stop) >= 0 for n in needles)
         ):
             hit(buf[start:stop], offset + start, number)
         start = stop + 1

@@ -62,11 +62,13 @@ QUIET_TYPES = frozenset(
 
 
 # -- the usual assistant line, decoded by msgspec (typed: anything else takes the general path) --
+# (gc=False: these hold only text, numbers and each other, never a cycle; the collector need
+# not track the 46k of them a large import decodes)
 
 Count = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct, gc=False):
     input_tokens: Count | None = None
     output_tokens: Count | None = None
     cache_read_input_tokens: Count | None = None
@@ -77,13 +79,13 @@ class _Usage(msgspec.Struct):
     cacheCreationInputTokens: Count | None = None  # noqa: N815
 
 
-class _Message(msgspec.Struct):
+class _Message(msgspec.Struct, gc=False):
     id: str | None = None
     model: str | None = None
     usage: _Usage | None = None
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     type: str | None = None
     message: _Message | None = None
     requestId: str | None = None  # noqa: N815
