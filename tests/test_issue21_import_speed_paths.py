@@ -322,7 +322,7 @@ def test_shares_cover_every_task_once_in_order() -> None:
             assert len(shares) == children + 1
             assert [i for lo, hi in shares for i in range(lo, hi)] == list(range(len(weights)))
     lo, hi = forkpool._shares([1] * 100, 1)[0]
-    assert 40 <= hi - lo <= 50  # the parent takes a little less: it also applies the results
+    assert 50 <= hi - lo <= 55  # a little more: a child still pickles and sends its results
 
 
 # -- batched writes ------------------------------------------------------------------------------

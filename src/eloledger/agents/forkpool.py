@@ -25,7 +25,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 _HEADER = struct.Struct("<Q")
-PARENT_SHARE = 0.9  # the parent's share relative to a child's: it also applies the results
+# The parent's share relative to a child's: a child still pickles and sends its results when it
+# is done parsing, so the parent parses a little more (measured on the bench's 115 MB, 2 cores).
+PARENT_SHARE = 1.1
 
 
 class ForkPool:
