@@ -118,7 +118,7 @@ class LogScanner:
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
-        """Scan each file in order; with a ``multiprocessing`` pool, files are parsed in it.
+        """Scan each file in order; with a pool (``agents.forkpool``), files are parsed in it.
 
         Workers only turn lines into calls (the costly part); the key index, the window and
         the hold are applied here, in file order, exactly as a serial scan applies them.

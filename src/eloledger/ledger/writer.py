@@ -1,4 +1,5 @@
-"""Append-only ledger writer: one ``write(2)`` per row, so a crash tears at most the last line.
+"""Append-only ledger writer: one ``write(2)`` per row (or per batch of whole rows, for an
+import), so a crash tears at most the last line.
 
 One writer at a time: the writer holds an advisory lock (``flock``) on a sidecar file
 ``<ledger>.lock`` for its whole life, and the sidecar names the holder (pid, start time). Two
