@@ -279,6 +279,7 @@ def main() -> int:
             cc_cmd = _net_isolated([str(ccusage), "claude", "session", "--json", "--offline"])
             version = subprocess.run([str(ccusage), "--version"], capture_output=True, text=True)
             print(f"anchor: ccusage {version.stdout.strip()} ({ccusage})")
+        load_before = os.getloadavg()[0]
         print(f"{'round':>5} {'tool':10} {'wall s':>7} {'cpu s':>6} {'RSS MB':>7}"
               f"   {'time x':>6} {'mem x':>6}")  # fmt: skip
         ratios: list[tuple[float, float]] = []
@@ -311,6 +312,10 @@ def main() -> int:
                 f"eloledger/ccusage over {len(ratios)} rounds: time {min(times):.2f}-"
                 f"{max(times):.2f} (median {sorted(times)[len(times) // 2]:.2f}), memory "
                 f"{min(mems):.2f}-{max(mems):.2f}; goal <= 1.0 for both"
+            )
+            print(  # ratios on a loaded machine say little: another job shares the cores
+                f"load average (1 min) {load_before:.2f} before the rounds, "
+                f"{os.getloadavg()[0]:.2f} after; {os.cpu_count()} CPUs"
             )
         lines = _diff("eloledger", ours, corpus.truth)
         if theirs:
