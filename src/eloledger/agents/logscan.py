@@ -24,8 +24,6 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from itertools import accumulate, compress, repeat
-from operator import and_, contains, not_, or_
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,7 +118,7 @@ class LogScanner:
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
-        """Scan each file in order; with a ``multiprocessing`` pool, files are parsed in it.
+        """Scan each file in order; with a pool (``agents.forkpool``), files are parsed in it.
 
         Workers only turn lines into calls (the costly part); the key index, the window and
         the hold are applied here, in file order, exactly as a serial scan applies them.
@@ -135,7 +133,9 @@ class LogScanner:
             (self.fmt.__name__, str(p), s.offset, s.line, dict(s.parser), self.needles, st.st_ino)
             for p, s, st in opened
         ]
-        for (path, state, stat), span in zip(opened, pool.imap(_parse_file, tasks), strict=True):
+        weights = [st.st_size - s.offset for _, s, st in opened]
+        spans = pool.imap(_parse_file, tasks, weights)
+        for (path, state, stat), span in zip(opened, spans, strict=True):
             if span is None:  # replaced between our stat and the worker's open: read it here
                 self.report.files -= 1
                 self.scan_file(path)
@@ -163,7 +163,9 @@ class LogScanner:
             fh.seek(state.offset)
             offset, line = state.offset, state.line
             for buf, end in _chunks(fh):
-                items, nlines = _parse_chunk(buf, end, offset, line, parser, self.needles)
+                items, nlines = _parse_chunk(
+                    buf, end, offset, line, parser, self.needles, self.emit_line is not None
+                )
                 self._take(items, path, pending)
                 if self.progress is not None:
                     self.progress(end)
@@ -252,29 +254,30 @@ class LogScanner:
         return state
 
     def _take(self, items: list[Item], path: Path, pending: OrderedDict) -> None:
-        """Apply parsed lines in file order: unknown shapes, the key index, the window."""
-        keys = self.keys
+        """Apply parsed lines in file order: unknown shapes, the key index, the window.
+
+        A new call waits in the file's window (``[item, first offset, first line]``); the
+        oldest is written when the window is full. (One loop, no call per item: this runs
+        for every call of an import.)
+        """
+        keys, report, window = self.keys, self.report, self.window
+        duplicates = repeats = 0
         for item in items:
             key = item[0]
             if key is None:
                 self._unknown(item[6], f"{path}:{item[3]}")
             elif key in keys:
-                self.report.duplicates += item[1]
+                duplicates += item[1]
+            elif (entry := pending.get(key)) is None:
+                pending[key] = [item, item[2], item[3]]
+                repeats += item[1] - 1
+                if len(pending) > window:
+                    self._flush(pending.popitem(last=False)[1][0])
             else:
-                self._pend(item, pending)
-
-    def _pend(self, item: Item, pending: OrderedDict) -> None:
-        """Hold a call in the file's window (``[item, first offset, first line]``)."""
-        key, count = item[0], item[1]
-        entry = pending.get(key)
-        if entry is None:
-            pending[key] = [item, item[2], item[3]]
-            self.report.repeats += count - 1
-            if len(pending) > self.window:
-                self._flush(pending.popitem(last=False)[1][0])
-            return
-        self.report.repeats += count
-        entry[0] = _merged(entry[0], item)
+                repeats += item[1]
+                entry[0] = _merged(entry[0], item)
+        report.duplicates += duplicates
+        report.repeats += repeats
 
     def _flush(self, item: Item) -> None:
         """Write one call: a Call becomes a row here, a worker's call comes encoded."""
@@ -310,9 +313,14 @@ def _merged(kept: Item, item: Item) -> Item:
 
 
 def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
-    """Complete lines read a chunk at a time: (a buffer, the end of its last complete line)."""
+    """Complete lines read a chunk at a time: (a buffer, the end of its last complete line).
+
+    Each read asks for what the file holds (at most ``CHUNK``): ``read(CHUNK)`` of a smaller
+    file allocates the whole chunk, and that made reading four times slower.
+    """
     tail = b""
-    while chunk := fh.read(CHUNK):
+    fd = fh.fileno()
+    while chunk := fh.read(min(CHUNK, max(1, os.fstat(fd).st_size - fh.tell()))):
         buf = tail + chunk
         end = buf.rfind(b"\n") + 1
         tail = buf[end:]
@@ -320,18 +328,40 @@ def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
 
 
 def _parse_chunk(
-    buf: bytes, end: int, offset: int, first: int, parser: Any, needles: tuple[bytes, ...]
+    buf: bytes,
+    end: int,
+    offset: int,
+    first: int,
+    parser: Any,
+    needles: tuple[bytes, ...],
+    encode: bool = False,
 ) -> tuple[list[Item], int]:
     """The complete lines ``buf[:end]`` -> (items, number of lines).
 
-    (Cutting only the needle lines out with ``bytes.find`` was measured slower than one split:
-    finding each line's start scans back through long lines.)
+    Lines are found with ``bytes.find`` (memchr) and only the ones worth reading are copied
+    out: lines without a needle that are plainly one object (``{`` … ``}``, the bulk of every
+    log) are skipped where they lie; the rest are read by :class:`_LineReader`. (A
+    ``bytes.split`` of the chunk copied every line: twice as slow.) With ``encode``, calls
+    a parser can encode itself come as ledger lines (see :meth:`_LineReader.finish`).
     """
-    lines = buf[:end].split(b"\n")
-    lines.pop()
-    starts = list(accumulate(map(len, lines), lambda at, n: at + n + 1, initial=offset))
-    picked = [(lines[i], starts[i], first + i + 1) for i in _worth_reading(lines, needles)]
-    return _parse_picked(picked, parser, needles), len(lines)
+    find, rfind = buf.find, buf.rfind
+    single = needles[0] if len(needles) == 1 else None
+    reader = _LineReader(parser, needles)
+    hit, other = reader.hit, reader.line
+    start, number = 0, first
+    while start < end:
+        stop = find(b"\n", start, end)
+        number += 1
+        if not needles or stop == start or buf[start] != 123 or buf[stop - 1] != 125:  # {…}
+            other(buf[start:stop], offset + start, number)
+        elif (  # from the end: Claude's usage sits after the content, near the line's end
+            rfind(single, start, stop) >= 0
+            if single is not None
+            else any(rfind(n, start, stop) >= 0 for n in needles)
+        ):
+            hit(buf[start:stop], offset + start, number)
+        start = stop + 1
+    return reader.finish(encode), number - first
 
 
 def _torn_tail(fh: Any, offset: int) -> bool:
@@ -340,56 +370,63 @@ def _torn_tail(fh: Any, offset: int) -> bool:
     return bool(fh.read().strip())
 
 
-def _worth_reading(lines: list[bytes], needles: tuple[bytes, ...]) -> Iterable[int]:
-    """Indexes of the lines :func:`_parse_lines` does more with than skip, found in bulk.
-
-    Skipped: lines without a needle that are plainly one object (``{`` … ``}``), the bulk
-    of every log. The rest (needles, blanks, odd lines) are looked at whole.
-    """
-    if not needles:
-        return range(len(lines))
-    plain = map(
-        and_,
-        map(bytes.startswith, lines, repeat(b"{")),
-        map(bytes.endswith, lines, repeat(b"}")),
-    )
-    if len(needles) == 1:
-        matter = map(contains, lines, repeat(needles[0]))
-    else:
-        matter = (any(n in raw for n in needles) for raw in lines)
-    return compress(range(len(lines)), map(or_, matter, map(not_, plain)))
-
-
-def _parse_picked(
-    picked: list[tuple[bytes, int, int]], parser: Any, needles: tuple[bytes, ...]
-) -> list[Item]:
+class _LineReader:
     """Lines -> calls and unknown shapes; consecutive lines of one call folded into one item.
 
     Folding a run is exact: nothing between two lines of one run can change the key index
     (only a new key flushes the window), so the scanner would merge or drop them all alike.
+    A parser with ``peek(raw)`` (Claude Code) answers (key, total, merge, token) for the usual
+    line: runs are folded on that, and only the winner of a run becomes a call.
     """
-    items: list[Item] = []
-    fast = getattr(parser, "feed_line", None)
-    for line, start, number in picked:
+
+    def __init__(self, parser: Any, needles: tuple[bytes, ...]) -> None:
+        self.parser = parser
+        self.needles = needles
+        self.items: list[Item] = []
+        self.peek = getattr(parser, "peek", None)
+        self.fast = getattr(parser, "feed_line", None)
+        self.tokens = False  # some items still hold a peek token instead of their call
+
+    def line(self, line: bytes, start: int, number: int) -> None:
+        """Any line: blanks skipped, needles checked, then :meth:`hit`."""
         raw = line.strip()
         if not raw:
-            continue
-        if needles and not any(n in raw for n in needles):
+            return
+        if self.needles and not any(n in raw for n in self.needles):
             if raw[:1] == b"{" and raw[-1:] == b"}":
-                continue  # an object that cannot carry tokens: not worth parsing (most lines)
-            items.append((None, 1, start, number, 0, "", Unknown("not JSON")))
-            continue
-        out = FALLBACK if fast is None else fast(raw)
+                return  # an object that cannot carry tokens: not worth parsing (most lines)
+            self.items.append((None, 1, start, number, 0, "", Unknown("not JSON")))
+            return
+        self.hit(raw, start, number)
+
+    def hit(self, raw: bytes, start: int, number: int) -> None:
+        """A stripped line holding a needle (or any line, for a format without needles)."""
+        items = self.items
+        if self.peek is not None:
+            out = self.peek(raw)
+            if type(out) is tuple:
+                self.tokens = True
+                key, total, merge, token = out
+                last = items[-1] if items else None
+                if last is None or last[0] != key:
+                    items.append((key, 1, start, number, total, merge, token))
+                elif merge == "last" or (merge == "largest" and total > last[4]):
+                    items[-1] = (key, last[1] + 1, last[2], last[3], total, merge, token)
+                else:
+                    items[-1] = (key, last[1] + 1, *last[2:])
+                return
+        else:
+            out = FALLBACK if self.fast is None else self.fast(raw)
         if out is FALLBACK:
             try:
                 obj = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 items.append((None, 1, start, number, 0, "", Unknown("not JSON")))
-                continue
+                return
             if not isinstance(obj, dict):
                 items.append((None, 1, start, number, 0, "", Unknown("not a JSON object")))
-                continue
-            out = parser.feed(obj)
+                return
+            out = self.parser.feed(obj)
         for item in out if isinstance(out, list) else [out]:
             if item is None:
                 continue
@@ -403,7 +440,19 @@ def _parse_picked(
                 items[-1] = (*kept[:1], last[1] + 1, last[2], last[3], *kept[4:])
             else:
                 items.append(new)
-    return items
+
+    def finish(self, encode: bool) -> list[Item]:
+        """The items, each peek token turned into its call (``encode``: its ledger line,
+        when the parser has ``encode(token)``, the same bytes as ``encode_row(call.row())``).
+        """
+        if not self.tokens:
+            return self.items
+        make = self.parser.encode if encode and hasattr(self.parser, "encode") else None
+        make = make or self.parser.call
+        return [
+            it if it[0] is None or isinstance(it[6], Call) else (*it[:6], make(it[6]))
+            for it in self.items
+        ]
 
 
 def _parse_file(task: tuple) -> tuple | None:
@@ -423,14 +472,15 @@ def _parse_file(task: tuple) -> tuple | None:
         fh.seek(offset)
         start = offset
         for buf, end in _chunks(fh):
-            found, nlines = _parse_chunk(buf, end, offset, line, parser, needles)
+            found, nlines = _parse_chunk(buf, end, offset, line, parser, needles, True)
             items += found
             offset, line = offset + end, line + nlines
         nbytes = fh.tell() - start
         waiting = _torn_tail(fh, offset)
     source = parser_module.SOURCE
     items = [
-        it if it[0] is None else (*it[:6], encode_row(it[6].row(source))) for it in items
+        it if it[0] is None or type(it[6]) is bytes else (*it[:6], encode_row(it[6].row(source)))
+        for it in items
     ]  # rows encoded here, so the parent only compares keys and writes bytes
     return items, offset, line, nbytes, waiting, parser.state
 

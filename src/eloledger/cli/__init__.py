@@ -8,48 +8,50 @@ parser and sets ``handler``; core modules are imported inside the handlers so th
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from eloledger import __version__
-from eloledger.cli import (
-    audit_cmd,
-    curve_cmd,
-    demo_cmd,
-    doctor_cmd,
-    elo_cmd,
-    env_cmd,
-    fairness_cmd,
-    history_cmd,
-    import_cmd,
-    profile_cmd,
-    run_cmd,
-    sim_cmd,
-    tokens_cmd,
-    tui_cmd,
-    watch_cmd,
-)
 from eloledger.errors import UserError
 from eloledger.redact import scrub
 from eloledger.textsafe import visible
 
-COMMANDS = (
-    tui_cmd,
-    watch_cmd,
-    demo_cmd,
-    run_cmd,
-    tokens_cmd,
-    import_cmd,
-    elo_cmd,
-    curve_cmd,
-    fairness_cmd,
-    history_cmd,  # issue 20 item 8: run index
-    audit_cmd,
-    doctor_cmd,
-    profile_cmd,
-    env_cmd,
-    sim_cmd,
+# The command modules, in the order of the help; imported when a parser is built.
+COMMAND_NAMES = (
+    "tui_cmd",
+    "watch_cmd",
+    "demo_cmd",
+    "run_cmd",
+    "tokens_cmd",
+    "import_cmd",
+    "elo_cmd",
+    "curve_cmd",
+    "fairness_cmd",
+    "history_cmd",  # issue 20 item 8: run index
+    "audit_cmd",
+    "doctor_cmd",
+    "profile_cmd",
+    "env_cmd",
+    "sim_cmd",
 )
+# Commands whose parser is built alone when they are the first argument: every other module
+# costs ~60 ms to import (tables, helpformat...) and a large import is ~0.3 s in all.
+_ALONE = {"import": "import_cmd"}
+
+
+def _command(name: str) -> ModuleType:
+    return importlib.import_module(f"eloledger.cli.{name}")
+
+
+def __getattr__(name: str) -> object:
+    """``cli.COMMANDS`` and ``cli.<name>_cmd`` as before, imported on first use."""
+    if name == "COMMANDS":
+        return tuple(_command(n) for n in COMMAND_NAMES)
+    if name in COMMAND_NAMES:
+        return _command(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,7 +61,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``: module names) one with just those commands."""
     parser = _Parser(
         prog="eloledger",
         description="Token ledger, gateway doctor, profile switcher and Elo-per-token analysis.",
@@ -68,17 +71,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"eloledger {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS:
-        module.register(sub)
+    for name in COMMAND_NAMES if only is None else only:
+        _command(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    alone = _ALONE.get(words[0]) if words else None
+    parser = build_parser(None if alone is None else (alone,))
+    args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
-        handler = tui_cmd.run_app
+        handler = _command("tui_cmd").run_app
     try:
         status = handler(args)
     except UserError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -69,7 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.agents import importer
-    from eloledger.tables import to_json
 
     paths = [Path(p).expanduser() for p in args.paths] or importer.default_roots(args.kind)
     ledger = Path(args.output).expanduser() if args.output else importer.default_ledger(args.kind)
@@ -84,7 +84,9 @@ def handle(args: argparse.Namespace) -> int:
     if show:
         print(file=sys.stderr)
     if args.format == "json":
-        print(to_json(importer.report_json(report, ledger)))
+        # tables.to_json's layout; the report holds no floats, so no NaN to null out (and
+        # tables costs ~10 ms to import, a thirtieth of a large import)
+        print(json.dumps(importer.report_json(report, ledger), indent=2, ensure_ascii=False))
     else:
         from eloledger.textsafe import visible
 

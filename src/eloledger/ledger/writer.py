@@ -1,4 +1,5 @@
-"""Append-only ledger writer: one ``write(2)`` per row, so a crash tears at most the last line.
+"""Append-only ledger writer: one ``write(2)`` per row (or per batch of whole rows, for an
+import), so a crash tears at most the last line.
 
 One writer at a time: the writer holds an advisory lock (``flock``) on a sidecar file
 ``<ledger>.lock`` for its whole life, and the sidecar names the holder (pid, start time). Two
@@ -79,6 +80,16 @@ class LedgerWriter:
                 if self._regular:
                     _cut_back(self._fd, start)
                 raise _write_error(self.path, exc) from None
+
+    def append_lines(self, lines: list[bytes]) -> None:
+        """Append many rows encoded by :func:`encode_row` with one ``write(2)`` (an import).
+
+        The same promises as :meth:`append_line`: a crash tears at most the last line, and a
+        write that fails half-way is cut back to where the batch started, so no row of it is
+        half there (each row is whole or absent).
+        """
+        if lines:
+            self.append_line(b"".join(lines))
 
     def close(self) -> None:
         with self._lock:
