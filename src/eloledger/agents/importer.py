@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import compress, repeat
@@ -187,7 +186,6 @@ def _pool(kind: str, files: list[Path], state: dict[str, FileState]) -> Iterator
         kind == "inspect"
         or workers < 2
         or len(files) < 2
-        or threading.active_count() > 1  # forking a threaded process (a TUI) is not safe
         or _pending_bytes(files, state) < POOL_BYTES
     ):
         yield None
