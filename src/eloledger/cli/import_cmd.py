@@ -88,10 +88,11 @@ def handle(args: argparse.Namespace) -> int:
         # tables costs ~10 ms to import, a thirtieth of a large import)
         print(json.dumps(importer.report_json(report, ledger), indent=2, ensure_ascii=False))
     else:
-        from eloledger.textsafe import visible
+        from eloledger.tables import terminal_width, wrap
 
+        width = terminal_width()
         for line in importer.describe(report, ledger):
-            print(visible(line))  # names and paths from someone else's logs
+            print(wrap(line, width))  # between words; names and paths from logs escaped
     return 0
 
 
