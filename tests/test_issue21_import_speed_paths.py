@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from eloledger.agents import forkpool, importer, logscan
 from eloledger.agents.claude_code import logs as claude
 from eloledger.agents.logcall import FALLBACK, Unknown
-from eloledger.cli import build_parser
+from eloledger.cli import COMMAND_NAMES, build_parser, main
 from eloledger.errors import UserError
 from eloledger.ledger.writer import LedgerWriter, encode_row
 from eloledger.tables import to_json
@@ -396,3 +396,20 @@ def test_saved_state_is_asdict_of_each_file_state() -> None:
     state = logscan.FileState(dev=1, ino=2, offset=3, line=4, parser={"a": [1, {"b": None}]})
     assert importer._state_json(state) == dataclasses.asdict(state)
     assert list(importer._state_json(state)) == [f.name for f in dataclasses.fields(state)]
+
+
+COMMANDS = [name.removesuffix("_cmd") for name in COMMAND_NAMES]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("rest", [["--help"], ["--no-such-option"]])
+def test_every_command_alone_says_what_the_whole_parser_says(command, rest, capsys) -> None:
+    """main() builds only the named command's parser: its help and errors are the whole one's."""
+    argv = [command, *rest]
+    whole = _help_and_error(build_parser(), argv, capsys)
+    alone = _help_and_error(build_parser((f"{command}_cmd",)), argv, capsys)
+    assert whole and alone == whole
+    with pytest.raises(SystemExit):
+        main(argv)
+    out = capsys.readouterr()
+    assert out.out + out.err == whole

@@ -36,9 +36,6 @@ COMMAND_NAMES = (
     "env_cmd",
     "sim_cmd",
 )
-# Commands whose parser is built alone when they are the first argument: every other module
-# costs ~60 ms to import (tables, helpformat...) and a large import is ~0.3 s in all.
-_ALONE = {"import": "import_cmd"}
 
 
 def _command(name: str) -> ModuleType:
@@ -78,8 +75,11 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    alone = _ALONE.get(words[0]) if words else None
-    parser = build_parser(None if alone is None else (alone,))
+    # A command names its module (`import` -> import_cmd): only its parser is built, since the
+    # other modules cost ~60 ms to import (a large import is ~0.3 s in all). Anything else
+    # (--help, no command, a typo) gets the whole parser and its messages.
+    module = f"{words[0]}_cmd" if words else ""
+    parser = build_parser((module,) if module in COMMAND_NAMES else None)
     args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
