@@ -312,6 +312,17 @@ def _merged(kept: Item, item: Item) -> Item:
     return kept
 
 
+def _fold(items: list[Item], new: Item) -> None:
+    """Append one line's item, folded into the last one when it is the same call (the run's
+    line count grows; which line's usage stands is the merge rule, :func:`_merged`)."""
+    last = items[-1] if items else None
+    if last is not None and last[0] == new[0]:
+        kept = _merged(last, new)
+        items[-1] = (kept[0], last[1] + 1, last[2], last[3], *kept[4:])
+    else:
+        items.append(new)
+
+
 def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
     """Complete lines read a chunk at a time: (a buffer, the end of its last complete line).
 
@@ -407,13 +418,7 @@ class _LineReader:
             if type(out) is tuple:
                 self.tokens = True
                 key, total, merge, token = out
-                last = items[-1] if items else None
-                if last is None or last[0] != key:
-                    items.append((key, 1, start, number, total, merge, token))
-                elif merge == "last" or (merge == "largest" and total > last[4]):
-                    items[-1] = (key, last[1] + 1, last[2], last[3], total, merge, token)
-                else:
-                    items[-1] = (key, last[1] + 1, *last[2:])
+                _fold(items, (key, 1, start, number, total, merge, token))
                 return
         else:
             out = FALLBACK if self.fast is None else self.fast(raw)
@@ -433,13 +438,7 @@ class _LineReader:
             if isinstance(item, Unknown):
                 items.append((None, 1, start, number, 0, "", item))
                 continue
-            new = (item.key, 1, start, number, item.usage.total_tokens, item.merge, item)
-            last = items[-1] if items else None
-            if last is not None and last[0] == item.key:
-                kept = _merged(last, new)
-                items[-1] = (*kept[:1], last[1] + 1, last[2], last[3], *kept[4:])
-            else:
-                items.append(new)
+            _fold(items, (item.key, 1, start, number, item.usage.total_tokens, item.merge, item))
 
     def finish(self, encode: bool) -> list[Item]:
         """The items, each peek token turned into its call (``encode``: its ledger line,

@@ -173,15 +173,7 @@ class Parser(FileParser):
         msg_id, request_id = message.id, line.requestId
         if not msg_id and not request_id:
             return Unknown("assistant without message.id and requestId")
-        fresh, read = usage.input_tokens, usage.cache_read_input_tokens
-        write, out = usage.cache_creation_input_tokens, usage.output_tokens
-        total = (  # sum(_counts(usage)), inline: peek runs for every line that carries usage
-            (fresh if fresh is not None else usage.inputTokens or 0)
-            + (read if read is not None else usage.cacheReadInputTokens or 0)
-            + (write if write is not None else usage.cacheCreationInputTokens or 0)
-            + (out if out is not None else usage.outputTokens or 0)
-        )
-        return f"{msg_id or ''}/{request_id or ''}", total, "largest", line
+        return f"{msg_id or ''}/{request_id or ''}", sum(_counts(usage)), "largest", line
 
     def call(self, line: _Line) -> Call:
         """The call of a line :meth:`peek` accepted."""
