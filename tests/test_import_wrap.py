@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "facts" / "agent-samples"
+from import_support import SAMPLES
 
 
 def test_the_report_wraps_between_words(tmp_path: Path) -> None:
