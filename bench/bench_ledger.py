@@ -4,7 +4,8 @@ Generates a realistic ledger (default 1,000,000 rows, ~25 fields, answer text in
 temporary folder, then times on the same file, side by side in one run:
 
 * eloledger: what ``tokens --by arm`` does, in process (``ledger.tally.read_tally``: the file
-  folded batch by batch in worker slices, groups and warnings), and the whole CLI
+  folded batch by batch in worker slices, groups and warnings), the same with
+  ``ELOLEDGER_NATIVE=0`` (msgspec instead of the compiled line scanner), and the whole CLI
   ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
 * the pipeline the popular guides use:
   ``jq -r '[.arm, .total_tokens] | @tsv' ledger.jsonl | awk '{s[$1]+=$2} END {...}'``;
@@ -185,6 +186,15 @@ def run_eloledger(path: Path) -> tuple[float, dict[str, int]]:
     tally.judge_summary()
     elapsed = time.perf_counter() - start
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
+
+
+def run_msgspec_path(path: Path) -> tuple[float, dict[str, int]]:
+    """The same without the compiled line scanner (ledger/_linescan.c): what it buys."""
+    os.environ["ELOLEDGER_NATIVE"] = "0"
+    try:
+        return run_eloledger(path)
+    finally:
+        del os.environ["ELOLEDGER_NATIVE"]
 
 
 def peak_rss(command: list[str] | str, *, shell: bool = False) -> tuple[float, int, bytes]:
@@ -481,6 +491,7 @@ def main() -> int:
 
         contenders = {
             "eloledger (in process)": run_eloledger,
+            "  same, msgspec path": run_msgspec_path,
             "eloledger tokens (CLI)": run_cli,
             "jq | awk": lambda p: run_jq_awk(
                 p, GUIDE_NAMES["arm"] if args.names == "guide" else "arm"

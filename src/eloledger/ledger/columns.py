@@ -465,12 +465,18 @@ def _count_columns(get: Any, merged: Any, needed: tuple[str, ...]) -> dict[str, 
     counts = {}
     for name in needed:
         try:
-            column = np.array(lists[name], dtype=np.float64)
+            counts[name] = np.array(lists[name], dtype=np.float64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise NeedsExactPath from exc
+    return checked_counts(counts)
+
+
+def checked_counts(counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Token count columns (NaN: none) checked as :func:`canonical.check_count` would, and a
+    missing total inferred from prompt + completion."""
+    for column in counts.values():
         if (column < 0).any() or np.isinf(column).any() or (column > MAX_COUNT).any():
             raise NeedsExactPath  # the exact path names the line
-        counts[name] = column
     total = counts["total_tokens"]
     infer = np.isnan(total)
     if infer.any():
@@ -508,30 +514,37 @@ def _status(status: list[Any], structs: list[Any]) -> Factor:
         + [-1],
         dtype=np.int32,
     )
-    return _infer_unknown_status(remap[codes], structs)
+    return _infer_unknown_status(remap[codes], lambda idx: _carry_errors(structs, idx))
 
 
 def _status_from_literals(factor: Factor, structs: list[Any]) -> Factor:
     """Status from the tight decoder: levels are already "ok"/"error"; None is inferred."""
+    return status_from_literals(factor, lambda idx: _carry_errors(structs, idx))
+
+
+def status_from_literals(factor: Factor, carry_errors: Any) -> Factor:
+    """The "ok"/"error" codes of literal levels; rows without a status failed when they carry
+    an error, else succeeded (as canonical). ``carry_errors(rows)``: whether each of those
+    rows has an ``error`` or ``error_class`` that is not null."""
     remap = np.array([("ok", "error").index(level) for level in factor.levels] + [-1])
-    return _infer_unknown_status(remap[factor.codes].astype(np.int32), structs)
+    return _infer_unknown_status(remap[factor.codes].astype(np.int32), carry_errors)
 
 
-def _infer_unknown_status(codes: np.ndarray, structs: list[Any]) -> Factor:
-    """Rows without a status failed when they carry an error, else succeeded (as canonical)."""
-    levels = ["ok", "error"]
+def _carry_errors(structs: list[Any], idx: np.ndarray) -> np.ndarray:
+    rows = [structs[i] for i in idx.tolist()]
+    return np.fromiter(
+        ((r.error is not None or r.error_class is not None) for r in rows),
+        dtype=bool,
+        count=len(rows),
+    )
+
+
+def _infer_unknown_status(codes: np.ndarray, carry_errors: Any) -> Factor:
     unknown = codes < 0
     if unknown.any():
         idx = np.flatnonzero(unknown)
-        error = [structs[i].error for i in idx.tolist()]
-        error_class = [structs[i].error_class for i in idx.tolist()]
-        failed = np.fromiter(
-            ((e is not None or c is not None) for e, c in zip(error, error_class, strict=True)),
-            dtype=bool,
-            count=len(idx),
-        )
-        codes[idx] = np.where(failed, 1, 0)
-    return Factor(codes, levels)
+        codes[idx] = np.where(carry_errors(idx), 1, 0)
+    return Factor(codes, ["ok", "error"])
 
 
 def _passed(values: list[Any]) -> np.ndarray:

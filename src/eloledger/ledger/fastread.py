@@ -32,6 +32,7 @@ from eloledger.ledger.columns import (
     concat,
     row_decoder,
 )
+from eloledger.ledger.nativescan import scan_columns
 
 _PARALLEL_MIN_BYTES = 48 << 20
 
@@ -127,6 +128,15 @@ def _mapped(fh: Any, end: int) -> mmap.mmap:
 
 
 def _decode_batch(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
+    """A batch's columns: scanned in C when it is plain, else decoded by msgspec."""
+    scanned = scan_columns(batch, names, swaps)
+    if scanned is not None:
+        return scanned
+    return decode_msgspec(batch, names, swaps)
+
+
+def decode_msgspec(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
+    """A batch's columns by msgspec: tightly typed first, loosely when a row needs it."""
     structs, tight = None, True
     for tight in (True, False):
         try:

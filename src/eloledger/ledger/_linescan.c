@@ -1,0 +1,701 @@
+/* A strict one-pass scanner of JSON Lines into columns, for the ledger's fast path.
+
+   Why: the msgspec path builds a struct and several Python objects per row and compares
+   every key it does not need against every field; for `tokens` on a million 770-byte rows
+   that was most of the time. This scanner validates each line as JSON (RFC 8259, UTF-8
+   checked) and writes only the fields asked for straight into column buffers.
+
+   It is a pre-filter, never a judge: whatever is not plain (a key with an escape, a needed
+   key twice, a value of an unexpected type, a guard field set, a surrogate escape, deep
+   nesting, a long number, a blank line, bad JSON) makes it return None, and the caller
+   decodes the batch the msgspec way, which has every rule. So a batch it accepts gives the
+   columns the msgspec tight decoder would give (tests/test_native_scan.py checks this).
+
+   Field kinds (one byte each):
+     'f' factor  : a string (no escapes) or null -> int32 code into first-seen levels, -1
+     'l' literal : as 'f', and every level must be one of the allowed values
+     'n' number  : a number or null -> float64 (NaN for null or absent)
+     'p' present : any valid JSON -> uint8, 1 when present and not null
+     'g' guard   : must be null or absent
+*/
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_FIELDS 64
+#define MAX_DEPTH 64
+#define MAX_NUMBER 40
+
+typedef struct {
+    const char *ptr;
+    Py_ssize_t len;
+} Span;
+
+/* One factor column of a batch: an open-addressing table of the distinct strings. */
+typedef struct {
+    uint32_t *slots; /* code + 1, 0 = empty */
+    Span *levels;
+    uint64_t *hashes;
+    Py_ssize_t count, mask;
+} Table;
+
+typedef struct {
+    const char *key;
+    Py_ssize_t key_len;
+    uint64_t head; /* the key's first 8 bytes, zero-padded */
+    char kind;
+    void *out; /* int32 codes, float64 values or uint8 flags */
+    Table table;
+} Field;
+
+typedef struct {
+    Field fields[MAX_FIELDS];
+    int nfields;
+    int16_t lookup[256]; /* key hash -> field index, -1 empty (linear probing) */
+} Spec;
+
+/* ------------------------------------------------------------------ JSON grammar */
+
+/* Bytes that end the plain run of a string: the quote, the backslash, controls, non-ASCII. */
+static unsigned char STOP[256];
+
+static inline const char *ws(const char *p, const char *end) {
+    while (p < end && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\r'))
+        p++;
+    return p;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* The first byte of [p, end) that ends a string's plain run (a quote, a backslash, a control
+   or a non-ASCII byte), eight bytes at a time: in each test the lowest flagged byte is a true
+   match (a borrow only runs upward), so the lowest flag of all four is the first stop. */
+static inline const char *plain_run(const char *p, const char *end) {
+    while (end - p >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        uint64_t quote = v ^ (ONES * '"'), slash = v ^ (ONES * '\\');
+        uint64_t stop = ((quote - ONES) & ~quote) | ((slash - ONES) & ~slash) |
+                        ((v - ONES * 0x20) & ~v) | v;
+        stop &= HIGHS;
+        if (stop) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            return p + (__builtin_clzll(stop) >> 3);
+#else
+            return p + (__builtin_ctzll(stop) >> 3);
+#endif
+        }
+        p += 8;
+    }
+    while (p < end && !STOP[(unsigned char)*p])
+        p++;
+    return p;
+}
+
+
+static void init_stop(void) {
+    for (int c = 0; c < 256; c++)
+        STOP[c] = (c < 0x20 || c == '"' || c == '\\' || c >= 0x80);
+}
+
+/* One UTF-8 sequence at p (first byte >= 0x80), strictly: no overlongs, no surrogates,
+   nothing above U+10FFFF. Returns the byte after it, or NULL. */
+static const char *utf8(const char *p, const char *end) {
+    const unsigned char *s = (const unsigned char *)p;
+    Py_ssize_t left = end - p;
+    unsigned char c = s[0];
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (left < 2 || (s[1] & 0xC0) != 0x80)
+            return NULL;
+        return p + 2;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (left < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+            return NULL;
+        if (c == 0xE0 && s[1] < 0xA0)
+            return NULL; /* overlong */
+        if (c == 0xED && s[1] >= 0xA0)
+            return NULL; /* a surrogate */
+        return p + 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (left < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 ||
+            (s[3] & 0xC0) != 0x80)
+            return NULL;
+        if (c == 0xF0 && s[1] < 0x90)
+            return NULL; /* overlong */
+        if (c == 0xF4 && s[1] >= 0x90)
+            return NULL; /* above U+10FFFF */
+        return p + 4;
+    }
+    return NULL;
+}
+
+static inline int hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The rest of a string from p, a byte that ended a plain run: escapes, UTF-8, controls.
+   Returns the byte after the closing quote, or NULL; a \u escape of a surrogate must be
+   half of a pair. */
+static const char *string_rest(const char *p, const char *end, int *escaped) {
+    for (;;) {
+        if (p >= end)
+            return NULL;
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c == '\\') {
+            *escaped = 1;
+            if (p + 1 >= end)
+                return NULL;
+            char e = p[1];
+            if (e == 'u') {
+                if (end - p < 6 || !hex(p[2]) || !hex(p[3]) || !hex(p[4]) || !hex(p[5]))
+                    return NULL;
+                if ((p[2] == 'd' || p[2] == 'D') && strchr("89abAB", p[3])) {
+                    /* a high surrogate: only with a low one right after it */
+                    if (end - p < 12 || p[6] != '\\' || p[7] != 'u' ||
+                        (p[8] != 'd' && p[8] != 'D') || !strchr("cdefCDEF", p[9]) ||
+                        !hex(p[10]) || !hex(p[11]))
+                        return NULL;
+                    p += 6;
+                } else if ((p[2] == 'd' || p[2] == 'D') && strchr("cdefCDEF", p[3])) {
+                    return NULL; /* a low surrogate alone */
+                }
+                p += 6;
+            } else if (e && strchr("\"\\/bfnrt", e)) {
+                p += 2;
+            } else {
+                return NULL;
+            }
+        } else if (c < 0x20) {
+            return NULL;
+        } else {
+            p = utf8(p, end);
+            if (!p)
+                return NULL;
+        }
+        p = plain_run(p, end);
+    }
+}
+
+/* A string starting at the quote at p. Returns the byte after the closing quote, or NULL;
+   *escaped tells whether it held a backslash. */
+static inline const char *string(const char *p, const char *end, int *escaped) {
+    *escaped = 0;
+    p = plain_run(p + 1, end);
+    if (p < end && *p == '"')
+        return p + 1;
+    return string_rest(p, end, escaped);
+}
+
+/* A number at p, by JSON's grammar. Returns the byte after it, or NULL; *plain is 1 for an
+   integer (no fraction, no exponent). */
+static const char *number(const char *p, const char *end, int *plain) {
+    const char *s = p;
+    *plain = 1;
+    if (p < end && *p == '-')
+        p++;
+    if (p >= end)
+        return NULL;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    } else {
+        return NULL;
+    }
+    if (p < end && *p == '.') {
+        *plain = 0;
+        p++;
+        if (p >= end || *p < '0' || *p > '9')
+            return NULL;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        *plain = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= end || *p < '0' || *p > '9')
+            return NULL;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p - s > MAX_NUMBER)
+        return NULL; /* long numbers: the msgspec path knows their rules */
+    return p;
+}
+
+static const char *value(const char *p, const char *end, int depth);
+
+static const char *word(const char *p, const char *end, const char *text, Py_ssize_t n) {
+    if (end - p < n || memcmp(p, text, n) != 0)
+        return NULL;
+    return p + n;
+}
+
+/* After an item of an object or an array: a comma (*more = 1, at the next item) or the
+   closing byte (*more = 0, just past it); NULL for anything else. */
+static inline const char *next_item(const char *p, const char *end, char close, int *more) {
+    p = ws(p, end);
+    *more = p < end && *p == ',';
+    if (*more)
+        return ws(p + 1, end);
+    return p < end && *p == close ? p + 1 : NULL;
+}
+
+static const char *object(const char *p, const char *end, int depth) {
+    int escaped, more = 1;
+    p = ws(p + 1, end);
+    if (p < end && *p == '}')
+        return p + 1;
+    while (more) {
+        if (p >= end || *p != '"')
+            return NULL;
+        p = string(p, end, &escaped);
+        if (!p)
+            return NULL;
+        p = ws(p, end);
+        if (p >= end || *p != ':')
+            return NULL;
+        p = value(ws(p + 1, end), end, depth);
+        if (!p || !(p = next_item(p, end, '}', &more)))
+            return NULL;
+    }
+    return p;
+}
+
+static const char *array(const char *p, const char *end, int depth) {
+    int more = 1;
+    p = ws(p + 1, end);
+    if (p < end && *p == ']')
+        return p + 1;
+    while (more) {
+        p = value(p, end, depth);
+        if (!p || !(p = next_item(p, end, ']', &more)))
+            return NULL;
+    }
+    return p;
+}
+
+/* Any JSON value at p, checked and skipped. Returns the byte after it, or NULL. */
+static const char *value(const char *p, const char *end, int depth) {
+    int flag;
+    if (p >= end)
+        return NULL;
+    switch (*p) {
+    case '"':
+        return string(p, end, &flag);
+    case '{':
+        return depth >= MAX_DEPTH ? NULL : object(p, end, depth + 1);
+    case '[':
+        return depth >= MAX_DEPTH ? NULL : array(p, end, depth + 1);
+    case 't':
+        return word(p, end, "true", 4);
+    case 'f':
+        return word(p, end, "false", 5);
+    case 'n':
+        return word(p, end, "null", 4);
+    default:
+        return number(p, end, &flag);
+    }
+}
+
+/* ------------------------------------------------------------------ field values */
+
+static uint64_t fnv(const char *p, Py_ssize_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int table_init(Table *t, Py_ssize_t rows) {
+    Py_ssize_t size = 16;
+    while (size < 2 * rows)
+        size <<= 1;
+    t->slots = PyMem_Calloc(size, sizeof(uint32_t));
+    t->levels = PyMem_Malloc((rows + 1) * sizeof(Span));
+    t->hashes = PyMem_Malloc((rows + 1) * sizeof(uint64_t));
+    t->count = 0;
+    t->mask = size - 1;
+    return t->slots && t->levels && t->hashes;
+}
+
+static void table_free(Table *t) {
+    PyMem_Free(t->slots);
+    PyMem_Free(t->levels);
+    PyMem_Free(t->hashes);
+    t->slots = NULL;
+    t->levels = NULL;
+    t->hashes = NULL;
+}
+
+/* The code of the string [ptr, ptr+len), added in first-seen order when new. */
+static int32_t table_code(Table *t, const char *ptr, Py_ssize_t len) {
+    uint64_t h = fnv(ptr, len);
+    Py_ssize_t i = (Py_ssize_t)(h & t->mask);
+    for (;;) {
+        uint32_t slot = t->slots[i];
+        if (slot == 0) {
+            t->levels[t->count].ptr = ptr;
+            t->levels[t->count].len = len;
+            t->hashes[t->count] = h;
+            t->slots[i] = (uint32_t)(++t->count);
+            return (int32_t)(t->count - 1);
+        }
+        Span *s = &t->levels[slot - 1];
+        if (t->hashes[slot - 1] == h && s->len == len && memcmp(s->ptr, ptr, len) == 0)
+            return (int32_t)(slot - 1);
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* A number's text as a float64 the way msgspec and Python read it: integers exactly (as
+   int -> float does, so "-0" is 0.0), others correctly rounded. 0: not representable here. */
+static int to_double(const char *p, const char *stop, int plain, double *out) {
+    char buf[MAX_NUMBER + 1];
+    Py_ssize_t n = stop - p;
+    if (n > MAX_NUMBER)
+        return 0;
+    if (plain) {
+        int negative = (*p == '-');
+        const char *d = p + negative;
+        if (stop - d > 18)
+            return 0;
+        int64_t v = 0;
+        for (; d < stop; d++)
+            v = v * 10 + (*d - '0');
+        *out = (double)(negative ? -v : v);
+        return 1;
+    }
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    char *endp = NULL;
+    double v = PyOS_string_to_double(buf, &endp, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (endp != buf + n || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* The value of a wanted field for row r. Returns the byte after it, or NULL (not plain). */
+static const char *field_value(Field *f, Py_ssize_t r, const char *p, const char *end) {
+    int flag;
+    const char *stop;
+    switch (f->kind) {
+    case 'f':
+    case 'l':
+        if (*p == 'n') {
+            ((int32_t *)f->out)[r] = -1;
+            return word(p, end, "null", 4);
+        }
+        if (*p != '"')
+            return NULL;
+        stop = string(p, end, &flag);
+        if (!stop || flag)
+            return NULL;
+        ((int32_t *)f->out)[r] = table_code(&f->table, p + 1, stop - p - 2);
+        return stop;
+    case 'n':
+        if (*p == 'n')
+            return word(p, end, "null", 4);
+        stop = number(p, end, &flag);
+        if (!stop || !to_double(p, stop, flag, &((double *)f->out)[r]))
+            return NULL;
+        return stop;
+    case 'p':
+        if (*p == 'n')
+            return word(p, end, "null", 4);
+        ((uint8_t *)f->out)[r] = 1;
+        return value(p, end, 0);
+    default: /* 'g' */
+        return *p == 'n' ? word(p, end, "null", 4) : NULL;
+    }
+}
+
+/* Where a key starts looking in the spec's table: cheap, for the many keys not wanted. */
+static inline int key_slot(const char *key, Py_ssize_t len) {
+    if (len == 0)
+        return 0;
+    unsigned h = (unsigned)len * 31u + (unsigned char)key[0] * 7u +
+                 (unsigned char)key[len - 1] * 131u + (unsigned char)key[len >> 1];
+    return (int)(h & 255);
+}
+
+static inline uint64_t head(const char *key, Py_ssize_t len) {
+    uint64_t h = 0;
+    memcpy(&h, key, len < 8 ? len : 8);
+    return h;
+}
+
+static inline int find_field(const Spec *spec, const char *key, Py_ssize_t len) {
+    int j = spec->lookup[key_slot(key, len)];
+    if (j < 0)
+        return -1; /* most keys not wanted stop here */
+    uint64_t h = head(key, len);
+    for (int i = key_slot(key, len), tries = 0; tries < 256; i = (i + 1) & 255, tries++) {
+        j = spec->lookup[i];
+        if (j < 0)
+            return -1;
+        const Field *f = &spec->fields[j];
+        if (f->head == h && f->key_len == len &&
+            (len <= 8 || memcmp(f->key + 8, key + 8, len - 8) == 0))
+            return j;
+    }
+    return -1;
+}
+
+/* One line [p, end) as row r. Returns 1 when plain, 0 when not. */
+static int line(Spec *spec, Py_ssize_t r, const char *p, const char *end) {
+    uint64_t seen = 0;
+    int escaped, more = 1;
+    for (int i = 0; i < spec->nfields; i++) {
+        Field *f = &spec->fields[i];
+        if (f->kind == 'f' || f->kind == 'l')
+            ((int32_t *)f->out)[r] = -1;
+        else if (f->kind == 'n')
+            ((double *)f->out)[r] = Py_NAN;
+        else if (f->kind == 'p')
+            ((uint8_t *)f->out)[r] = 0;
+    }
+    p = ws(p, end);
+    if (p >= end || *p != '{')
+        return 0;
+    p = ws(p + 1, end);
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        while (more) {
+            if (p >= end || *p != '"')
+                return 0;
+            const char *key = p + 1;
+            p = string(p, end, &escaped);
+            if (!p || escaped)
+                return 0; /* an escaped key might spell a wanted one */
+            Py_ssize_t key_len = p - key - 1;
+            p = ws(p, end);
+            if (p >= end || *p != ':')
+                return 0;
+            p = ws(p + 1, end);
+            if (p >= end)
+                return 0;
+            int j = find_field(spec, key, key_len);
+            if (j >= 0) {
+                if (seen & (1ULL << j))
+                    return 0; /* a wanted key twice */
+                seen |= 1ULL << j;
+                p = field_value(&spec->fields[j], r, p, end);
+            } else {
+                p = value(p, end, 0);
+            }
+            if (!p || !(p = next_item(p, end, '}', &more)))
+                return 0;
+        }
+    }
+    return ws(p, end) == end;
+}
+
+/* ------------------------------------------------------------------ Python face */
+
+static int levels_allowed(const Table *t, PyObject *allowed) {
+    if (allowed == Py_None)
+        return 1;
+    for (Py_ssize_t i = 0; i < t->count; i++) {
+        int found = 0;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(allowed) && !found; k++) {
+            PyObject *word = PyTuple_GET_ITEM(allowed, k);
+            found = PyBytes_GET_SIZE(word) == t->levels[i].len &&
+                    memcmp(PyBytes_AS_STRING(word), t->levels[i].ptr, t->levels[i].len) == 0;
+        }
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *levels_list(const Table *t) {
+    PyObject *list = PyList_New(t->count);
+    if (!list)
+        return NULL;
+    for (Py_ssize_t i = 0; i < t->count; i++) {
+        PyObject *text = PyUnicode_DecodeUTF8(t->levels[i].ptr, t->levels[i].len, "strict");
+        if (!text) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, text);
+    }
+    return list;
+}
+
+static Py_ssize_t count_lines(const char *p, const char *end) {
+    Py_ssize_t n = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', end - p);
+        n++;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return n;
+}
+
+static int spec_init(Spec *spec, PyObject *keys, const char *kinds, Py_ssize_t nkinds) {
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (n > MAX_FIELDS || n != nkinds) {
+        PyErr_SetString(PyExc_ValueError, "one kind per key, at most 64 keys");
+        return 0;
+    }
+    memset(spec->lookup, 0xff, sizeof(spec->lookup));
+    spec->nfields = (int)n;
+    for (int i = 0; i < n; i++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, i);
+        if (!PyBytes_Check(key) || !strchr("flnpg", kinds[i])) {
+            PyErr_SetString(PyExc_TypeError, "keys are bytes, kinds are f, l, n, p or g");
+            return 0;
+        }
+        Field *f = &spec->fields[i];
+        memset(f, 0, sizeof(*f));
+        f->key = PyBytes_AS_STRING(key);
+        f->key_len = PyBytes_GET_SIZE(key);
+        f->head = head(f->key, f->key_len);
+        f->kind = kinds[i];
+        if (find_field(spec, f->key, f->key_len) >= 0) {
+            PyErr_SetString(PyExc_ValueError, "a key is given twice");
+            return 0;
+        }
+        int slot = key_slot(f->key, f->key_len);
+        while (spec->lookup[slot] >= 0)
+            slot = (slot + 1) & 255;
+        spec->lookup[slot] = (int16_t)i;
+    }
+    return 1;
+}
+
+/* scan(data, keys, kinds, allowed) -> (rows, columns) or None when the batch is not plain.
+
+   data: the batch's whole lines (a buffer); keys: the JSON keys wanted (bytes); kinds: one
+   kind byte per key; allowed: per key, a tuple of the allowed values (bytes) of a literal,
+   or None. columns: per key, (codes bytearray, levels) for 'f'/'l', a float64 bytearray for
+   'n', a uint8 bytearray for 'p', None for 'g'. */
+static PyObject *scan(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    PyObject *keys, *allowed, *result = NULL, *outs[MAX_FIELDS] = {0};
+    const char *kinds;
+    Py_ssize_t nkinds;
+    Spec *spec = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*O!y#O!", &data, &PyTuple_Type, &keys, &kinds, &nkinds,
+                          &PyTuple_Type, &allowed))
+        return NULL;
+    spec = PyMem_Calloc(1, sizeof(Spec));
+    if (!spec) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!spec_init(spec, keys, kinds, nkinds))
+        goto done;
+    if (PyTuple_GET_SIZE(allowed) != nkinds) {
+        PyErr_SetString(PyExc_ValueError, "one allowed entry per key");
+        goto done;
+    }
+    const char *p = data.buf, *end = p + data.len;
+    Py_ssize_t rows = count_lines(p, end);
+    if (rows == 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    for (int i = 0; i < spec->nfields; i++) {
+        Field *f = &spec->fields[i];
+        Py_ssize_t width = f->kind == 'n' ? 8 : f->kind == 'p' ? 1 : f->kind == 'g' ? 0 : 4;
+        if (!width)
+            continue;
+        outs[i] = PyByteArray_FromStringAndSize(NULL, rows * width);
+        if (!outs[i])
+            goto done;
+        f->out = PyByteArray_AS_STRING(outs[i]);
+        if ((f->kind == 'f' || f->kind == 'l') && !table_init(&f->table, rows)) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const char *nl = memchr(p, '\n', end - p);
+        const char *stop = nl ? nl : end;
+        if (!line(spec, r, p, stop)) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        p = stop + 1;
+    }
+    PyObject *columns = PyTuple_New(spec->nfields);
+    if (!columns)
+        goto done;
+    for (int i = 0; i < spec->nfields; i++) {
+        Field *f = &spec->fields[i];
+        PyObject *item;
+        if (f->kind == 'f' || f->kind == 'l') {
+            if (!levels_allowed(&f->table, PyTuple_GET_ITEM(allowed, i))) {
+                Py_DECREF(columns);
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            PyObject *levels = levels_list(&f->table);
+            if (!levels) {
+                Py_DECREF(columns);
+                PyErr_Clear(); /* not UTF-8 after all: the msgspec path says where */
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            item = Py_BuildValue("(ON)", outs[i], levels);
+        } else {
+            item = Py_NewRef(outs[i] ? outs[i] : Py_None);
+        }
+        if (!item) {
+            Py_DECREF(columns);
+            goto done;
+        }
+        PyTuple_SET_ITEM(columns, i, item);
+    }
+    result = Py_BuildValue("(nN)", rows, columns);
+done:
+    if (spec) {
+        for (int i = 0; i < spec->nfields; i++)
+            table_free(&spec->fields[i].table);
+        PyMem_Free(spec);
+    }
+    for (int i = 0; i < MAX_FIELDS; i++)
+        Py_XDECREF(outs[i]);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, "Columns of plain JSON Lines, or None (see the module)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_linescan",
+    .m_doc = "A strict JSON Lines scanner into columns.",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__linescan(void) {
+    init_stop();
+    return PyModule_Create(&module);
+}
