@@ -135,6 +135,13 @@ def test_plain_ledgers_are_scanned_and_agree(guide: bool, names: tuple[str, ...]
     )
 
 
+def test_many_levels_grow_the_table_and_agree() -> None:
+    """Thousands of distinct tasks and sessions: the level table grows many times over."""
+    rows = [{**writer_row(i), "task_id": f"t-{i}", "session": "s" * (i % 40) + str(i)} for i in range(5000)]  # fmt: skip
+    assert check(lines(rows), NAME_SETS[3])
+    assert check(lines(rows), TOKENS)
+
+
 def test_the_scanned_tally_is_the_msgspec_tally(tmp_path: Path) -> None:
     """The whole `tokens` command, both ways, on a ledger big enough for two workers."""
     from tests.test_issue21_tally import varied_rows
@@ -342,6 +349,38 @@ def test_negative_zero_and_rounding_match_python() -> None:
     assert not math.copysign(1, columns["latency_ms"][0]) < 0  # an integer -0 is int 0
     assert math.copysign(1, columns["ts"][0]) < 0
     assert columns["ts"][1] == 1764400000.01 and columns["latency_ms"][1] == 0.1
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    mantissa=st.one_of(st.integers(0, 10**15), st.integers(0, 10**19)),
+    point=st.integers(0, 20),
+    exponent=st.one_of(st.none(), st.integers(-30, 30)),
+    sign=st.sampled_from(["", "-"]),
+    zeros=st.integers(0, 3),
+)
+@example(mantissa=514496474603100760, point=9, exponent=None, sign="", zeros=0)
+@example(mantissa=36267854731514259, point=1, exponent=None, sign="-", zeros=0)
+def test_decimals_read_as_python_reads_them(
+    mantissa: int, point: int, exponent: int | None, sign: str, zeros: int
+) -> None:
+    """The scanner's own decimal reading (exact fast path, else Python's) is float()'s."""
+    digits = "0" * zeros + str(mantissa)
+    cut = max(1, len(digits) - point)  # digits before the point, the rest after it
+    whole, fraction = digits[:cut].lstrip("0") or "0", digits[cut:]
+    text = sign + whole + ("." + fraction if fraction else "")
+    if exponent is not None:
+        text += f"e{exponent:+d}"
+    if "." not in text and "e" not in text:
+        text += ".0"  # integers are read another way (tested above)
+    batch = b'{"latency_ms":' + text.encode() + b"}\n"
+    scanned = scan_columns(memoryview(batch), TOKENS, ())
+    if scanned is None:  # only where the value is out of float range or too long
+        assert len(text) > 40 or not math.isfinite(float(text))
+        return
+    got = scanned[0]["latency_ms"][0]
+    assert math.copysign(1, got) == math.copysign(1, float(text)) and got == float(text), text
+    check(batch)
 
 
 def test_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

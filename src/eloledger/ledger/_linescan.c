@@ -20,6 +20,7 @@
 */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,10 +34,18 @@ typedef struct {
     Py_ssize_t len;
 } Span;
 
-/* One factor column of a batch: an open-addressing table of the distinct strings. */
+/* A string's first 16 bytes as two words, zero-padded: short keys and levels compare in two
+   word compares instead of a memcmp call. */
+typedef struct {
+    uint64_t w[2];
+} Words;
+
+/* One factor column of a batch: an open-addressing table of the distinct strings, grown
+   with them (few levels keep it in the CPU cache). */
 typedef struct {
     uint32_t *slots; /* code + 1, 0 = empty */
     Span *levels;
+    Words *words;
     uint64_t *hashes;
     Py_ssize_t count, mask;
 } Table;
@@ -44,7 +53,7 @@ typedef struct {
 typedef struct {
     const char *key;
     Py_ssize_t key_len;
-    uint64_t head; /* the key's first 8 bytes, zero-padded */
+    Words words;
     char kind;
     void *out; /* int32 codes, float64 values or uint8 flags */
     Table table;
@@ -54,9 +63,34 @@ typedef struct {
     Field fields[MAX_FIELDS];
     int nfields;
     int16_t lookup[256]; /* key hash -> field index, -1 empty (linear probing) */
+    const char *limit;   /* the batch's end: words are read up to it, never past it */
 } Spec;
 
 /* ------------------------------------------------------------------ JSON grammar */
+
+/* [p, p + len) as Words. Two fixed loads when 16 bytes lie before limit (little endian). */
+static inline Words words_of(const char *p, Py_ssize_t len, const char *limit) {
+    Words out = {{0, 0}};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (limit - p >= 16) {
+        memcpy(out.w, p, 16);
+        if (len < 8) {
+            out.w[0] &= len ? ~0ULL >> (64 - 8 * len) : 0;
+            out.w[1] = 0;
+        } else if (len < 16) {
+            out.w[1] &= len > 8 ? ~0ULL >> (64 - 8 * (len - 8)) : 0;
+        }
+        return out;
+    }
+#endif
+    (void)limit;
+    memcpy(out.w, p, len < 16 ? len : 16);
+    return out;
+}
+
+static inline int same_words(Words a, Words b) {
+    return a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
 
 /* Bytes that end the plain run of a string: the quote, the backslash, controls, non-ASCII. */
 static unsigned char STOP[256];
@@ -243,7 +277,18 @@ static const char *word(const char *p, const char *end, const char *text, Py_ssi
 
 /* After an item of an object or an array: a comma (*more = 1, at the next item) or the
    closing byte (*more = 0, just past it); NULL for anything else. */
+static inline const char *expect(const char *p, const char *end, char c) {
+    if (p < end && *p == c)
+        return p + 1; /* compact JSON: no whitespace to skip */
+    p = ws(p, end);
+    return p < end && *p == c ? p + 1 : NULL;
+}
+
 static inline const char *next_item(const char *p, const char *end, char close, int *more) {
+    if (p < end && *p == ',') {
+        *more = 1;
+        return ws(p + 1, end);
+    }
     p = ws(p, end);
     *more = p < end && *p == ',';
     if (*more)
@@ -262,10 +307,10 @@ static const char *object(const char *p, const char *end, int depth) {
         p = string(p, end, &escaped);
         if (!p)
             return NULL;
-        p = ws(p, end);
-        if (p >= end || *p != ':')
+        p = expect(p, end, ':');
+        if (!p)
             return NULL;
-        p = value(ws(p + 1, end), end, depth);
+        p = value(ws(p, end), end, depth);
         if (!p || !(p = next_item(p, end, '}', &more)))
             return NULL;
     }
@@ -310,6 +355,13 @@ static const char *value(const char *p, const char *end, int depth) {
 
 /* ------------------------------------------------------------------ field values */
 
+static inline uint64_t mix(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    return h;
+}
+
 static uint64_t fnv(const char *p, Py_ssize_t n) {
     uint64_t h = 1469598103934665603ULL;
     for (Py_ssize_t i = 0; i < n; i++)
@@ -318,45 +370,124 @@ static uint64_t fnv(const char *p, Py_ssize_t n) {
 }
 
 static int table_init(Table *t, Py_ssize_t rows) {
-    Py_ssize_t size = 16;
-    while (size < 2 * rows)
-        size <<= 1;
+    Py_ssize_t size = 64;
     t->slots = PyMem_Calloc(size, sizeof(uint32_t));
     t->levels = PyMem_Malloc((rows + 1) * sizeof(Span));
+    t->words = PyMem_Malloc((rows + 1) * sizeof(Words));
     t->hashes = PyMem_Malloc((rows + 1) * sizeof(uint64_t));
     t->count = 0;
     t->mask = size - 1;
-    return t->slots && t->levels && t->hashes;
+    return t->slots && t->levels && t->words && t->hashes;
+}
+
+/* Double the slots and put every level back at its hash. 0 when out of memory. */
+static int table_grow(Table *t) {
+    Py_ssize_t mask = 2 * (t->mask + 1) - 1;
+    uint32_t *slots = PyMem_Calloc(mask + 1, sizeof(uint32_t));
+    if (!slots)
+        return 0;
+    for (Py_ssize_t c = 0; c < t->count; c++) {
+        Py_ssize_t i = (Py_ssize_t)(t->hashes[c] & mask);
+        while (slots[i])
+            i = (i + 1) & mask;
+        slots[i] = (uint32_t)(c + 1);
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots;
+    t->mask = mask;
+    return 1;
 }
 
 static void table_free(Table *t) {
     PyMem_Free(t->slots);
     PyMem_Free(t->levels);
+    PyMem_Free(t->words);
     PyMem_Free(t->hashes);
     t->slots = NULL;
     t->levels = NULL;
+    t->words = NULL;
     t->hashes = NULL;
 }
 
 /* The code of the string [ptr, ptr+len), added in first-seen order when new. */
-static int32_t table_code(Table *t, const char *ptr, Py_ssize_t len) {
-    uint64_t h = fnv(ptr, len);
+/* The code of the string [ptr, ptr+len), added in first-seen order when new; -2 when out of
+   memory. */
+static int32_t table_code(Table *t, const char *ptr, Py_ssize_t len, const char *limit) {
+    Words w = words_of(ptr, len, limit);
+    uint64_t h = len <= 16 ? mix(w.w[0] ^ (w.w[1] * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)len)
+                           : fnv(ptr, len);
     Py_ssize_t i = (Py_ssize_t)(h & t->mask);
     for (;;) {
         uint32_t slot = t->slots[i];
         if (slot == 0) {
-            t->levels[t->count].ptr = ptr;
-            t->levels[t->count].len = len;
-            t->hashes[t->count] = h;
-            t->slots[i] = (uint32_t)(++t->count);
-            return (int32_t)(t->count - 1);
+            Py_ssize_t code = t->count++;
+            t->levels[code].ptr = ptr;
+            t->levels[code].len = len;
+            t->words[code] = w;
+            t->hashes[code] = h;
+            t->slots[i] = (uint32_t)(code + 1);
+            if (2 * t->count > t->mask && !table_grow(t))
+                return -2;
+            return (int32_t)code;
         }
-        Span *s = &t->levels[slot - 1];
-        if (t->hashes[slot - 1] == h && s->len == len && memcmp(s->ptr, ptr, len) == 0)
-            return (int32_t)(slot - 1);
+        Py_ssize_t code = slot - 1;
+        if (t->hashes[code] == h && t->levels[code].len == len && same_words(t->words[code], w) &&
+            (len <= 16 || memcmp(t->levels[code].ptr, ptr, len) == 0))
+            return (int32_t)code;
         i = (i + 1) & t->mask;
     }
 }
+
+#if FLT_EVAL_METHOD == 0
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Clinger's fast path: at most 15 significant digits times a power of ten up to 10^22 is
+   one exact double divided or multiplied by another, so one correctly rounded operation,
+   as Python's float() is. 0 when the number is outside it. */
+static int fast_decimal(const char *p, const char *stop, double *out) {
+    int negative = *p == '-', digits = 0, scale = 0;
+    uint64_t m = 0;
+    p += negative;
+    for (int fraction = 0; p < stop; p++) {
+        if (*p == '.') {
+            fraction = 1;
+            continue;
+        }
+        if (*p == 'e' || *p == 'E')
+            break;
+        digits += m != 0 || *p != '0';
+        if (digits > 15)
+            return 0;
+        m = m * 10 + (uint64_t)(*p - '0');
+        scale -= fraction;
+    }
+    if (p < stop) { /* the exponent, its digits checked by number() */
+        int sign = 1, e = 0;
+        p++;
+        if (*p == '+' || *p == '-')
+            sign = *p++ == '-' ? -1 : 1;
+        for (; p < stop; p++) {
+            e = e * 10 + (*p - '0');
+            if (e > 400)
+                return 0;
+        }
+        scale += sign * e;
+    }
+    if (scale < -22 || scale > 22)
+        return 0;
+    double v = (double)m;
+    v = scale < 0 ? v / POW10[-scale] : v * POW10[scale];
+    *out = negative ? -v : v;
+    return 1;
+}
+#else
+static int fast_decimal(const char *p, const char *stop, double *out) {
+    (void)p, (void)stop, (void)out;
+    return 0; /* extended precision arithmetic would round twice */
+}
+#endif
 
 /* A number's text as a float64 the way msgspec and Python read it: integers exactly (as
    int -> float does, so "-0" is 0.0), others correctly rounded. 0: not representable here. */
@@ -376,6 +507,8 @@ static int to_double(const char *p, const char *stop, int plain, double *out) {
         *out = (double)(negative ? -v : v);
         return 1;
     }
+    if (fast_decimal(p, stop, out))
+        return 1;
     memcpy(buf, p, n);
     buf[n] = '\0';
     char *endp = NULL;
@@ -391,23 +524,22 @@ static int to_double(const char *p, const char *stop, int plain, double *out) {
 }
 
 /* The value of a wanted field for row r. Returns the byte after it, or NULL (not plain). */
-static const char *field_value(Field *f, Py_ssize_t r, const char *p, const char *end) {
+static const char *field_value(Field *f, Py_ssize_t r, const char *p, const char *end,
+                               const char *limit) {
     int flag;
     const char *stop;
     switch (f->kind) {
     case 'f':
     case 'l':
-        if (*p == 'n') {
-            ((int32_t *)f->out)[r] = -1;
-            return word(p, end, "null", 4);
-        }
+        if (*p == 'n')
+            return word(p, end, "null", 4); /* codes start at -1 */
         if (*p != '"')
             return NULL;
         stop = string(p, end, &flag);
         if (!stop || flag)
             return NULL;
-        ((int32_t *)f->out)[r] = table_code(&f->table, p + 1, stop - p - 2);
-        return stop;
+        ((int32_t *)f->out)[r] = table_code(&f->table, p + 1, stop - p - 2, limit);
+        return ((int32_t *)f->out)[r] == -2 ? NULL : stop;
     case 'n':
         if (*p == 'n')
             return word(p, end, "null", 4);
@@ -434,24 +566,18 @@ static inline int key_slot(const char *key, Py_ssize_t len) {
     return (int)(h & 255);
 }
 
-static inline uint64_t head(const char *key, Py_ssize_t len) {
-    uint64_t h = 0;
-    memcpy(&h, key, len < 8 ? len : 8);
-    return h;
-}
-
 static inline int find_field(const Spec *spec, const char *key, Py_ssize_t len) {
-    int j = spec->lookup[key_slot(key, len)];
-    if (j < 0)
+    int slot = key_slot(key, len);
+    if (spec->lookup[slot] < 0)
         return -1; /* most keys not wanted stop here */
-    uint64_t h = head(key, len);
-    for (int i = key_slot(key, len), tries = 0; tries < 256; i = (i + 1) & 255, tries++) {
-        j = spec->lookup[i];
+    Words w = words_of(key, len, spec->limit);
+    for (int i = slot, tries = 0; tries < 256; i = (i + 1) & 255, tries++) {
+        int j = spec->lookup[i];
         if (j < 0)
             return -1;
         const Field *f = &spec->fields[j];
-        if (f->head == h && f->key_len == len &&
-            (len <= 8 || memcmp(f->key + 8, key + 8, len - 8) == 0))
+        if (f->key_len == len && same_words(f->words, w) &&
+            (len <= 16 || memcmp(f->key + 16, key + 16, len - 16) == 0))
             return j;
     }
     return -1;
@@ -460,16 +586,7 @@ static inline int find_field(const Spec *spec, const char *key, Py_ssize_t len) 
 /* One line [p, end) as row r. Returns 1 when plain, 0 when not. */
 static int line(Spec *spec, Py_ssize_t r, const char *p, const char *end) {
     uint64_t seen = 0;
-    int escaped, more = 1;
-    for (int i = 0; i < spec->nfields; i++) {
-        Field *f = &spec->fields[i];
-        if (f->kind == 'f' || f->kind == 'l')
-            ((int32_t *)f->out)[r] = -1;
-        else if (f->kind == 'n')
-            ((double *)f->out)[r] = Py_NAN;
-        else if (f->kind == 'p')
-            ((uint8_t *)f->out)[r] = 0;
-    }
+    int escaped, more = 1; /* the row's cells start at -1, NaN and 0 (scan fills them) */
     p = ws(p, end);
     if (p >= end || *p != '{')
         return 0;
@@ -485,18 +602,15 @@ static int line(Spec *spec, Py_ssize_t r, const char *p, const char *end) {
             if (!p || escaped)
                 return 0; /* an escaped key might spell a wanted one */
             Py_ssize_t key_len = p - key - 1;
-            p = ws(p, end);
-            if (p >= end || *p != ':')
-                return 0;
-            p = ws(p + 1, end);
-            if (p >= end)
+            p = expect(p, end, ':');
+            if (!p || (p = ws(p, end)) >= end)
                 return 0;
             int j = find_field(spec, key, key_len);
             if (j >= 0) {
                 if (seen & (1ULL << j))
                     return 0; /* a wanted key twice */
                 seen |= 1ULL << j;
-                p = field_value(&spec->fields[j], r, p, end);
+                p = field_value(&spec->fields[j], r, p, end, spec->limit);
             } else {
                 p = value(p, end, 0);
             }
@@ -570,7 +684,7 @@ static int spec_init(Spec *spec, PyObject *keys, const char *kinds, Py_ssize_t n
         memset(f, 0, sizeof(*f));
         f->key = PyBytes_AS_STRING(key);
         f->key_len = PyBytes_GET_SIZE(key);
-        f->head = head(f->key, f->key_len);
+        f->words = words_of(f->key, f->key_len, f->key);
         f->kind = kinds[i];
         if (find_field(spec, f->key, f->key_len) >= 0) {
             PyErr_SetString(PyExc_ValueError, "a key is given twice");
@@ -612,6 +726,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         goto done;
     }
     const char *p = data.buf, *end = p + data.len;
+    spec->limit = end;
     Py_ssize_t rows = count_lines(p, end);
     if (rows == 0) {
         result = Py_NewRef(Py_None);
@@ -626,6 +741,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         if (!outs[i])
             goto done;
         f->out = PyByteArray_AS_STRING(outs[i]);
+        if (f->kind == 'n') {
+            for (Py_ssize_t r = 0; r < rows; r++)
+                ((double *)f->out)[r] = Py_NAN;
+        } else {
+            memset(f->out, f->kind == 'p' ? 0 : 0xff, rows * width); /* codes -1, flags 0 */
+        }
         if ((f->kind == 'f' || f->kind == 'l') && !table_init(&f->table, rows)) {
             PyErr_NoMemory();
             goto done;
