@@ -33,6 +33,7 @@ from eloledger.ledger.columns import (
 )
 from eloledger.ledger.fastread import decode_msgspec
 from eloledger.ledger.nativescan import scan_columns
+from eloledger.rating.outcomes import OUTCOME_COLUMNS
 
 TOKENS = (*SUMMARY_COLUMNS, "latency_ms", "ts")  # what `tokens` reads
 NAME_SETS = (
@@ -41,6 +42,8 @@ NAME_SETS = (
     ("reasoning_tokens",),  # the tally's second look, for unequal totals
     ("arm", "task_id", "session", "score", "error_class", "ttft_ms", "model"),
     ("status",),
+    OUTCOME_COLUMNS,  # elo --ledger: passed and agent too
+    ("passed", "will_retry", "agent"),
 )
 
 
@@ -104,7 +107,9 @@ def writer_row(i: int, *, guide: bool = False) -> dict[str, Any]:
         "total_tokens": 11 * i,
         "content": 'say "hi"\n\\ and \u00e9 \u2028 \U0001f680',
         "score": 0.5,
-        "passed": True,
+        "passed": [True, False, None, 1, 0.0][i % 5],
+        "agent": ["claude-code", None, "", 0, [1]][i % 5],
+        "will_retry": [False, True, 1, None, {}][i % 5],
         "tools": [{"name": "x", "args": {"a": [1, 2.5e-3, None, False]}}],
     }
     if i % 5 == 0:
@@ -181,6 +186,10 @@ KEYS = st.sampled_from(
         "usageMetadata",
         "error",
         "error_class",
+        "passed",
+        "agent",
+        "will_retry",
+        "sandbox",
         "reasoning_tokens",
         "score",
         "session",
@@ -316,6 +325,18 @@ REFUSED = [
 ]
 
 
+# Refused when elo --ledger's columns are read (passed, agent).
+REFUSED_OUTCOMES = [
+    b'{"passed":2}',  # passed is true, false, 0, 1 or null: the exact path names the line
+    b'{"passed":"yes"}',
+    b'{"passed":[]}',
+    b'{"passed":0.5}',
+    b'{"agent":1e400}',
+    b'{"agent":[1,]}',
+    b'{"sandbox":true}',
+]
+
+
 def short_ids(lines: list[bytes]) -> list[str]:
     return [repr(line[:32]) for line in lines]
 
@@ -326,6 +347,12 @@ def test_hostile_lines_are_refused(line: bytes) -> None:
     check(line)  # and the msgspec path still decides
 
 
+@pytest.mark.parametrize("line", REFUSED_OUTCOMES, ids=short_ids(REFUSED_OUTCOMES))
+def test_hostile_outcome_lines_are_refused(line: bytes) -> None:
+    assert outcome(scan_columns, line, OUTCOME_COLUMNS) is None
+    check(line, OUTCOME_COLUMNS)
+
+
 ACCEPTED = [
     b'{"arm":"x","content":"\\u00e9\\ud83d\\ude80 \\" \\\\ \\/ \\b\\f\\n\\r\\t"}',
     b'{"arm":null,"task_id":null,"usage":null,"strategy":null}',
@@ -334,12 +361,16 @@ ACCEPTED = [
     b'{"arm":"","task_id":"\xc3\xa9\xe2\x82\xac\xf0\x9f\x9a\x80"}',
     b'{"prompt_tokens":1E2,"completion_tokens":-0.0,"total_tokens":0e0,"latency_ms":-0}',
     b'{"error":{"deep":[1,{"a":[]}]},"x":[[[[]]]]}',
+    b'{"passed":-0.0,"agent":"","will_retry":[ ]}',
+    b'{"passed":1.0,"agent":{"a":null},"will_retry":-0}',
+    b'{"passed":0,"agent":1e-400,"will_retry":" "}',
 ]
 
 
 @pytest.mark.parametrize("line", ACCEPTED, ids=short_ids(ACCEPTED))
 def test_odd_but_plain_lines_are_scanned_and_agree(line: bytes) -> None:
     assert check(line), line
+    assert check(line, OUTCOME_COLUMNS), line
 
 
 def test_negative_zero_and_rounding_match_python() -> None:

@@ -16,6 +16,8 @@
      'l' literal : as 'f', and every level must be one of the allowed values
      'n' number  : a number or null -> float64 (NaN for null or absent)
      'p' present : any valid JSON -> uint8, 1 when present and not null
+     't' truthy  : any valid JSON -> uint8, Python's bool() of it (numbers read as below)
+     'b' passed  : null, a boolean, or a number equal to 0 or 1 -> float64 (NaN, 1.0, 0.0)
      'g' guard   : must be null or absent
 */
 #define PY_SSIZE_T_CLEAN
@@ -523,6 +525,61 @@ static int to_double(const char *p, const char *stop, int plain, double *out) {
     return 1;
 }
 
+/* Python's bool() of a value (null, false, 0, "", [] and {} are false). */
+static const char *truthy(const char *p, const char *end, uint8_t *out) {
+    int flag;
+    double v;
+    const char *stop, *inside;
+    switch (*p) {
+    case 'n':
+        return word(p, end, "null", 4);
+    case 'f':
+        return word(p, end, "false", 5);
+    case 't':
+        *out = 1;
+        return word(p, end, "true", 4);
+    case '"':
+        stop = string(p, end, &flag);
+        *out = stop && stop - p > 2;
+        return stop;
+    case '[':
+    case '{':
+        inside = ws(p + 1, end);
+        *out = !(inside < end && *inside == (*p == '[' ? ']' : '}'));
+        return value(p, end, 0);
+    default:
+        stop = number(p, end, &flag);
+        if (!stop || !to_double(p, stop, flag, &v))
+            return NULL;
+        *out = v != 0.0;
+        return stop;
+    }
+}
+
+/* A "passed" value as canonical.check_passed reads it: null (NaN), a boolean, or a number
+   equal to 0 or 1; anything else is for the exact path to name. */
+static const char *passed(const char *p, const char *end, double *out) {
+    int flag;
+    double v;
+    const char *stop;
+    switch (*p) {
+    case 'n':
+        return word(p, end, "null", 4);
+    case 't':
+        *out = 1.0;
+        return word(p, end, "true", 4);
+    case 'f':
+        *out = 0.0;
+        return word(p, end, "false", 5);
+    default:
+        stop = number(p, end, &flag);
+        if (!stop || !to_double(p, stop, flag, &v) || (v != 0.0 && v != 1.0))
+            return NULL;
+        *out = v == 1.0 ? 1.0 : 0.0; /* -0.0 passes as false */
+        return stop;
+    }
+}
+
 /* The value of a wanted field for row r. Returns the byte after it, or NULL (not plain). */
 static const char *field_value(Field *f, Py_ssize_t r, const char *p, const char *end,
                                const char *limit) {
@@ -552,6 +609,10 @@ static const char *field_value(Field *f, Py_ssize_t r, const char *p, const char
             return word(p, end, "null", 4);
         ((uint8_t *)f->out)[r] = 1;
         return value(p, end, 0);
+    case 't':
+        return truthy(p, end, &((uint8_t *)f->out)[r]);
+    case 'b':
+        return passed(p, end, &((double *)f->out)[r]);
     default: /* 'g' */
         return *p == 'n' ? word(p, end, "null", 4) : NULL;
     }
@@ -676,8 +737,8 @@ static int spec_init(Spec *spec, PyObject *keys, const char *kinds, Py_ssize_t n
     spec->nfields = (int)n;
     for (int i = 0; i < n; i++) {
         PyObject *key = PyTuple_GET_ITEM(keys, i);
-        if (!PyBytes_Check(key) || !strchr("flnpg", kinds[i])) {
-            PyErr_SetString(PyExc_TypeError, "keys are bytes, kinds are f, l, n, p or g");
+        if (!PyBytes_Check(key) || !strchr("flnpgtb", kinds[i])) {
+            PyErr_SetString(PyExc_TypeError, "keys are bytes, kinds are f, l, n, p, g, t or b");
             return 0;
         }
         Field *f = &spec->fields[i];
@@ -734,18 +795,19 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     }
     for (int i = 0; i < spec->nfields; i++) {
         Field *f = &spec->fields[i];
-        Py_ssize_t width = f->kind == 'n' ? 8 : f->kind == 'p' ? 1 : f->kind == 'g' ? 0 : 4;
+        char k = f->kind;
+        Py_ssize_t width = strchr("nb", k) ? 8 : strchr("pt", k) ? 1 : k == 'g' ? 0 : 4;
         if (!width)
             continue;
         outs[i] = PyByteArray_FromStringAndSize(NULL, rows * width);
         if (!outs[i])
             goto done;
         f->out = PyByteArray_AS_STRING(outs[i]);
-        if (f->kind == 'n') {
+        if (width == 8) {
             for (Py_ssize_t r = 0; r < rows; r++)
                 ((double *)f->out)[r] = Py_NAN;
         } else {
-            memset(f->out, f->kind == 'p' ? 0 : 0xff, rows * width); /* codes -1, flags 0 */
+            memset(f->out, width == 1 ? 0 : 0xff, rows * width); /* codes -1, flags 0 */
         }
         if ((f->kind == 'f' || f->kind == 'l') && !table_init(&f->table, rows)) {
             PyErr_NoMemory();

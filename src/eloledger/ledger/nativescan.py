@@ -99,6 +99,10 @@ def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
             literal = tuple(v.encode() for v in typing.get_args(typing.get_args(_LITERALS[field])[0]))  # fmt: skip
         elif field not in names:
             kind = "p"  # read only for whether it is set (error, error_class)
+        elif field == "passed":
+            kind = "b"
+        elif field in _TRUTHY_COLUMNS:
+            kind = "t"
         elif field in FACTOR_COLUMNS:
             kind = "f"
         elif field in _NUMBERS:
@@ -119,6 +123,10 @@ def _column(kind: str, part: Any) -> Any:
         return np.frombuffer(part, dtype=np.float64)
     if kind == "p":
         return np.frombuffer(part, dtype=np.bool_)
+    if kind == "t":
+        return np.frombuffer(part, dtype=np.uint8).astype(np.float64)  # as columns._truthy
+    if kind == "b":
+        return np.frombuffer(part, dtype=np.float64)
     return None
 
 
