@@ -71,7 +71,9 @@ def scan_columns(batch: Any, names: Sequence[str], swaps: Swaps) -> tuple[Column
     if scanned is None:
         return None
     rows, parts = scanned
-    raw = {field: _column(kind, part) for field, kind, part in zip(fields, kinds.decode(), parts, strict=True)}  # fmt: skip
+    raw = {}
+    for field, kind, part in zip(fields, kinds.decode(), parts, strict=True):
+        raw[field] = _column(kind, part)
     return _finish(raw, tuple(names)), rows
 
 
@@ -85,6 +87,7 @@ def _spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
 
 
 def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
+    """One kind per struct field, from the type :func:`columns._field_type` gives it."""
     rename = {a: b for pair in swaps for a, b in (pair, pair[::-1])}
     fields = struct_fields(names)
     kinds, allowed = [], []
@@ -95,8 +98,7 @@ def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
         elif field in _COUNTS:
             kind = "n"
         elif field in _LITERALS:
-            kind = "l"
-            literal = tuple(v.encode() for v in typing.get_args(typing.get_args(_LITERALS[field])[0]))  # fmt: skip
+            kind, literal = "l", _literal_values(field)
         elif field not in names:
             kind = "p"  # read only for whether it is set (error, error_class)
         elif field == "passed":
@@ -115,7 +117,14 @@ def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
     return fields, keys, "".join(kinds).encode(), tuple(allowed)
 
 
+def _literal_values(field: str) -> tuple[bytes, ...]:
+    """What a tight literal field allows: ``Literal["ok", "error"] | None`` -> ok, error."""
+    literal = typing.get_args(_LITERALS[field])[0]
+    return tuple(value.encode() for value in typing.get_args(literal))
+
+
 def _column(kind: str, part: Any) -> Any:
+    """A scanned column as the msgspec path types it (None for a guard field)."""
     if kind in "fl":
         codes, levels = part
         return Factor(np.frombuffer(codes, dtype=np.int32), levels)
