@@ -20,9 +20,6 @@ import numpy as np
 
 from eloledger import native
 from eloledger.ledger.columns import (
-    _ALIASES_OF,
-    _LITERALS,
-    _RARE_FIELDS,
     _TOKEN_GROUP,
     _TRUTHY_COLUMNS,
     COUNT_FIELDS,
@@ -32,6 +29,7 @@ from eloledger.ledger.columns import (
     Factor,
     Swaps,
     _counts_needed,
+    _field_type,
     _fill_missing,
     _usage_source,
     checked_counts,
@@ -44,9 +42,6 @@ try:
 except ImportError:  # built without a C compiler: the msgspec path does everything
     _linescan = None
 
-_COUNTS = frozenset(
-    (*COUNT_FIELDS, "score", *(a for n in COUNT_FIELDS for a in _ALIASES_OF.get(n, ())))
-)
 _NUMBERS = frozenset(NUMBER_COLUMNS) - {"passed", *_TRUTHY_COLUMNS}
 
 Spec = tuple[tuple[str, ...], tuple[bytes, ...], bytes, tuple[Any, ...]]
@@ -87,18 +82,19 @@ def _spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
 
 
 def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
-    """One kind per struct field, from the type :func:`columns._field_type` gives it."""
+    """One kind per struct field, from the type the tight decoder gives it
+    (:func:`columns._field_type`), and for its ``Any`` fields from the column they build."""
     rename = {a: b for pair in swaps for a, b in (pair, pair[::-1])}
     fields = struct_fields(names)
     kinds, allowed = [], []
     for field in fields:
-        literal = None
-        if field in _RARE_FIELDS:
+        decoded, literal = _field_type(field, tight=True), None
+        if decoded is None:
             kind = "g"  # an alias or nested usage: the tight decoder requires null
-        elif field in _COUNTS:
+        elif decoded == float | None:
             kind = "n"
-        elif field in _LITERALS:
-            kind, literal = "l", _literal_values(field)
+        elif decoded is not Any:
+            kind, literal = "l", _literal_values(decoded)
         elif field not in names:
             kind = "p"  # read only for whether it is set (error, error_class)
         elif field == "passed":
@@ -117,9 +113,9 @@ def _build_spec(names: tuple[str, ...], swaps: Swaps) -> Spec | None:
     return fields, keys, "".join(kinds).encode(), tuple(allowed)
 
 
-def _literal_values(field: str) -> tuple[bytes, ...]:
-    """What a tight literal field allows: ``Literal["ok", "error"] | None`` -> ok, error."""
-    literal = typing.get_args(_LITERALS[field])[0]
+def _literal_values(decoded: Any) -> tuple[bytes, ...]:
+    """What a tight literal type allows: ``Literal["ok", "error"] | None`` -> ok, error."""
+    literal = typing.get_args(decoded)[0]
     return tuple(value.encode() for value in typing.get_args(literal))
 
 
