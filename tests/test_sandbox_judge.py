@@ -84,7 +84,8 @@ assert s == 1
 assert s
 """
     verdict = judge_tests(_code(code), tests, sandbox_kind=kind)
-    assert verdict.score == pytest.approx(1 / 3)  # only the plain-data assert holds
+    # of the four checks (setup ``s = make()`` is not one) the call and the plain-data assert hold
+    assert verdict.score == pytest.approx(2 / 4) and not verdict.passed
     assert "no truth value" in (verdict.detail or "") or "AssertionError" in (verdict.detail or "")
 
 
@@ -93,7 +94,9 @@ def test_callbacks_and_in_place_mutation_are_not_judgeable(kind: str) -> None:
     code = "def apply(f, x):\n    return f(x)\ndef sort_in_place(xs):\n    xs.sort()\n"
     tests = "assert apply(lambda v: v + 1, 1) == 2\nxs = [2, 1]\nsort_in_place(xs)\nassert xs == [1, 2]\n"
     verdict = judge_tests(_code(code), tests, sandbox_kind=kind)
-    assert verdict.score == 0 and "plain data" in (verdict.detail or "")
+    # only the call ``sort_in_place(xs)`` runs without an error; both asserts fail
+    assert verdict.score == pytest.approx(1 / 3) and not verdict.passed
+    assert "plain data" in (verdict.detail or "")
 
 
 def test_the_candidate_cannot_see_the_tests() -> None:

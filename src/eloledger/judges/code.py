@@ -7,12 +7,30 @@ printed or written there is whatever the candidate wants. Here the judge is spli
 - the **candidate** process (:func:`eloledger.judges.harness.serve`) loads the reply's code
   (or the agent's folder, :mod:`.workdir`) and only answers requests: call this function with
   these arguments, read that attribute;
-- the **tests** process (:func:`eloledger.judges.harness.judge`) runs the task's tests one
-  top-level statement at a time, with the candidate's names bound to proxies, and counts the
-  asserts that hold (score = fraction passed). Arguments and results cross a socket as plain
-  data (numbers, strings, lists, dicts, tuples, sets, bytes, None, bool; exceptions by the name
-  of their builtin class), decoded into builtin objects, so an object whose ``__eq__`` always
+- the **tests** process (:func:`eloledger.judges.harness.judge`) runs the task's tests with
+  the candidate's names bound to proxies. Arguments and results cross a socket as plain data
+  (numbers, strings, lists, dicts, tuples, sets, bytes, None, bool; exceptions by the name of
+  their builtin class), decoded into builtin objects, so an object whose ``__eq__`` always
   says True cannot cross, and nothing the candidate prints, writes or exits with is read.
+
+**Every statement counts.** The tests module is split (``ast``) into its top-level statements
+and every one runs, in order, whatever happened to the ones before. Any exception escaping a
+statement fails the task, whatever the statement is: an ``assert``, a bare call, a ``for``
+loop of asserts, ``try/except/else: raise AssertionError``, a ``with`` block. The score is the
+fraction of checks that held, where a check is every statement but setup (imports, def/class,
+assignments, ``pass``), plus each setup statement that raised; the task passes only when
+every statement ran.
+
+**Calls into the candidate return plain data or fail.** A value of a builtin type, or of a
+subclass of one (a namedtuple, a ``Counter``, a ``str`` subclass), crosses as that builtin,
+read through the builtin's own methods (never the subclass's ``__eq__``, ``__str__``,
+``__iter__``). ``StopIteration``, ``StopAsyncIteration`` and ``GeneratorExit`` raised by the
+candidate arrive as ``RuntimeError``, so ``all(map(is_prime, xs))`` cannot end early on a
+forged end of iteration. Any other object stays a proxy, and the tests side never asks the
+candidate to decide a comparison for it: ``==`` is identity, truth is refused, ``x in obj``
+is decided here over the plain items the object iterates to (never its ``__contains__``),
+its str methods (``startswith``, ``lower``, …) are refused (a real str crosses as a str), and
+an attribute is read only if the object really has it (no ``__getattr__`` answering anything).
 
 Each process runs in its own OS sandbox (:mod:`eloledger.sandbox`: own uid, PID and network
 namespace, private size-limited /tmp, no view of $HOME, the ledger or the spec, CPU, memory,
@@ -25,8 +43,10 @@ a return value instead), callbacks passed *to* the candidate (functions do not c
 ``isinstance`` against the candidate's own classes, the candidate's stdout, and exceptions of
 the candidate's own classes other than by their builtin base (``class CycleError(ValueError)``
 is seen as ``ValueError``). An object that is not plain data comes back as a reference that
-supports calls, attributes, items, ``len``, ``in`` and iteration, but has no truth value and
-equals only itself. The candidate has the standard library only (``python -I -S``). Names of
+supports calls, the attributes it really has (none named like a str method, so a candidate
+class's own ``find`` or ``split`` cannot be called from the tests), items, ``len``, ``in`` and
+iteration, but has no truth value and equals only itself. ``StopIteration`` raised by the
+candidate cannot be caught as such (it is a ``RuntimeError`` here). The candidate has the standard library only (``python -I -S``). Names of
 builtins and standard modules are never taken from the candidate (its own ``len`` or ``math``
 would otherwise answer the tests' questions): the tests import what they use.
 """
@@ -144,4 +164,5 @@ def _verdict(out: bytes, timeout_s: float, kind: str) -> TestsVerdict:
         return TestsVerdict(0.0, False, None, detail, sandbox=kind)
     total = max(1, int(result.get("total") or 1))
     passed = min(total, int(result.get("passed") or 0))
-    return TestsVerdict(passed / total, passed == total, None, result.get("error"), sandbox=kind)
+    ok = passed == total and not result.get("failed")
+    return TestsVerdict(passed / total, ok, None, result.get("error"), sandbox=kind)

@@ -5,19 +5,21 @@ the reply's code as module ``candidate`` from ``candidate.py``; ``dir``: the age
 first on ``sys.path``), from a private copy of SRC and then only answers requests on socket FD: look up a name,
 call a function, read an attribute or an item. Whatever it computes goes back as plain data.
 
-``harness.py tests FD TIMEOUT``: the trusted half. It runs the task's tests statement by
-statement, with the candidate's names bound to :class:`Remote` proxies (``code``) or its
-modules importable as remote modules (``dir``), counts the top-level asserts that hold and
-prints the verdict. It never runs a line of the candidate's code and never sees its files.
+``harness.py tests FD TIMEOUT``: the trusted half. It runs every top-level statement of the
+task's tests, with the candidate's names bound to :class:`Remote` proxies (``code``) or its
+modules importable as remote modules (``dir``), counts the checks that hold (any statement
+that raises fails the task) and prints the verdict. It never runs a line of the candidate's code and never sees its files.
 
 Values cross as JSON built only from ``None``, ``bool``, ``int``, finite ``float``, ``str``,
 ``list`` and tagged objects for ``tuple``, ``dict``, ``set``, ``frozenset``, ``bytes``,
 non-finite floats, exceptions (by the name of their nearest builtin class) and opaque
 references. Decoding builds builtin objects only, so a value whose ``__eq__`` always says True
 cannot cross: the candidate can return a right value or a wrong one, never a verdict.
-A reference (an object that is not plain data: a class instance, a generator) supports calls,
-attributes, items, ``len``, ``in`` and iteration, each a request; it has no truth value and
-equals only itself.
+A subclass of a builtin crosses as the builtin. A reference (an object that is not plain data:
+a class instance, a generator) supports calls, the attributes it really has (no str method
+names), items, ``len`` and iteration, each a request; ``in`` is decided on this side over the
+items it iterates to; it has no truth value and equals only itself. The candidate's
+``StopIteration`` arrives as a ``RuntimeError``, never as the end of a loop here.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ import types
 
 MAX_LINE = 8 << 20  # one message; more is a broken candidate
 _NOT_BUILTIN = (SystemExit, KeyboardInterrupt, GeneratorExit)
+# raised by the candidate they would end the tests' loop (``all(map(f, xs))`` over nothing):
+# they arrive as a RuntimeError instead, which fails the statement
+_CONTROL_FLOW = ("StopIteration", "StopAsyncIteration", "GeneratorExit")
+# a candidate object is never asked how a string behaves: where the tests expect text, an
+# object that answers ``startswith`` or ``lower`` itself is refused (a real str crosses as str)
+_TEXT_METHODS = frozenset(n for n in dir(str) + dir(bytes) if not n.startswith("_"))
 
 
 # ---------------------------------------------------------------- plain data codec
@@ -46,26 +54,31 @@ def encode(value, refs=None, depth=0):  # noqa: ANN001, ANN201 - stdlib-only pro
     t = type(value)
     if value is None or t is bool or t is str:
         return value
-    if isinstance(value, bool):
-        return bool(value)
+    # a subclass of a builtin scalar crosses as the builtin value it holds (its own __eq__,
+    # __str__ or __int__ are never called)
     if isinstance(value, int):
-        return int(value)
+        return int.__int__(value) if t is not bool else value
     if isinstance(value, float):
-        f = float(value)
+        f = float.__float__(value)
         return f if math.isfinite(f) else {"t": "float", "v": repr(f)}
     if isinstance(value, str):
-        return str(value)
-    if t is list:
-        return [encode(v, refs, depth + 1) for v in value]
-    if t is tuple:
-        return {"t": "tuple", "v": [encode(v, refs, depth + 1) for v in value]}
-    if t is dict:
-        pairs = [[encode(k, refs, depth + 1), encode(v, refs, depth + 1)] for k, v in value.items()]
+        return str.__str__(value)
+    # a subclass of a builtin container (namedtuple, Counter, OrderedDict, a candidate's own
+    # list subclass) crosses as that builtin, read through the builtin's own methods
+    if isinstance(value, list):
+        return [encode(v, refs, depth + 1) for v in list.__iter__(value)]
+    if isinstance(value, tuple):
+        return {"t": "tuple", "v": [encode(v, refs, depth + 1) for v in tuple.__iter__(value)]}
+    if isinstance(value, dict):
+        pairs = [[encode(k, refs, depth + 1), encode(v, refs, depth + 1)]
+                 for k, v in dict.items(value)]  # fmt: skip
         return {"t": "dict", "v": pairs}
-    if t in (set, frozenset):
-        return {"t": t.__name__, "v": [encode(v, refs, depth + 1) for v in value]}
-    if t in (bytes, bytearray):
-        return {"t": "bytes", "v": bytes(value).hex()}
+    for base in (set, frozenset):
+        if isinstance(value, base):
+            items = base.__iter__(value)
+            return {"t": base.__name__, "v": [encode(v, refs, depth + 1) for v in items]}
+    if isinstance(value, (bytes, bytearray)):
+        return {"t": "bytes", "v": bytes.hex(bytes(value))}
     if refs is None:
         raise TypeError(f"a {t.__name__} cannot be passed to the candidate (plain data only)")
     refs.append(value)
@@ -176,6 +189,8 @@ class Remote:
     def __getattr__(self, name):  # noqa: ANN001, ANN204
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name in _TEXT_METHODS:
+            raise TypeError(f"a {self._type} from the candidate is not a str: no .{name}() here")
         return self._ask("attr", name=name)
 
     def __setattr__(self, name, value):  # noqa: ANN001, ANN204
@@ -191,10 +206,7 @@ class Remote:
         return n
 
     def __contains__(self, item):  # noqa: ANN001, ANN204
-        found = self._ask("contains", item=encode(item))
-        if type(found) is not bool:
-            raise TypeError("'in' on the candidate's object gave no bool")
-        return found
+        return item in self.__iter__()  # decided here, on its plain-data items
 
     def __iter__(self):  # noqa: ANN204
         items = self._ask("iter")
@@ -217,7 +229,10 @@ def ask(conn, op, **fields):  # noqa: ANN001, ANN003, ANN201
     if type(reply) is not dict or reply.get("id") != rid:
         raise Gone("broke the protocol")
     if "raise" in reply:
-        raise _exception(str(reply.get("raise")), str(reply.get("msg") or "")[:500])
+        name, msg = str(reply.get("raise")), str(reply.get("msg") or "")[:500]
+        if name in _CONTROL_FLOW:
+            raise RuntimeError(f"the candidate raised {name}: {msg}")
+        raise _exception(name, msg)
     try:
         return decode(reply.get("ok"), conn)
     except (ValueError, TypeError, RecursionError):
@@ -266,14 +281,24 @@ def _reserved(name, stdlib):  # noqa: ANN001, ANN202
     return hasattr(builtins, name) or name in stdlib or name.startswith("__")
 
 
+# statements that only set names up: they count as a check only when they raise
+_SETUP = ("Import", "ImportFrom", "FunctionDef", "AsyncFunctionDef", "ClassDef", "Assign",
+          "AnnAssign", "Pass")
+
+
 def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
-    """Run the tests against the candidate on ``fd``; return the verdict as a dict."""
+    """Run the tests against the candidate on ``fd``; return the verdict as a dict.
+
+    Every top-level statement runs, in order, whatever happened to the ones before; an
+    exception escaping any statement (an assert, a call, a loop, try/else, with) fails the
+    task. ``total`` counts the checks: every statement but setup (imports, def/class,
+    assignments, pass), plus each setup statement that raised; ``passed`` those that held."""
     import ast
 
-    result = {"total": 0, "passed": 0, "error": None, "gone": None}
+    result = {"total": 0, "passed": 0, "error": None, "gone": None, "failed": 0}
     tree = ast.parse(tests)
-    asserts = sum(isinstance(node, ast.Assert) for node in tree.body)
-    result["total"] = asserts or 1
+    checks = [type(node).__name__ not in _SETUP for node in tree.body]
+    result["total"] = sum(checks)
     conn = Channel(fd, deadline=time.monotonic() + 20.0)  # interpreter start-up
     try:
         hello = conn.recv()
@@ -283,6 +308,7 @@ def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
     if type(hello) is not dict or hello.get("ready") is not True:
         error = hello.get("error") if type(hello) is dict else None
         result["error"] = "candidate: " + str(error or "did not start")[:300]
+        result["total"] = max(1, result["total"])
         return result
     conn.deadline = time.monotonic() + timeout_s
     ns = {"__name__": "tests", "__builtins__": builtins}
@@ -299,30 +325,29 @@ def judge(fd, timeout_s, tests):  # noqa: ANN001, ANN201
         return result
     except Exception as exc:
         result["error"] = "candidate: " + repr(exc)[:300]
+        result["total"] = max(1, result["total"])
         return result
     modules = hello.get("modules") if type(hello.get("modules")) is list else []
     local = [m for m in modules if type(m) is str and m.isidentifier() and m not in stdlib]
     if local:
         sys.meta_path.insert(0, _RemoteFinder(conn, local))
-    setup_failed = False
-    for node in tree.body:
+    for node, is_check in zip(tree.body, checks, strict=True):
         code = compile(ast.Module(body=[node], type_ignores=[]), "tests.py", "exec")
         try:
             exec(code, ns)
-            if isinstance(node, ast.Assert):
-                result["passed"] += 1
         except Gone as exc:
             result["gone"] = str(exc)
             result["passed"] = 0
             return result
         except Exception as exc:
+            result["failed"] += 1
+            result["total"] += 0 if is_check else 1
             if result["error"] is None:
                 result["error"] = f"line {node.lineno}: " + repr(exc)[:300]
-            if not isinstance(node, ast.Assert):
-                setup_failed = True
-                break
-    if not asserts and not setup_failed:
-        result["passed"] = 1
+            continue
+        result["passed"] += is_check
+    if result["total"] == 0:  # nothing but setup, and it all ran
+        result["total"] = result["passed"] = 1
     return result
 
 
@@ -336,6 +361,7 @@ def serve(fd, mode, src):  # noqa: ANN001
     directory it is copied into ``/tmp/work`` first (the sandbox's size-limited tmpfs), so
     whatever the candidate writes never reaches the host's disk."""
     import importlib
+    import inspect
     import shutil
 
     if os.path.realpath(src) != os.path.realpath(os.getcwd()):
@@ -375,7 +401,7 @@ def serve(fd, mode, src):  # noqa: ANN001
             return
         rid = req.get("id")
         try:
-            value = _answer(req, refs, space, importlib)
+            value = _answer(req, refs, space, importlib, inspect)
             reply = {"id": rid, "ok": encode(value, refs)}
         except BaseException as exc:  # noqa: BLE001
             reply = {"id": rid, "raise": _builtin_name(exc), "msg": str(exc)[:500]}
@@ -385,7 +411,7 @@ def serve(fd, mode, src):  # noqa: ANN001
             return
 
 
-def _answer(req, refs, space, importlib):  # noqa: ANN001, ANN202
+def _answer(req, refs, space, importlib, inspect):  # noqa: ANN001, ANN202
     op = req.get("op")
     if op == "get":
         if req.get("module") is None:
@@ -399,7 +425,8 @@ def _answer(req, refs, space, importlib):  # noqa: ANN001, ANN202
     obj = refs[req["ref"]]
     if op == "call":
         return obj(*decode(req["args"]), **decode(req["kwargs"]))
-    if op == "attr":
+    if op == "attr":  # only what the object really has: no __getattr__ answering anything
+        inspect.getattr_static(obj, req["name"])
         return getattr(obj, req["name"])
     if op == "setattr":
         setattr(obj, req["name"], decode(req["value"]))
@@ -408,8 +435,6 @@ def _answer(req, refs, space, importlib):  # noqa: ANN001, ANN202
         return obj[decode(req["key"])]
     if op == "len":
         return len(obj)
-    if op == "contains":
-        return decode(req["item"]) in obj
     if op == "iter":
         return list(obj)
     raise ValueError(f"unknown request {op!r}")
