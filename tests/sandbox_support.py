@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,16 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def importable_copy(folder: Path) -> Path:
+    """A copy of eloledger's source and its sandbox's pure-Python dependency in ``folder``,
+    for a PYTHONPATH that another user's interpreter (``/usr/bin/python3``) can read."""
+    import pyseccomp
+
+    from eloledger import sandbox
+
+    src = folder / "src"
+    shutil.copytree(Path(sandbox.__file__).parents[2], src)
+    shutil.copy(pyseccomp.__file__, src / "pyseccomp.py")
+    return src

@@ -18,7 +18,7 @@ import pytest
 
 from eloledger import sandbox
 from eloledger.errors import UserError
-from sandbox_support import need_sandbox, processes_with
+from sandbox_support import importable_copy, need_sandbox, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
@@ -178,8 +178,7 @@ def test_as_a_normal_user_the_user_namespace_path_holds_too(bwrap: str) -> None:
         pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
     with tempfile.TemporaryDirectory(prefix="eloledger-user-") as folder:
         os.chmod(folder, 0o755)
-        src = Path(folder, "src")
-        shutil.copytree(Path(sandbox.__file__).parents[2], src)
+        src = importable_copy(Path(folder))
         probe = textwrap.dedent(
             """
             import json, os

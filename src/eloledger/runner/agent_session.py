@@ -124,6 +124,7 @@ async def run_agent_session(
                 limits=agent_limits(job.timeout_s),
                 network=True,  # the gateway; Codex keeps its own -s workspace-write inside
                 cwd=str(work),
+                nested_sandbox=job.agent == "codex",  # its bwrap needs a user namespace
             )
         ckpt = None
         if job.checkpoints:

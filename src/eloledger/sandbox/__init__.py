@@ -25,7 +25,13 @@ What the program inside gets (bubblewrap, ``bwrap``):
   ``ro_dirs``/``rw_dirs``. ``$HOME``, the ledger, the spec, eloledger's state and other
   sandboxes' folders are simply not there;
 - CPU, address-space, file-size and process limits (set inside, :mod:`.enter`), a wall-clock
-  limit and an output cap enforced by the caller.
+  limit and an output cap enforced by the caller;
+- one seccomp filter (:mod:`.seccomp`: no keyring, no ``ptrace``/``pidfd_getfd``/
+  ``process_vm_*``, no new namespaces, no mounts), and, as a normal user, ``--disable-userns``
+  too; ``nested_sandbox=True`` (an agent CLI that builds its own sandbox: Codex runs
+  bubblewrap) keeps the keyring and process rules but allows its namespaces and mounts;
+- one cap on every byte it can write: ``/``, ``/dev`` and ``/dev/shm`` are read-only, so the
+  size-limited ``/tmp`` is all it can fill (and the ``rw_dirs`` it is given).
 
 Where no sandbox can be made (no bwrap, e.g. macOS) :func:`resolve` raises a one-line
 :class:`~eloledger.errors.UserError` naming the fix, unless the caller asked for ``"none"``
@@ -51,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eloledger.errors import UserError
+from eloledger.sandbox import seccomp
 
 __all__ = [
     "KINDS", "Limits", "Result", "chown_back", "collect", "command", "kill", "python", "resolve",
@@ -100,6 +107,10 @@ def resolve(requested: str = "auto") -> str:
     """The sandbox to use: ``bwrap``, or ``none`` only when asked for by name."""
     if requested == "none":
         return "none"
+    no_filter = seccomp.available()
+    if no_filter:
+        fix = seccomp.MISSING_FIX + ', or accept unsandboxed judging with [judge] sandbox = "none"'
+        raise UserError(f"cannot run untrusted code in a sandbox: {no_filter}", fix=fix)
     if _bwrap_works():
         return "bwrap"
     why = "bwrap is not installed" if shutil.which("bwrap") is None else _bwrap_works.error
@@ -121,11 +132,17 @@ def command(
     network: bool = False,
     cwd: str | None = None,
     kind: str = "bwrap",
+    nested_sandbox: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> list[str]:
     """The command line that runs ``argv`` in a sandbox (for callers with their own process
     handling, e.g. asyncio). As root, ``rw_dirs`` are handed to the sandbox's fresh uid
     (:func:`chown_back` returns them). Paths inside are the host paths unless a ``(host,
-    inside)`` pair says otherwise; ``cwd`` defaults to the first writable folder."""
+    inside)`` pair says otherwise; ``cwd`` defaults to the first writable folder.
+
+    The line starts with ``/bin/sh``, which opens the seccomp filter on a descriptor for
+    ``bwrap --seccomp`` (a descriptor not in ``pass_fds``) and execs bwrap: a caller with its
+    own process handling needs no descriptor of its own."""
     rw = [_pair(m) for m in rw_dirs]
     ro = [_pair(m) for m in ro_dirs]
     uid = None
@@ -145,7 +162,11 @@ def command(
         spec["uid"] = None
         return [python(), "-I", "-S", str(ENTER), json.dumps(spec), "--", *argv]
     inner = [python(), "-I", "-S", _INSIDE_ENTER, json.dumps(spec), "--", *argv]
-    return _bwrap_argv(rw, ro, limits, network, privileged=uid is not None) + inner
+    fd = next(n for n in range(9, 2, -1) if n not in pass_fds)  # sh redirects fds 0-9 only
+    bwrap = _bwrap_argv(rw, ro, limits, network, privileged=uid is not None,
+                        nested=nested_sandbox, seccomp_fd=fd)  # fmt: skip
+    opener = f'exec "$@" {fd}<"$0"'
+    return ["/bin/sh", "-c", opener, seccomp.path(nested_sandbox), *bwrap, *inner]
 
 
 def spawn(
@@ -158,6 +179,7 @@ def spawn(
     cwd: str | None = None,
     env: dict[str, str] | None = None,
     kind: str = "bwrap",
+    nested_sandbox: bool = False,
     pass_fds: Sequence[int] = (),
     stdin: int | None = subprocess.DEVNULL,
     stdout: int | None = subprocess.PIPE,
@@ -166,7 +188,7 @@ def spawn(
     """Start ``argv`` inside a sandbox (its own process group; :func:`kill` ends all of it)."""
     full = command(
         argv, rw_dirs=rw_dirs, ro_dirs=ro_dirs, limits=limits, network=network, cwd=cwd,
-        kind=kind,
+        kind=kind, nested_sandbox=nested_sandbox, pass_fds=pass_fds,
     )  # fmt: skip
     clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
     return subprocess.Popen(
@@ -192,11 +214,13 @@ def run(
     cwd: str | None = None,
     env: dict[str, str] | None = None,
     kind: str = "bwrap",
+    nested_sandbox: bool = False,
 ) -> Result:
     """Run ``argv`` to its end inside a sandbox; stdout capped, killed at ``limits.wall_s``."""
     proc = spawn(
         argv, rw_dirs=rw_dirs, ro_dirs=ro_dirs, limits=limits, network=network, cwd=cwd,
-        env=env, kind=kind, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, kind=kind, nested_sandbox=nested_sandbox, stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdin is not None
     with contextlib.suppress(BrokenPipeError):
@@ -296,8 +320,10 @@ def _bwrap_argv(
     network: bool,
     *,
     privileged: bool,
+    nested: bool,
+    seccomp_fd: int,
 ) -> list[str]:
-    args = ["bwrap", "--die-with-parent", "--new-session"]
+    args = ["bwrap", "--die-with-parent", "--new-session", "--seccomp", str(seccomp_fd)]
     if privileged:  # root: no user namespace, enter.py drops to a fresh uid (see docstring)
         args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -305,6 +331,8 @@ def _bwrap_argv(
             args.append("--unshare-net")
     else:
         args += ["--unshare-all", "--uid", "65534", "--gid", "65534"]
+        if not nested:  # no user namespace below ours (the filter says so too)
+            args += ["--unshare-user", "--disable-userns"]
         if network:
             args.append("--share-net")
     made: set[str] = {"/"}
@@ -316,6 +344,8 @@ def _bwrap_argv(
         made.add(top)
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+    # one cap on every byte written: /dev (with /dev/shm) read-only, / too (at the end)
+    args += ["--remount-ro", "/dev"]
     made |= {"/proc", "/dev", "/tmp"}
     prefix = os.path.realpath(sys.base_prefix)
     if not any(prefix == s or prefix.startswith(s + "/") for s in _SYSTEM):
@@ -329,7 +359,7 @@ def _bwrap_argv(
         made.add(inside)
     if network:  # name resolution for a gateway by name
         args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
-    return [*args, "--"]
+    return [*args, "--remount-ro", "/", "--"]
 
 
 @functools.cache

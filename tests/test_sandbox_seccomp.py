@@ -1,0 +1,135 @@
+"""The sandbox's seccomp filter: each class of denied call, as root and as a normal user.
+
+``seccomp_probe.py`` runs in a real bubblewrap sandbox and tries each call; without the
+filter every one of them worked (a canary key read from the kernel keyring, a ``ptrace``
+attach, ``pidfd_getfd``, ``process_vm_readv``, a new user namespace by ``clone`` and by
+``unshare``, a 1 GB tmpfs mounted over the capped ``/tmp``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import platform
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from eloledger import sandbox
+from sandbox_support import importable_copy, need_sandbox
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
+    reason="Linux sandbox; the probe knows x86-64 and arm64 syscall numbers",
+)
+PROBE = Path(__file__).with_name("seccomp_probe.py")
+DENIED = {
+    "keyring": "EPERM", "ptrace": "EPERM", "pidfd_getfd": "EPERM", "process_vm_readv": "EPERM",
+    "clone_newuser": "EPERM", "clone3": "ENOSYS", "unshare_newuser": "EPERM",
+    "mount_tmpfs": "EPERM", "write /x": "EROFS", "write /dev/x": "EROFS",
+    "write /dev/shm/x": "EROFS",
+}  # fmt: skip
+
+
+@contextlib.contextmanager
+def canary_key() -> Iterator[tuple[str, str]]:
+    """A key in this process's session keyring (inherited by every child): (name, secret)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    nr = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+    name, secret = f"eloledger-canary-{secrets.token_hex(4)}", "sk-canary-" + secrets.token_hex(8)
+    key = libc.syscall(ctypes.c_long(nr[0]), b"user", name.encode(), secret.encode(),
+                       ctypes.c_size_t(len(secret)), ctypes.c_long(-3))  # fmt: skip
+    if key < 0:
+        pytest.skip(f"no session keyring here (add_key errno {ctypes.get_errno()})")
+    try:
+        yield name, secret
+    finally:
+        libc.syscall(ctypes.c_long(nr[1]), ctypes.c_long(21), ctypes.c_long(key))  # INVALIDATE
+
+
+def _probe_here(name: str, **kw) -> dict:  # noqa: ANN003
+    res = sandbox.run([sandbox.python(), "-I", "-S", "/probe/seccomp_probe.py", name],
+                      ro_dirs=[(PROBE.parent, "/probe")], **kw)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_every_denied_call_fails_as_root() -> None:
+    need_sandbox()
+    if os.geteuid() != 0:
+        pytest.skip("root mode: eloledger running as root")
+    with canary_key() as (name, secret):
+        seen = _probe_here(name)
+    assert {k: seen[k] for k in DENIED} == DENIED
+    assert seen["key"] is None and secret not in json.dumps(seen)
+    assert seen["fds"] == [0, 1, 2, 3]  # the filter's descriptor is not left open (3: listdir)
+
+
+def test_every_denied_call_fails_as_a_normal_user() -> None:
+    need_sandbox()
+    system_python = "/usr/bin/python3"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
+        pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
+    with tempfile.TemporaryDirectory(prefix="eloledger-user-") as folder:
+        os.chmod(folder, 0o755)
+        src = importable_copy(Path(folder))
+        shutil.copy(PROBE, Path(folder, "seccomp_probe.py"))
+        run_probe = (
+            "import sys\nfrom eloledger import sandbox\n"
+            "res = sandbox.run([sandbox.python(), '-I', '-S', '/probe/seccomp_probe.py', "
+            f"sys.argv[1]], ro_dirs=[({folder!r}, '/probe')])\n"
+            "sys.stdout.write(res.stdout.decode() or res.stderr.decode())\n"
+        )
+        with canary_key() as (name, secret):
+            done = subprocess.run(
+                ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups", "env", "-i",
+                 "PATH=/usr/bin:/bin", f"HOME={folder}", f"PYTHONPATH={src}", system_python,
+                 "-c", run_probe, name],
+                capture_output=True, text=True, timeout=60, cwd=folder,
+            )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert {k: seen[k] for k in DENIED} == DENIED
+    assert seen["key"] is None and secret not in done.stdout
+
+
+def test_a_nested_sandbox_keeps_its_namespaces_but_not_the_keyring() -> None:
+    """The profile of an agent CLI that builds its own sandbox (Codex runs bubblewrap)."""
+    need_sandbox()
+    with canary_key() as (name, secret):
+        seen = _probe_here(name, nested_sandbox=True)
+    assert seen["keyring"] == "EPERM" and seen["key"] is None
+    assert (seen["ptrace"], seen["pidfd_getfd"]) == ("EPERM", "EPERM")
+    assert seen["unshare_newuser"] == "ok" and seen["mount_tmpfs"] == "ok"
+
+
+def test_one_cap_on_every_byte_written() -> None:
+    """/, /dev and /dev/shm are read-only: the capped /tmp is all a candidate can fill."""
+    need_sandbox()
+    code = """
+import errno, os
+seen = {}
+for path in ("/x", "/dev/x", "/dev/shm/x", "/tmp/a", "/tmp/b"):
+    try:
+        with open(path, "wb") as fh:
+            for _ in range(40):
+                fh.write(b"x" * (1 << 20))
+        seen[path] = "ok"
+    except OSError as exc:
+        seen[path] = errno.errorcode[exc.errno]
+print(seen)
+"""
+    res = sandbox.run([sandbox.python(), "-I", "-S", "-c", code],
+                      limits=sandbox.Limits(tmp_mb=64, file_mb=64))  # fmt: skip
+    seen = eval(res.stdout)  # noqa: S307 - a dict of str printed by the probe above
+    assert seen["/x"] == seen["/dev/x"] == seen["/dev/shm/x"] == "EROFS"
+    assert seen["/tmp/a"] == "ok" and seen["/tmp/b"] == "ENOSPC"
