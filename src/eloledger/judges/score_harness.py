@@ -1,13 +1,15 @@
 """The scorer's side of a scored task, run inside the sandbox (standard library only).
 
-Started as ``python -I -S score_harness.py MODE SCORER TARGET [CMD...]``; prints exactly one
+Started as ``python -I -S score_harness.py MODE - TARGET [CMD...]`` with the scorer's source
+on stdin (read, then stdin is /dev/null: the source is never a file a program the scorer
+starts could open); prints exactly one
 JSON line, ``{"score": x}`` or ``{"error": "..."}``, on a private copy of its stdout. Before the
 task's scorer runs, file descriptors 1 and 2 point at /dev/null and the process is made
 non-dumpable, so neither the scorer's prints nor any program it starts from the candidate's
 folder (which inherits /dev/null, or a pipe the scorer reads) can write that line, and a
 same-uid process cannot open this process's descriptors through /proc.
 
-MODE ``code``: SCORER is a Python file defining ``score(target)``; TARGET is the work folder
+MODE ``code``: the scorer defines ``score(target)``; TARGET is the work folder
 (passed as a path string). ``answer``: as ``code`` with the answer text read from the TARGET
 file passed instead. ``cmd``: the command after TARGET runs in the TARGET folder, stdin closed,
 its stdout captured: its last non-empty line must be a number.
@@ -54,8 +56,7 @@ def _run(mode, scorer, target, cmd):
         if not lines:
             raise ValueError(f"the scorer command printed nothing (exit {done.returncode})")
         return float(lines[-1].strip())
-    with open(scorer, encoding="utf-8") as fh:
-        code = compile(fh.read(), "scorer.py", "exec")
+    code = compile(scorer, "scorer.py", "exec")
     namespace = {"__name__": "eloledger_scorer"}
     exec(code, namespace)  # the task author's scorer: trusted, it only reads the candidate
     arg = target
@@ -67,7 +68,9 @@ def _run(mode, scorer, target, cmd):
 
 def main():
     out = _private_stdout()
-    mode, scorer, target, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    scorer = sys.stdin.buffer.read().decode("utf-8") if sys.argv[2] == "-" else ""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    mode, target, cmd = sys.argv[1], sys.argv[3], sys.argv[4:]
     try:
         result = {"score": _number(_run(mode, scorer, target, cmd))}
     except BaseException as exc:  # noqa: BLE001 - any failure is a judged zero, named

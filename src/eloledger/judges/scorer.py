@@ -8,11 +8,20 @@ read-only copy of the candidate's files at ``/work`` (:func:`.workdir.safe_copy`
 number is read from the one JSON line :mod:`.score_harness` prints on a descriptor nothing
 the candidate runs can reach. Never read: what the candidate printed, a result file it
 wrote, its exit status.
+
+What the judge knows stays out of the candidate's view: the scorer's source (with any hidden
+cases in it) reaches the harness on its stdin and is never a file in the sandbox, so no
+program the scorer starts can read it (the harness is non-dumpable and the seccomp filter
+denies ``ptrace``/``process_vm_readv``). ``scorer_cmd`` runs isolated: a Python interpreter at
+its head gets ``-I``, and every Python it starts runs with ``PYTHONSAFEPATH=1``, so nothing
+is imported from the candidate's folder (its own ``json.py`` is never the standard one).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,35 +60,42 @@ def judge_scored(
     kind = sandbox.resolve(sandbox_kind)
     with tempfile.TemporaryDirectory(prefix="eloledger-score-") as folder:
         base = Path(folder)
-        work, judge_dir = base / "work", base / "judge"
-        judge_dir.mkdir()
+        work = base / "work"
         if answer:
             work.mkdir()
             (work / "answer.txt").write_text(str(target), encoding="utf-8")
         else:
             safe_copy(Path(target), work)
-        (judge_dir / "scorer.py").write_text(task.scorer or "", encoding="utf-8")
-        for path in (base, work, judge_dir, *work.rglob("*"), *judge_dir.rglob("*")):
+        for path in (base, work, *work.rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)  # readable by the sandbox's uid
         inside = kind == "bwrap"
         work_at = "/work" if inside else str(work)
         mode = "cmd" if task.scorer_cmd else ("answer" if answer else "code")
         argv = [
-            sandbox.python(), "-I", "-S", _INSIDE if inside else str(HARNESS), mode,
-            "/judge/scorer.py" if inside else str(judge_dir / "scorer.py"),
+            sandbox.python(), "-I", "-S", _INSIDE if inside else str(HARNESS), mode, "-",
             f"{work_at}/answer.txt" if answer and mode != "cmd" else work_at,
-            *task.scorer_cmd,
+            *isolated(task.scorer_cmd),
         ]  # fmt: skip
         limits = sandbox.Limits(
             cpu_s=timeout_s + 1, wall_s=timeout_s + 10, memory_mb=memory_mb, nproc=16,
             tmp_mb=64,
         )  # fmt: skip
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-               "SCORE_TIMEOUT_S": repr(float(timeout_s))}  # fmt: skip
-        ro = [(HARNESS, _INSIDE), (work, "/work"), (judge_dir, "/judge")] if inside else []
+               "SCORE_TIMEOUT_S": repr(float(timeout_s)), "PYTHONSAFEPATH": "1",
+               "PYTHONNOUSERSITE": "1"}  # fmt: skip
+        ro = [(HARNESS, _INSIDE), (work, "/work")] if inside else []
         result = sandbox.run(argv, ro_dirs=ro, limits=limits, cwd="/tmp" if inside else folder,
-                             env=env, kind=kind)  # fmt: skip
+                             env=env, kind=kind, input=(task.scorer or "").encode())  # fmt: skip
     return _verdict(result, task, timeout_s, kind)
+
+
+def isolated(cmd: tuple[str, ...]) -> list[str]:
+    """``scorer_cmd`` with ``-I`` after a Python interpreter at its head (no script folder,
+    no current folder, no PYTHON* variables on ``sys.path``)."""
+    head = os.path.basename(cmd[0]) if cmd else ""
+    if re.fullmatch(r"python(\d+(\.\d+)?)?", head) and "-I" not in cmd[1:2]:
+        return [cmd[0], "-I", *cmd[1:]]
+    return list(cmd)
 
 
 def _verdict(result: sandbox.Result, task: Task, timeout_s: float, kind: str) -> ScoreVerdict:

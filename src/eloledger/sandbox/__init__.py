@@ -23,7 +23,9 @@ What the program inside gets (bubblewrap, ``bwrap``):
 - a read-only view of the system (``/usr``, ``/bin``, ``/lib*``, ``/etc``) and of the Python
   prefix, a private size-limited ``/tmp`` (tmpfs), and only the folders passed as
   ``ro_dirs``/``rw_dirs``. ``$HOME``, the ledger, the spec, eloledger's state and other
-  sandboxes' folders are simply not there;
+  sandboxes' folders are simply not there, and eloledger's own package (its reference
+  solutions) or source checkout is masked by an empty tmpfs wherever a bound folder holds it
+  (installed into the system Python or the bound prefix);
 - CPU, address-space, file-size and process limits (set inside, :mod:`.enter`), a wall-clock
   limit and an output cap enforced by the caller;
 - one seccomp filter (:mod:`.seccomp`: no keyring, no ``ptrace``/``pidfd_getfd``/
@@ -359,7 +361,32 @@ def _bwrap_argv(
         made.add(inside)
     if network:  # name resolution for a gateway by name
         args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    tops = [(t, t) for t in _SYSTEM if not os.path.islink(t)]
+    for hidden in _hidden_own_tree([*tops, *ro, *rw]):
+        args += ["--size", "4096", "--tmpfs", hidden, "--remount-ro", hidden]
     return [*args, "--remount-ro", "/", "--"]
+
+
+def _own_tree() -> str:
+    """What of eloledger no sandbox may see: its package folder (reference solutions in
+    ``data/tasks``), or the whole checkout (with its tests) when it runs from a source tree."""
+    package = os.path.realpath(Path(__file__).parents[1])
+    checkout = Path(package).parent.parent
+    if Path(package).parent.name == "src" and (checkout / "pyproject.toml").is_file():
+        return str(checkout)
+    return package
+
+
+def _hidden_own_tree(mounts: list[tuple[str, str]]) -> list[str]:
+    """Where eloledger's own tree shows inside the sandbox (it lies under a bound folder, e.g.
+    installed into the system Python or the bound prefix): each such place gets an empty,
+    read-only tmpfs over it."""
+    own = _own_tree()
+    return [
+        inside + own[len(host):].rstrip("/")
+        for host, inside in mounts
+        if own == host or own.startswith(host.rstrip("/") + "/")
+    ]
 
 
 @functools.cache
