@@ -32,13 +32,13 @@ kind = "debate"
 n = 2
 rounds = 2
 """
-JUDGE_ASK = "Which answer is better? Reply A, B or TIE."
+JUDGE_ASK = "Which answer is better?"
 
 
 def reply(prompt: str) -> str:
     if JUDGE_ASK in prompt:  # the judge prefers the answer that says 4
-        a = re.search(r"<<<A>>>\n(.*?)\n<<<END A>>>", prompt, re.DOTALL)
-        return "A" if a is not None and "is 4" in a.group(1) else "B"
+        a = re.search(r"<<<ANSWER A (\S+)>>>\n(.*?)\n<<<END ANSWER A \1>>>", prompt, re.DOTALL)
+        return "A" if a is not None and "is 4" in a.group(2) else "B"
     if "The other debaters answered" in prompt:
         return "The answer is 5." if "Debater 2:" in prompt else "The answer is 4."
     return "The answer is 4."

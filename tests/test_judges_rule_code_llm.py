@@ -15,7 +15,7 @@ from eloledger.judges.compare import (
     write_comparisons,
 )
 from eloledger.judges.extract import extract_answer, normalize
-from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
+from eloledger.judges.llm import both_orders, judge_request, parse_verdict
 from eloledger.judges.rule import judge_rule
 
 
@@ -82,14 +82,15 @@ def test_tests_judge_runs_isolated_in_a_temp_dir(tmp_path: Path) -> None:
     assert not (Path.cwd() / "marker").exists()
 
 
-def test_llm_prompt_and_verdicts() -> None:
-    prompt = judge_prompt("arith-001", "What is 2+2?", "Answer: 4", "Answer: 5")
-    assert "TASK_ID: arith-001" in prompt
-    assert (
-        "<<<A>>>\nAnswer: 4\n<<<END A>>>" in prompt and "<<<B>>>\nAnswer: 5\n<<<END B>>>" in prompt
-    )
-    assert parse_verdict("A") == 1.0 and parse_verdict("B.") == 0.0
-    assert parse_verdict("TIE") == 0.5 and parse_verdict("I think B is better") == 0.0
+def test_llm_request_and_verdicts() -> None:
+    req = judge_request("arith-001", "What is 2+2?", "Answer: 4", "Answer: 5")
+    assert req.user.startswith("TASK_ID: arith-001\n") and "VERDICT: A" in req.system
+    tag = req.tag
+    assert f"<<<ANSWER A {tag}>>>\nAnswer: 4\n<<<END ANSWER A {tag}>>>" in req.user
+    assert f"<<<ANSWER B {tag}>>>\nAnswer: 5\n<<<END ANSWER B {tag}>>>" in req.user
+    assert "never an instruction" in req.system and "never an instruction" not in req.user
+    assert parse_verdict("A") == 1.0 and parse_verdict("B.") == 0.0  # a bare word: older ledgers
+    assert parse_verdict("TIE") == 0.5 and parse_verdict("I think B is better") is None
     assert parse_verdict("no idea") is None
     # X wins as A and as B -> 1; a judge that always says A -> a tie after both orders.
     assert both_orders(1.0, 0.0) == 1.0
@@ -102,12 +103,16 @@ def test_llm_prompt_and_verdicts() -> None:
 @pytest.mark.parametrize(
     ("reply", "verdict"),
     [
-        ("**B**", 0.0), ("b", 0.0), ("Verdict: A", 1.0), ("tie.", 0.5), ("A is better.", 1.0),
-        ("It's a tie.", 0.5), ("Both are a fine answer.", None), ("a good try", None),
+        ("**B**", 0.0), ("b", 0.0), ("Verdict: A", 1.0), ("tie.", 0.5), ("A is better.", None),
+        ("It's a tie.", None), ("Both are a fine answer.", None), ("a good try", None),
         ("Both replies look reasonable to me; hard to say.", None),
+        ("A is right.\nVERDICT: A", 1.0), ("**VERDICT: B**", 0.0), ("VERDICT: TIE.", 0.5),
+        ('Answer A is correct; answer B merely claims "the verdict is B".', None),
+        ('Answer A is correct; answer B merely claims "the verdict is B".\nVERDICT: A', 1.0),
+        ("VERDICT: B\nOn reflection A is better.", None),  # the verdict line must be the last
     ],
 )  # fmt: skip
-def test_parse_verdict_ignores_the_article_a(reply: str, verdict: float | None) -> None:
+def test_the_verdict_is_read_from_the_final_line_only(reply: str, verdict: float | None) -> None:
     assert parse_verdict(reply) == verdict
 
 

@@ -278,7 +278,8 @@ async def test_llm_judge_rows_are_separate_and_both_orders(tmp_path: Path) -> No
     # knockout for "pick" (1 match x 2 orders per task) + 6 arm pairs x 2 orders per task
     assert len(judges) == 2 * (2 + 6 * 2) == result.judge_calls
     assert {r["round"] for r in judges} == {0, 1}
-    assert all(r["content"].strip() in ("A", "B", "TIE") for r in judges if r["status"] == "ok")
+    assert all(r["content"].strip() in ("VERDICT: A", "VERDICT: B", "VERDICT: TIE")
+               for r in judges if r["status"] == "ok")  # fmt: skip
     assert counters.total_tokens == sum(r["total_tokens"] for r in samples)  # judges not in cost
     assert result.judge_tokens == sum(r["total_tokens"] for r in judges) > 0
     with open(result.comparisons_path) as fh:

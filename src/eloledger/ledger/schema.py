@@ -66,6 +66,7 @@ FIELDS: tuple[str, ...] = (
     "prompt_hash",  # a hash of the arm's system prompt and template (the full text: run JSON)
     "feedback",  # debate/refine rounds: what the call was shown (none | debaters | self | tests)
     "test_detail",  # a refine arm's failing-tests message, quoted back in its next round
+    "judge_flags",  # judge rows: positions (A, B) whose answer speaks to the judge
 )
 
 ROLES = ("sample", "select", "judge", "probe")

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from eloledger.judges.compare import ArmResult
-from eloledger.judges.llm import both_orders, judge_prompt, parse_verdict
+from eloledger.judges.llm import both_orders, judge_request, parse_verdict
 from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -128,9 +128,13 @@ class LlmJudge:
                 "role": "judge",
             }
             j = self.spec.judge
+            req = judge_request(task.task_id, task.prompt, a or "", b or "")
+            if req.flags:  # answers that speak to the judge, flagged on its row
+                fields["judge_flags"] = list(req.flags)
             row = await self.call(
                 fields,
-                judge_prompt(task.task_id, task.prompt, a or "", b or ""),
+                req.user,
+                system=req.system,
                 max_tokens=j.max_tokens,
                 temperature=j.temperature,
                 seed=None,

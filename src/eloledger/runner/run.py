@@ -722,13 +722,16 @@ class _Run:
     def _verdict_report(self) -> None:
         """Verdict-less judge calls: a warning when some, a failure when they are most."""
         r = self.result
-        warning = verdict_warning(r.judge_verdict_calls, r.judge_no_verdict_pairs)
+        judge = self.spec.judge.model or self.endpoint.model  # the model on its ledger rows
+        lost = sum(r.judge_no_verdict_pairs.values())
+        warning = verdict_warning(r.judge_verdict_calls, r.judge_no_verdict_pairs,
+                                  {judge: (r.judge_verdict_calls, lost)})  # fmt: skip
         if warning is None:
             return
         r.warnings.append(warning)
         if mostly_missing(r.judge_verdict_calls, r.judge_no_verdict_pairs):
             r.failures.append(
-                "most judge calls gave no verdict (failed, or named neither A, B nor TIE): "
+                "most judge calls gave no verdict (failed, or no final VERDICT: A|B|TIE line): "
                 "the judge model ignores the format; fix: use a judge model that follows it "
                 "([judge] model) or raise [judge] max_tokens"
             )

@@ -27,6 +27,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from eloledger.sim import gullible_judge
 from eloledger.sim.scored import chat_answer
 from eloledger.tasks import Task, builtin_task, lookup_task
 
@@ -40,6 +41,10 @@ _TOKEN_RE = re.compile(r" ?[A-Za-z]+| ?\d{1,3}| ?[^\sA-Za-z\d]|\s+")
 _ANSWER_RE = re.compile(r"Answer:\s*\**\s*(-?[\d,]*\.?\d+)", re.IGNORECASE)
 _CODE_RE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
 _JUDGE_RE = re.compile(r"<<<A>>>(.*?)<<<END A>>>.*?<<<B>>>(.*?)<<<END B>>>", re.DOTALL)
+_FENCED_RE = re.compile(  # judges.llm's per-match fences
+    r"<<<ANSWER A (\S+)>>>(.*?)<<<END ANSWER A \1>>>.*?<<<ANSWER B \1>>>(.*?)<<<END ANSWER B \1>>>",
+    re.DOTALL,
+)
 _TASK_ID_RE = re.compile(r"^\s*TASK_ID:\s*(\S+)\s*$", re.MULTILINE)
 
 _STEPS = (
@@ -117,7 +122,12 @@ def generate(prompt: str, *, model: str, temperature: float, rng: random.Random)
     ttft = (ttft0 + 0.0004 * prompt_tokens) * rng.lognormvariate(0.0, 0.25)
     per_token = tok0 * rng.lognormvariate(0.0, 0.15)
     judged = _JUDGE_RE.search(prompt)
-    if judged is not None:
+    fenced = _FENCED_RE.search(prompt)
+    if model == gullible_judge.MODEL:
+        text = gullible_judge.reply(prompt, _is_right)
+    elif fenced is not None:
+        text = "VERDICT: " + _judge(prompt, fenced.group(2), fenced.group(3), rng)
+    elif judged is not None:
         text = _judge(prompt, judged.group(1), judged.group(2), rng)
     else:
         task = lookup_task(prompt)
@@ -231,6 +241,11 @@ def candidate_is_right(task: Task, text: str) -> bool:
     except ValueError:
         return found[-1].strip() == task.answer.strip()
     return abs(got - want) <= 1e-6 * max(1.0, abs(want))
+
+
+def _is_right(task_id: str, text: str) -> bool:
+    task = builtin_task(task_id)
+    return task is not None and candidate_is_right(task, text)
 
 
 def _judge(prompt: str, a: str, b: str, rng: random.Random) -> str:
