@@ -1,18 +1,23 @@
-"""The tests judge's cost per task, before and after issue 17, and agent sessions in the sandbox.
+"""The tests judge's cost per task: this checkout's judge vs main's, and agent sessions.
 
 Judge (default): every built-in code task's reference solution judged ``--rounds`` times by
 
-- baseline (named: the judge before issue 17): one ``python -I`` child that runs the candidate
-  *and* counts the asserts (forgeable: the candidate's process writes the verdict), kept here
-  verbatim so the comparison stays reproducible;
-- the proxy judge with ``sandbox = "none"`` (two plain processes, plain-data proxy);
-- the proxy judge in bubblewrap (two sandboxes: the shipped default).
+- baseline (named): **main's bwrap judge**, the source of ``git archive BASELINE src``
+  (``--baseline main``) run from a temporary folder;
+- **this checkout's bwrap judge** (every statement run, plain data only, the seccomp filter,
+  read-only ``/`` and ``/dev``, eloledger's own tree masked);
+- this checkout's judge with ``sandbox = "none"`` (for scale: the cost of the sandbox itself).
+
+Each judge runs in its own worker process (its interpreter and imports paid once, as in a
+run), one task at a time, interleaved, so both see the same machine load; each worker times
+its own ``judge_tests`` call and says whether the solution passed.
 
 Agents (``--agent claude-code|codex|gemini-cli``): the same real CLI session on the strict agent
 gateway (tests/agent_gateway.py, inside one ``unshare -n`` namespace), ``run_agent_session``
 with the CLI and judge sandboxed vs ``sandbox = "none"``, alternating, ``--sessions`` each.
 
     .venv/bin/python bench/bench_judge.py                  # judge: 16 tasks x 3 rounds
+    .venv/bin/python bench/bench_judge.py --baseline main --rounds 5
     .venv/bin/python bench/bench_judge.py --agent claude-code --sessions 5
 """
 
@@ -20,10 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,80 +39,77 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from offline import rerun_offline  # noqa: E402
 
-# The harness of judges/code.py before issue 17 (the baseline; do not use it to judge).
-_OLD_HARNESS = r"""
-import ast, json, resource, sys
-cpu, mem = int(sys.argv[1]), int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-result = {"total": 0, "passed": 0, "error": None}
-out = open("result.json", "w")
-tests = ast.parse(open("tests.py").read())
-result["total"] = sum(isinstance(node, ast.Assert) for node in tests.body) or 1
-ns = {"__name__": "candidate"}
-exec(compile(open("candidate.py").read(), "candidate.py", "exec"), ns)
-for node in tests.body:
-    code = compile(ast.Module(body=[node], type_ignores=[]), "tests.py", "exec")
-    try:
-        exec(code, ns)
-        if isinstance(node, ast.Assert):
-            result["passed"] += 1
-    except BaseException as exc:
-        if not isinstance(node, ast.Assert):
-            break
-out.write(json.dumps(result)); out.close()
+# one judge per worker: reads "INDEX KIND" lines, answers "SECONDS PASSED" lines
+_WORKER = r"""
+import sys, time
+from eloledger.judges.code import judge_tests
+from eloledger.tasks import load_tasks
+tasks = [t for t in load_tasks("builtin:code") if t.tests and t.solution]
+for line in sys.stdin:
+    index, kind = line.split()
+    task = tasks[int(index)]
+    t0 = time.perf_counter()
+    verdict = judge_tests("```python
+" + task.solution + "
+```", task.tests, sandbox_kind=kind)
+    print(time.perf_counter() - t0, int(verdict.passed), flush=True)
 """
 
 
-def old_judge(code: str, tests: str, timeout_s: float = 5.0) -> bool:
-    """The pre-issue-17 judge: one unsandboxed child; its own result.json is the verdict."""
-    with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
-        (work / "candidate.py").write_text(code)
-        (work / "tests.py").write_text(tests)
-        (work / "harness.py").write_text(_OLD_HARNESS)
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "harness.py", "6", str(512 << 20)], cwd=work,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, start_new_session=True,
+class Worker:
+    """A judge in a process of its own, importing eloledger from ``src``."""
+
+    def __init__(self, src: Path, kind: str) -> None:
+        self.kind = kind
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, env={"PYTHONPATH": str(src), "PATH": "/usr/local/bin:/usr/bin:/bin"},
         )  # fmt: skip
-        try:
-            proc.wait(timeout=timeout_s)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        result = json.loads((work / "result.json").read_text())
-        return result["passed"] == result["total"]
+
+    def judge(self, index: int) -> tuple[float, bool]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{index} {self.kind}\n")
+        self.proc.stdin.flush()
+        seconds, passed = self.proc.stdout.readline().split()
+        return float(seconds), passed == "1"
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
-def bench_judge(rounds: int) -> None:
-    from eloledger.judges.code import judge_tests
+def bench_judge(rounds: int, baseline: str) -> None:
     from eloledger.tasks import load_tasks
 
-    tasks = [t for t in load_tasks("builtin:code") if t.tests and t.solution]
-    ways = {
-        "baseline: one child, forgeable": lambda c, t: old_judge(c, t),
-        'proxy judge, sandbox = "none"': lambda c, t: judge_tests(
-            f"```python\n{c}\n```", t, sandbox_kind="none").passed,
-        "proxy judge in bwrap (default)": lambda c, t: judge_tests(
-            f"```python\n{c}\n```", t, sandbox_kind="bwrap").passed,
-    }  # fmt: skip
-    times: dict[str, list[float]] = {name: [] for name in ways}
-    passed: dict[str, int] = dict.fromkeys(ways, 0)
-    for _ in range(rounds):
-        for task in tasks:
-            for name, judge in ways.items():  # interleaved: the same load for each
-                t0 = time.perf_counter()
-                passed[name] += bool(judge(task.solution, task.tests))
-                times[name].append(time.perf_counter() - t0)
-    base = statistics.median(times[next(iter(ways))])
-    print(f"tests judge, {len(tasks)} built-in code tasks x {rounds} rounds, wall per task (ms)")
-    print(f"{'':34}{'median':>8}{'p90':>8}{'ratio':>7}{'passed':>8}")
+    count = len([t for t in load_tasks("builtin:code") if t.tests and t.solution])
+    with tempfile.TemporaryDirectory(prefix="eloledger-bench-") as folder:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "src"],
+                                 capture_output=True, check=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        workers = {
+            f"{baseline}'s bwrap judge (baseline)": Worker(Path(folder, "src"), "bwrap"),
+            "this checkout's bwrap judge": Worker(ROOT / "src", "bwrap"),
+            'this checkout, sandbox = "none"': Worker(ROOT / "src", "none"),
+        }
+        times: dict[str, list[float]] = {name: [] for name in workers}
+        passed: dict[str, int] = dict.fromkeys(workers, 0)
+        for worker in workers.values():
+            worker.judge(0)  # warm-up: imports, the sandbox probe, the seccomp program
+        for _ in range(rounds):
+            for index in range(count):
+                for name, worker in workers.items():  # interleaved: the same load for each
+                    seconds, ok = worker.judge(index)
+                    times[name].append(seconds)
+                    passed[name] += ok
+        for worker in workers.values():
+            worker.close()
+    base = statistics.median(next(iter(times.values())))
+    print(f"tests judge, {count} built-in code tasks x {rounds} rounds, wall per task (ms)")
+    print(f"{'':38}{'median':>8}{'p90':>8}{'ratio':>7}{'passed':>8}")
     for name, ts in times.items():
         med, p90 = statistics.median(ts), statistics.quantiles(ts, n=10)[-1]
-        print(f"{name:34}{med * 1000:8.1f}{p90 * 1000:8.1f}{med / base:6.2f}x"
+        print(f"{name:38}{med * 1000:8.1f}{p90 * 1000:8.1f}{med / base:6.2f}x"
               f"{passed[name]:>5}/{len(ts)}")  # fmt: skip
 
 
@@ -167,6 +166,7 @@ def bench_agents(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", default="main", help="git ref of the baseline judge")
     parser.add_argument("--agent", choices=("claude-code", "codex", "gemini-cli"))
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -176,7 +176,7 @@ def main() -> int:
         return 0
     if args.agent:
         return bench_agents(args)
-    bench_judge(args.rounds)
+    bench_judge(args.rounds, args.baseline)
     return 0
 
 

@@ -1,6 +1,6 @@
 """A simulated LLM judge that obeys instructions written into the answers it judges.
 
-Model ``sim-judge-gullible`` (served by ``eloledger sim`` like any sim model). It stands for
+Model ``sim-judge-gullible`` (served by a simulator that lists it in ``models``). It stands for
 the judge the defences in :mod:`eloledger.judges.llm` are built against, and reads a judge
 prompt the way a careless model would, so a test can show what each defence changes:
 
