@@ -49,9 +49,8 @@ for line in sys.stdin:
     index, kind = line.split()
     task = tasks[int(index)]
     t0 = time.perf_counter()
-    verdict = judge_tests("```python
-" + task.solution + "
-```", task.tests, sandbox_kind=kind)
+    reply = "\n".join(["```python", task.solution, "```"])
+    verdict = judge_tests(reply, task.tests, sandbox_kind=kind)
     print(time.perf_counter() - t0, int(verdict.passed), flush=True)
 """
 
