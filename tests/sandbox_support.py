@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,14 +35,25 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def importable_copy(folder: Path) -> Path:
-    """A copy of eloledger's source and its sandbox's pure-Python dependency in ``folder``,
-    for a PYTHONPATH that another user's interpreter (``/usr/bin/python3``) can read."""
+@contextlib.contextmanager
+def normal_user_folder() -> Iterator[tuple[Path, list[str]]]:
+    """A folder a normal user can read, holding an importable copy of eloledger, and the
+    command prefix that runs the system ``python3`` as that user (uid 1234) with it on
+    ``sys.path``; skips where the test cannot become a normal user."""
+    system_python = "/usr/bin/python3"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
+        pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
     import pyseccomp
 
     from eloledger import sandbox
 
-    src = folder / "src"
-    shutil.copytree(Path(sandbox.__file__).parents[2], src)
-    shutil.copy(pyseccomp.__file__, src / "pyseccomp.py")
-    return src
+    with tempfile.TemporaryDirectory(prefix="eloledger-user-") as name:
+        folder = Path(name)
+        folder.chmod(0o755)
+        src = folder / "src"
+        shutil.copytree(Path(sandbox.__file__).parents[2], src)
+        shutil.copy(pyseccomp.__file__, src / "pyseccomp.py")  # the sandbox's one dependency
+        yield folder, [
+            "setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups", "env", "-i",
+            "PATH=/usr/bin:/bin", f"HOME={folder}", f"PYTHONPATH={src}", system_python,
+        ]  # fmt: skip

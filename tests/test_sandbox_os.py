@@ -18,7 +18,7 @@ import pytest
 
 from eloledger import sandbox
 from eloledger.errors import UserError
-from sandbox_support import importable_copy, need_sandbox, processes_with
+from sandbox_support import need_sandbox, normal_user_folder, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
@@ -169,16 +169,9 @@ def test_refusal_names_the_fix_without_bwrap(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_as_a_normal_user_the_user_namespace_path_holds_too(bwrap: str) -> None:
     """Most users are not root: bwrap --unshare-all --uid 65534, limits set inside it."""
-    import shutil
     import subprocess
-    import tempfile
 
-    system_python = "/usr/bin/python3"
-    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
-        pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
-    with tempfile.TemporaryDirectory(prefix="eloledger-user-") as folder:
-        os.chmod(folder, 0o755)
-        src = importable_copy(Path(folder))
+    with normal_user_folder() as (folder, as_user):
         probe = textwrap.dedent(
             """
             import json, os
@@ -202,12 +195,8 @@ def test_as_a_normal_user_the_user_namespace_path_holds_too(bwrap: str) -> None:
             print(json.dumps([res.stdout.decode(), honest.passed, forged.score]))
             """
         )
-        done = subprocess.run(
-            ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups", "env", "-i",
-             "PATH=/usr/bin:/bin", f"HOME={folder}", f"PYTHONPATH={src}", system_python,
-             "-c", probe],
-            capture_output=True, text=True, timeout=120, cwd=folder,
-        )  # fmt: skip
+        done = subprocess.run([*as_user, "-c", probe], capture_output=True, text=True,
+                              timeout=120, cwd=folder)  # fmt: skip
         assert done.returncode == 0, done.stderr
         inside, honest, forged = json.loads(done.stdout.splitlines()[-1])
         uid, pid, made = map(int, inside.split())

@@ -17,14 +17,13 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from eloledger import sandbox
-from sandbox_support import importable_copy, need_sandbox
+from sandbox_support import need_sandbox, normal_user_folder
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"),
@@ -76,26 +75,17 @@ def test_every_denied_call_fails_as_root() -> None:
 
 def test_every_denied_call_fails_as_a_normal_user() -> None:
     need_sandbox()
-    system_python = "/usr/bin/python3"
-    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(system_python):
-        pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
-    with tempfile.TemporaryDirectory(prefix="eloledger-user-") as folder:
-        os.chmod(folder, 0o755)
-        src = importable_copy(Path(folder))
+    with normal_user_folder() as (folder, as_user):
         shutil.copy(PROBE, Path(folder, "seccomp_probe.py"))
         run_probe = (
             "import sys\nfrom eloledger import sandbox\n"
             "res = sandbox.run([sandbox.python(), '-I', '-S', '/probe/seccomp_probe.py', "
-            f"sys.argv[1]], ro_dirs=[({folder!r}, '/probe')])\n"
+            f"sys.argv[1]], ro_dirs=[({str(folder)!r}, '/probe')])\n"
             "sys.stdout.write(res.stdout.decode() or res.stderr.decode())\n"
         )
         with canary_key() as (name, secret):
-            done = subprocess.run(
-                ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups", "env", "-i",
-                 "PATH=/usr/bin:/bin", f"HOME={folder}", f"PYTHONPATH={src}", system_python,
-                 "-c", run_probe, name],
-                capture_output=True, text=True, timeout=60, cwd=folder,
-            )  # fmt: skip
+            done = subprocess.run([*as_user, "-c", run_probe, name], capture_output=True,
+                                  text=True, timeout=60, cwd=folder)  # fmt: skip
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.splitlines()[-1])
     assert {k: seen[k] for k in DENIED} == DENIED
