@@ -361,7 +361,6 @@ def serve(fd, mode, src):  # noqa: ANN001
     directory it is copied into ``/tmp/work`` first (the sandbox's size-limited tmpfs), so
     whatever the candidate writes never reaches the host's disk."""
     import importlib
-    import inspect
     import shutil
 
     if os.path.realpath(src) != os.path.realpath(os.getcwd()):
@@ -401,7 +400,7 @@ def serve(fd, mode, src):  # noqa: ANN001
             return
         rid = req.get("id")
         try:
-            value = _answer(req, refs, space, importlib, inspect)
+            value = _answer(req, refs, space, importlib)
             reply = {"id": rid, "ok": encode(value, refs)}
         except BaseException as exc:  # noqa: BLE001
             reply = {"id": rid, "raise": _builtin_name(exc), "msg": str(exc)[:500]}
@@ -411,7 +410,23 @@ def serve(fd, mode, src):  # noqa: ANN001
             return
 
 
-def _answer(req, refs, space, importlib, inspect):  # noqa: ANN001, ANN202
+def _really_has(obj, name):  # noqa: ANN001, ANN202
+    """Whether ``name`` is in the object's own ``__dict__`` or a class dict of its type (or,
+    for a class, of its own MRO): what ``getattr`` finds without ``__getattr__``. Lighter
+    than ``inspect.getattr_static``, whose import would cost every candidate process."""
+    owners = list(type(obj).__mro__)
+    if isinstance(obj, type):
+        owners = list(obj.__mro__) + owners
+    if any(name in type.__dict__["__dict__"].__get__(k) for k in owners):
+        return True
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return False
+    return type(own) is dict and name in own
+
+
+def _answer(req, refs, space, importlib):  # noqa: ANN001, ANN202
     op = req.get("op")
     if op == "get":
         if req.get("module") is None:
@@ -426,7 +441,8 @@ def _answer(req, refs, space, importlib, inspect):  # noqa: ANN001, ANN202
     if op == "call":
         return obj(*decode(req["args"]), **decode(req["kwargs"]))
     if op == "attr":  # only what the object really has: no __getattr__ answering anything
-        inspect.getattr_static(obj, req["name"])
+        if not _really_has(obj, req["name"]):
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {req['name']!r}")
         return getattr(obj, req["name"])
     if op == "setattr":
         setattr(obj, req["name"], decode(req["value"]))
