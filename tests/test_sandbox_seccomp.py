@@ -73,6 +73,18 @@ def test_every_denied_call_fails_as_root() -> None:
     assert seen["fds"] == [0, 1, 2, 3]  # the filter's descriptor is not left open (3: listdir)
 
 
+def test_a_command_line_for_callers_with_their_own_process_handling_gets_the_filter() -> None:
+    """``sandbox.command`` (agent sessions run it with asyncio): /bin/sh opens the filter."""
+    need_sandbox()
+    argv = sandbox.command([sandbox.python(), "-I", "-S", "/probe/seccomp_probe.py", "none"],
+                           ro_dirs=[(PROBE.parent, "/probe")])  # fmt: skip
+    assert argv[:2] == ["/bin/sh", "-c"]
+    done = subprocess.run(argv, capture_output=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env={"PATH": "/usr/bin:/bin"}, cwd="/")  # fmt: skip
+    seen = json.loads(done.stdout)
+    assert {k: seen[k] for k in DENIED} == DENIED and seen["fds"] == [0, 1, 2, 3]
+
+
 def test_every_denied_call_fails_as_a_normal_user() -> None:
     need_sandbox()
     with normal_user_folder() as (folder, as_user):

@@ -136,6 +136,7 @@ def command(
     kind: str = "bwrap",
     nested_sandbox: bool = False,
     pass_fds: Sequence[int] = (),
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` in a sandbox (for callers with their own process
     handling, e.g. asyncio). As root, ``rw_dirs`` are handed to the sandbox's fresh uid
@@ -144,7 +145,9 @@ def command(
 
     The line starts with ``/bin/sh``, which opens the seccomp filter on a descriptor for
     ``bwrap --seccomp`` (a descriptor not in ``pass_fds``) and execs bwrap: a caller with its
-    own process handling needs no descriptor of its own."""
+    own process handling needs no descriptor of its own. With ``seccomp_fd`` (a descriptor on
+    :func:`seccomp.path` that the caller passes to the child, as :func:`spawn` does) the line
+    is bwrap itself."""
     rw = [_pair(m) for m in rw_dirs]
     ro = [_pair(m) for m in ro_dirs]
     uid = None
@@ -164,9 +167,13 @@ def command(
         spec["uid"] = None
         return [python(), "-I", "-S", str(ENTER), json.dumps(spec), "--", *argv]
     inner = [python(), "-I", "-S", _INSIDE_ENTER, json.dumps(spec), "--", *argv]
-    fd = next(n for n in range(9, 2, -1) if n not in pass_fds)  # sh redirects fds 0-9 only
+    fd = seccomp_fd
+    if fd is None:
+        fd = next(n for n in range(9, 2, -1) if n not in pass_fds)  # sh redirects fds 0-9 only
     bwrap = _bwrap_argv(rw, ro, limits, network, privileged=uid is not None,
                         nested=nested_sandbox, seccomp_fd=fd)  # fmt: skip
+    if seccomp_fd is not None:
+        return [*bwrap, *inner]
     opener = f'exec "$@" {fd}<"$0"'
     return ["/bin/sh", "-c", opener, seccomp.path(nested_sandbox), *bwrap, *inner]
 
@@ -188,21 +195,28 @@ def spawn(
     stderr: int | None = subprocess.DEVNULL,
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` inside a sandbox (its own process group; :func:`kill` ends all of it)."""
-    full = command(
-        argv, rw_dirs=rw_dirs, ro_dirs=ro_dirs, limits=limits, network=network, cwd=cwd,
-        kind=kind, nested_sandbox=nested_sandbox, pass_fds=pass_fds,
-    )  # fmt: skip
-    clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
-    return subprocess.Popen(
-        full,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        env=clean if env is None else env,
-        pass_fds=tuple(pass_fds),
-        start_new_session=True,
-        cwd="/" if kind == "bwrap" else (cwd or "/tmp"),
-    )
+    # the seccomp program on a descriptor of its own (bwrap reads it to the end, then closes it)
+    filter_fd = os.open(seccomp.path(nested_sandbox), os.O_RDONLY) if kind == "bwrap" else None
+    try:
+        full = command(
+            argv, rw_dirs=rw_dirs, ro_dirs=ro_dirs, limits=limits, network=network, cwd=cwd,
+            kind=kind, nested_sandbox=nested_sandbox, pass_fds=pass_fds, seccomp_fd=filter_fd,
+        )  # fmt: skip
+        clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+        extra = () if filter_fd is None else (filter_fd,)
+        return subprocess.Popen(
+            full,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=clean if env is None else env,
+            pass_fds=(*pass_fds, *extra),
+            start_new_session=True,
+            cwd="/" if kind == "bwrap" else (cwd or "/tmp"),
+        )
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
 
 
 def run(
