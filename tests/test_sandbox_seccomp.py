@@ -135,3 +135,36 @@ print(seen)
     seen = eval(res.stdout)  # noqa: S307 - a dict of str printed by the probe above
     assert seen["/x"] == seen["/dev/x"] == seen["/dev/shm/x"] == "EROFS"
     assert seen["/tmp/a"] == "ok" and seen["/tmp/b"] == "ENOSPC"
+
+
+def test_codex_builds_its_own_sandbox_inside_ours_only_with_the_nested_profile(
+    tmp_path: Path,
+) -> None:
+    """Codex runs bubblewrap for its tools: a user namespace and mounts inside our sandbox.
+    The judges' filter denies those; the agent profile for Codex allows them (and only them)."""
+    import agent_gateway
+
+    need_sandbox()
+    reason = agent_gateway.missing_reason("codex")
+    if reason is not None:
+        pytest.skip(reason)
+    from eloledger.runner.agent_session import cli_dirs
+
+    exe = Path(agent_gateway.cli_path("codex") or "")
+    home, work = tmp_path / "home", tmp_path / "work"
+    for folder in (home / ".codex", home / "tmp", work):
+        folder.mkdir(parents=True)
+    path = f"{exe.parent}:/usr/local/bin:/usr/bin:/bin"
+    env = {"PATH": path, "HOME": str(home), "TMPDIR": str(home / "tmp"),
+           "CODEX_HOME": str(home / ".codex")}  # fmt: skip
+    seen = {}
+    for nested in (False, True):
+        res = sandbox.run(
+            [str(exe), "sandbox", "--", "sh", "-c", "echo inside-codex-sandbox"],
+            rw_dirs=[work, home], ro_dirs=cli_dirs(exe, path), network=True, cwd=str(work),
+            env=env, nested_sandbox=nested,
+            limits=sandbox.Limits(cpu_s=60, wall_s=60, memory_mb=None, nproc=512, tmp_mb=64),
+        )  # fmt: skip
+        seen[nested] = (res.returncode, res.stdout.decode(), res.stderr.decode())
+    assert seen[True][:2] == (0, "inside-codex-sandbox\n"), seen[True]
+    assert seen[False][0] != 0 and "namespace" in seen[False][2], seen[False]
