@@ -44,8 +44,8 @@ a return value instead), callbacks passed *to* the candidate (functions do not c
 the candidate's own classes other than by their builtin base (``class CycleError(ValueError)``
 is seen as ``ValueError``). An object that is not plain data comes back as a reference that
 supports calls, the attributes it really has (none named like a str method, so a candidate
-class's own ``find`` or ``split`` cannot be called from the tests; list and dict method names
-such as ``pop`` or ``get`` stay callable: object APIs use them), items, ``len``, ``in`` and
+class's own ``find``, ``split``, ``count`` or ``index`` cannot be called from the tests; list and
+dict method names that str lacks, such as ``pop`` or ``get``, stay callable: object APIs use them), items, ``len``, ``in`` and
 iteration, but has no truth value and equals only itself. ``StopIteration`` raised by the
 candidate cannot be caught as such (it is a ``RuntimeError`` here). The candidate has the standard library only (``python -I -S``). Names of
 builtins and standard modules are never taken from the candidate (its own ``len`` or ``math``
