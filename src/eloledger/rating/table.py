@@ -40,7 +40,7 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
-from eloledger.rating.identify import Identification, identify
+from eloledger.rating.identify import Identification, identify, task_games
 from eloledger.rating.length import length_controlled
 from eloledger.rating.reference import best_of_k_gains
 from eloledger.rating.sandwich import bt_sandwich
@@ -161,10 +161,12 @@ def elo_report(
         )
         draws = boot.elo_samples
         warnings.extend(boot.warnings)
-    ident = identify(W, fit.theta, a, level) if not fit.mle_exists and prior == 0.0 else None
+    ident = None
+    if not fit.mle_exists and prior == 0.0:
+        ident = identify(W, fit.theta, a, level, games=task_games(comparisons))
     if ident is not None:
         elo, lo, hi, rlo, rhi = _apply_identification(ident, elo, lo, hi, rlo, rhi, names, warnings)
-        tokens = np.where([st == "no" for st in ident.status], np.nan, tokens)
+        tokens = np.where([st != "yes" for st in ident.status], np.nan, tokens)
     rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
     games, wins = comparisons.games(), comparisons.wins()
     records: list[dict[str, Any]] = []
@@ -205,7 +207,9 @@ def elo_report(
         for k, rec in enumerate(records):
             rec.update(extra[k])
             rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
-    order = np.argsort(-elo, kind="stable")
+    # players without a point Elo: listed at their one-sided bound, unidentified ones last
+    bound = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, -np.inf))
+    order = np.argsort(-np.where(np.isfinite(elo), elo, bound), kind="stable")
     return EloReport(
         players=[records[k] for k in order],
         anchor=names[a],
@@ -241,10 +245,10 @@ def _apply_identification(
         if status == "yes":
             if unknown and rlo[k] is not None:
                 rlo[k], rhi[k] = max(1, rlo[k] - unknown), min(n, rhi[k] + unknown)
-        elif status == "lower_bound":
-            lo[k], hi[k], rlo[k] = ident.ci_low[k], math.inf, 1
+        elif status == "lower_bound":  # the point Elo would be the prior number: withheld
+            elo[k], lo[k], hi[k], rlo[k] = math.nan, ident.ci_low[k], math.inf, 1
         elif status == "upper_bound":
-            lo[k], hi[k], rhi[k] = -math.inf, ident.ci_high[k], n
+            elo[k], lo[k], hi[k], rhi[k] = math.nan, -math.inf, ident.ci_high[k], n
         else:
             elo[k], lo[k], hi[k], rlo[k], rhi[k] = math.nan, -math.inf, math.inf, 1, n
     bounded = [names[k] for k, st in enumerate(ident.status) if st.endswith("_bound")]
@@ -252,8 +256,8 @@ def _apply_identification(
     if bounded:
         warnings.append(
             f"{', '.join(bounded)}: never lose (or never win) against the anchor's group, so "
-            "the data give only a one-sided bound (the other end is infinite); their point "
-            "Elo is the fallback prior's, not an estimate"
+            "the data give only a one-sided bound, counted by task (the other end is "
+            "infinite); no point Elo (it would be the fallback prior number), no Elo per token"
         )
     if lost:
         warnings.append(
