@@ -203,7 +203,13 @@ def elo_report(
             rec["lc_ci_high"] = float(lc.lc.ci_high[k])
     has_costs = bool(costs)
     if has_costs:
-        extra = cost_columns(elo, tokens, a, draws=draws, level=level)
+        joint = None
+        if draws is not None:  # Elo and tokens drawn together, task by task
+            joint = joint_cost_draws(
+                comparisons, fit.theta, fit.prior, W, a, names, costs, tokens,
+                level=level, seed=seed, task_weight=task_weight,
+            )  # fmt: skip
+        extra = cost_columns(elo, tokens, a, draws=draws, level=level, joint=joint)
         for k, rec in enumerate(records):
             rec.update(extra[k])
             rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
@@ -268,6 +274,69 @@ def _apply_identification(
     return elo, lo, hi, rlo, rhi
 
 
+JOINT_DRAWS = 2000  # joint (Elo, tokens) draws behind the Elo-per-token intervals
+
+
+def joint_cost_draws(
+    comparisons,
+    theta: np.ndarray,
+    prior: float,
+    W: np.ndarray,
+    anchor: int,
+    names: Sequence[str],
+    costs: Mapping[str, Any],
+    tokens: np.ndarray,
+    *,
+    level: float,
+    seed: int | None,
+    task_weight: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Elo draws, tokens-per-task draws), rows x players, drawn together by task.
+
+    Each task moves every arm's Elo (its influence on the fit, ``sandwich.task_influence``)
+    and every arm's mean tokens per task (``(τ_at - τ̄_a) / tasks_a``) at once; one N(0, 1)
+    weight per task draws both, so an arm's tokens and its Elo keep their covariance (hard
+    tasks cost more and are lost more). Widened like the sandwich: sqrt(T/(T-1)) and the t
+    quantile with T - 1 degrees of freedom. Holding tokens fixed, the ΔElo/1K intervals of
+    arms within 1-1.5x of each other's tokens covered 0.70-0.81 (bench/study_intervals.py)."""
+    from scipy.special import ndtri, stdtrit
+
+    from eloledger.rating.bt import ELO_SCALE
+    from eloledger.rating.sandwich import task_influence
+
+    psi = task_influence(comparisons, theta, prior=prior, W=W, task_weight=task_weight)
+    groups = psi.shape[0]  # tasks, or task groups (index mod groups) for very many tasks
+    row = {t: k % groups for k, t in enumerate(comparisons.tasks)}
+    n = len(names)
+    spend: list[tuple[str, int, float]] = []  # (task, arm, its pull on the arm's mean tokens)
+    for k, name in enumerate(names):
+        cost = costs.get(name)
+        per_tokens = _field(cost, "per_task_tokens") if cost is not None else None
+        per_sessions = _field(cost, "per_task_sessions") if cost is not None else None
+        if not per_tokens or not per_sessions or not math.isfinite(tokens[k]):
+            continue  # no per-task tokens: this arm's tokens stay fixed
+        ran = [t for t in per_tokens if per_sessions.get(t)]
+        values = np.array([per_tokens[t] / per_sessions[t] for t in ran])
+        spend.extend((t, k, float(v) / len(ran)) for t, v in zip(ran, values - values.mean(),
+                                                                 strict=True))  # fmt: skip
+    for t, _, _ in spend:  # tasks an arm ran without a comparison: tokens only
+        row.setdefault(t, groups + len(row) - len(comparisons.tasks))
+    total = max(groups, max(row.values(), default=0) + 1)
+    tok = np.zeros((total, n))
+    for t, k, v in spend:
+        tok[row[t], k] += v
+    th = np.zeros((total, n))
+    th[:groups] = psi
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((JOINT_DRAWS, total))
+    used = max(int(np.count_nonzero(np.abs(th).sum(1) + np.abs(tok).sum(1))), 2)
+    q = float(stdtrit(used - 1, 0.5 + level / 2.0)) / float(ndtri(0.5 + level / 2.0))
+    scale = q * math.sqrt(used / (used - 1.0))
+    d_theta = (z @ th) * scale
+    elo = ELO_SCALE * (d_theta - d_theta[:, anchor : anchor + 1]) + to_elo(theta, anchor)
+    return elo, tokens + (z @ tok) * scale
+
+
 def cost_columns(
     elo: np.ndarray,
     tokens: np.ndarray,
@@ -275,12 +344,18 @@ def cost_columns(
     *,
     draws: np.ndarray | None = None,
     level: float = 0.95,
+    joint: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """Token columns per player (NaN tokens -> None in every token column); with ``draws``
-    (Elo draws, rows x players) also their intervals and the frontier share."""
+    (Elo draws, rows x players) also their intervals and the frontier share; with ``joint``
+    (Elo draws, token draws) the intervals carry the tokens' uncertainty too."""
     t0, e0 = tokens[anchor], elo[anchor]
     marginal, dominated = marginal_frontier(tokens, elo)
-    spread = _cost_uncertainty(elo, tokens, anchor, draws, level) if draws is not None else None
+    spread = None
+    if joint is not None:
+        spread = _cost_uncertainty(elo, tokens, anchor, joint[0], level, joint[1])
+    elif draws is not None:
+        spread = _cost_uncertainty(elo, tokens, anchor, draws, level)
     out = []
     for k in range(len(elo)):
         t, e = tokens[k], elo[k]
@@ -309,17 +384,23 @@ MAX_FRONTIER_DRAWS = 400  # draws that recompute the frontier (a Python loop ove
 
 
 def _cost_uncertainty(
-    elo: np.ndarray, tokens: np.ndarray, anchor: int, draws: np.ndarray, level: float
+    elo: np.ndarray,
+    tokens: np.ndarray,
+    anchor: int,
+    draws: np.ndarray,
+    level: float,
+    token_draws: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Intervals of ΔElo per 1K and of the marginal step, and the frontier share.
 
-    The Elo draws carry the task-clustered uncertainty (the sandwich's normal draws widened to
-    its t quantile, or the task-bootstrap rounds); tokens are held at their measured values
-    (their own sampling error is not included). ``delta_elo_per_1k`` and the marginal step
-    from the arm's hull predecessor are linear in Elo, so their quantiles are the delta
-    method's interval. ``frontier_share``: the share of draws in which the arm is on the
-    upper convex hull (``dominated`` is only the point estimate's reading).
+    The Elo draws carry the task-clustered uncertainty; with ``token_draws`` (drawn jointly,
+    :func:`joint_cost_draws`) each draw's ratio uses that draw's tokens, so the intervals
+    carry the tokens' sampling error and its covariance with Elo; without them tokens are
+    held at their measured values. ``frontier_share``: the share of draws in which the arm
+    is on the upper convex hull (``dominated`` is only the point estimate's reading).
     """
+    if token_draws is None:
+        token_draws = np.broadcast_to(tokens, draws.shape)
     n = len(elo)
     alpha = (1.0 - level) / 2.0
     out: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -328,8 +409,8 @@ def _cost_uncertainty(
         return out
     on = np.zeros(n)
     sub = draws[: MAX_FRONTIER_DRAWS]
-    for row in sub:
-        _, dom = marginal_frontier(np.where(known, tokens, np.nan), row)
+    for row, spent in zip(sub, token_draws, strict=False):
+        _, dom = marginal_frontier(np.where(known, spent, np.nan), row)
         on += np.array([d is False for d in dom], dtype=float)
     frontier = _frontier_order(tokens, elo)
     previous = dict(zip(frontier[1:], frontier[:-1], strict=False))
@@ -342,13 +423,14 @@ def _cost_uncertainty(
         if not known[k]:
             continue
         rec: dict[str, Any] = {"frontier_share": float(on[k] / len(sub))}
-        dt = tokens[k] - tokens[anchor]
-        if dt != 0:
+        if tokens[k] != tokens[anchor]:
+            dt = token_draws[:, k] - token_draws[:, anchor]
             lo, hi = quantiles((draws[:, k] - draws[:, anchor]) / (dt / 1000.0))
             rec["delta_elo_per_1k_low"], rec["delta_elo_per_1k_high"] = lo, hi
         if k in previous:
             p = previous[k]
-            lo, hi = quantiles((draws[:, k] - draws[:, p]) / ((tokens[k] - tokens[p]) / 1000.0))
+            dt = token_draws[:, k] - token_draws[:, p]
+            lo, hi = quantiles((draws[:, k] - draws[:, p]) / (dt / 1000.0))
             rec["marginal_elo_per_1k_low"], rec["marginal_elo_per_1k_high"] = lo, hi
         out[k] = rec
     return out
