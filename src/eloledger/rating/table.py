@@ -26,6 +26,8 @@ Which numbers and why:
   sums), ``solved`` / ``sessions``; ``sample_accuracy`` -- the share of scored samples that
   pass, and ``pass_at_k`` -- the unbiased estimator of Chen et al. (2021) over the samples,
   with ``k`` (``pass_k``) = scored samples per session, the smallest over the arm's tasks.
+  All three average over the same tasks (every task the arm ran): a task whose calls all
+  failed counts 0 in each.
   A best-of-8 arm is charged its eight samples per solved task (``rating.outcomes``).
 """
 
@@ -62,13 +64,32 @@ class EloReport:
     prior: float = 0.0
     intervals: str = "bootstrap"
     length_coef: dict[str, Any] | None = None  # β in Elo points, with --length-control
+    arms_compared: int = 0  # players other than the anchor: the family of intervals
+    simultaneous: bool = False  # Bonferroni over arms_compared (per_interval_level)
+    per_interval_level: float = 0.95
+
+    def multiplicity_note(self) -> str:
+        """How many arms were compared and what that does to "significant" (one line)."""
+        m = self.arms_compared
+        if self.intervals == "none" or m < 1:
+            return f"{m} arm(s) compared with the anchor"
+        if self.simultaneous:
+            return (f"{m} arm(s) compared with the anchor; the intervals hold for all of them "
+                    f"together ({self.level:.0%} family-wise, Bonferroni: each at "
+                    f"{self.per_interval_level:.2%})")  # fmt: skip
+        return (f"{m} arm(s) compared with the anchor; each interval is {self.level:.0%} on its "
+                f"own, so with {m} equal arms up to {1 - self.level ** m:.0%} of runs show one "
+                "apart from the anchor by chance (--simultaneous: intervals that hold together)")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         out = {
             "players": self.players,
             "anchor": self.anchor,
             "warnings": self.warnings,
-            "intervals": {"method": self.intervals, "unit": "task", "level": self.level},
+            "intervals": {"method": self.intervals, "unit": "task", "level": self.level,
+                          "arms_compared": self.arms_compared,
+                          "simultaneous": self.simultaneous,
+                          "per_interval_level": self.per_interval_level},  # fmt: skip
             "bootstrap": {"rounds": self.bootstrap_rounds, "unit": "task", "level": self.level},
             "task_weight": self.task_weight,
             "prior": self.prior,
@@ -90,12 +111,16 @@ def elo_report(
     level: float = 0.95,
     intervals: str = "bootstrap",
     length_control: bool = False,
+    simultaneous: bool = False,
 ) -> EloReport:
     """Fit, give intervals by task and build the table records (the one function both faces
     call). ``intervals``: "sandwich" (cluster-robust, about one more fit), "bootstrap"
     (``bootstrap_rounds`` task-bootstrap rounds; 0 rounds = none) or "none".
     ``length_control`` adds ``lc_elo`` with its interval and ``length_coef`` (needs
-    a_tokens/b_tokens in the comparisons).
+    a_tokens/b_tokens in the comparisons). ``simultaneous``: every interval at level
+    1 - (1 - level) / m, m = players other than the anchor (Bonferroni), so that all m hold
+    together with probability >= level; with 8 or 16 equal arms, 95% intervals one at a time
+    showed one "apart" from the anchor in 24% / 39% of runs (bench/study_intervals.py).
 
     ``costs`` maps arm name -> an ArmOutcome-like object or mapping (``tokens_per_task``,
     ``total_tokens``, ``per_task_sessions``, ``per_task_solved``, ``per_task_n``,
@@ -121,6 +146,10 @@ def elo_report(
         a = 0
     if intervals not in INTERVALS:
         raise ValueError(f"intervals must be one of {INTERVALS}, not {intervals!r}")
+    arms_compared = max(len(names) - 1, 0)
+    family_level = level
+    if simultaneous and arms_compared > 1:
+        level = 1.0 - (1.0 - level) / arms_compared
     W = aggregate(comparisons, task_weight=task_weight)
     fit = fit_bt(W, prior=prior, players=names)
     warnings.extend(fit.warnings)
@@ -221,12 +250,15 @@ def elo_report(
         anchor=names[a],
         warnings=warnings,
         bootstrap_rounds=bootstrap_rounds if intervals == "bootstrap" else 0,
-        level=level,
+        level=family_level,
         has_costs=has_costs,
         task_weight=task_weight or "none",
         prior=fit.prior,
         intervals=intervals if intervals != "bootstrap" or bootstrap_rounds > 0 else "none",
         length_coef=length_coef,
+        arms_compared=arms_compared,
+        simultaneous=bool(simultaneous),
+        per_interval_level=level,
     )
 
 
@@ -512,14 +544,19 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     per_n = _field(cost, "per_task_n") or {}
     per_c = _field(cost, "per_task_c") or {}
     tasks = [t for t, nt in per_n.items() if nt and nt > 0]
+    attempted = _field(cost, "per_task_sessions") or {}
+    # the task set of pass@1: a task the arm ran whose calls all failed scored nothing and
+    # counts as a failure (0), not a dropped task (it read pass@k 0.75 beside pass@1 0.60)
+    failed = [t for t, m in attempted.items() if m and not per_n.get(t)]
     if tasks:
         ns = np.array([int(per_n[t]) for t in tasks])
         cs = np.array([int(per_c.get(t, 0)) for t in tasks])
         k = _field(cost, "k") or int(ns.min())  # samples per session, smallest over tasks
-        out["sample_accuracy"] = float(np.mean(cs / ns))
+        zeros = [0.0] * len(failed)
+        out["sample_accuracy"] = float(np.mean(list(cs / ns) + zeros))
         out["pass_k"] = k
         out["pass_at_k"] = float(
-            np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
+            np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)] + zeros)
         )
         kk = min(k, int(ns.min()) - 1)  # best-of-kk vs one disjoint sample must fit a pool
         if kk >= 2:  # what best-of-k of these pass/fail samples can gain per decade
