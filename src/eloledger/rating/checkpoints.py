@@ -291,13 +291,18 @@ def checkpoint_curves(
     elo = to_elo(fit.theta, anchor)
     sw = bt_sandwich(comps, fit.theta, prior=fit.prior, anchor=anchor, W=W, level=level, seed=seed)
     draws = sw.elo_samples if sw.elo_samples is not None else np.tile(elo, (2, 1))
+    from eloledger.rating.sandwich import task_influence
+
+    psi = task_influence(comps, fit.theta, prior=fit.prior, W=W)
     summary = _summaries(rows, kept)
     out = []
     for arm in order:
         own = [t for t in kept if t.arm == arm]
-        out.append(
-            _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
+        result_arm = _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
+        result_arm.slope_low, result_arm.slope_high = _slope_intervals(
+            psi, players[arm], grids[arm], result_arm.slope, level
         )
+        out.append(result_arm)
     clusters = int(comps.n_tasks)
     note = None
     if clusters < MIN_TASKS:
@@ -308,6 +313,28 @@ def checkpoint_curves(
     result = CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
     result.tasks, result.intervals_note = clusters, note
     return result
+
+
+def _slope_intervals(
+    psi: np.ndarray, idx: np.ndarray, budgets: np.ndarray, slope: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Slope ± t·se per stretch, with the t quantile at the stretch's *effective* number of
+    tasks: u_t = task t's pull on the contrast (``sandwich.task_influence``), se² =
+    T/(T-1)·Σ u_t², and G* = (Σ u_t²)² / Σ u_t⁴ (Carter, Schnepel & Steigerwald 2017: tasks
+    that barely move the contrast -- all pass, all fail -- do not count as clusters). With
+    t at T - 1 degrees of freedom the intervals covered 0.90 on pass/fail at 8 tasks."""
+    from scipy.special import stdtrit
+
+    from eloledger.rating.bt import ELO_SCALE
+
+    u = psi[:, idx[1:]] - psi[:, idx[:-1]]  # tasks x stretches
+    T = max(int(np.count_nonzero(np.abs(psi).sum(1))), 2)
+    square = (u**2).sum(0)
+    se = ELO_SCALE * np.sqrt(square * T / (T - 1.0)) / np.diff(np.log10(budgets))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        eff = np.where(square > 0, square**2 / (u**4).sum(0), T)
+    q = stdtrit(np.maximum(eff - 1.0, 1.0), 0.5 + level / 2.0)
+    return slope - q * se, slope + q * se
 
 
 def _withhold(arm: CheckpointArm) -> None:
