@@ -279,7 +279,7 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
                 "per_call": arm.accuracy_per_call,
             }
         )  # fmt: skip
-    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last budget; "
+    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last tested budget; "
                               "slows: after it, the curve stays under its line):", width))  # fmt: skip
     parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
     parts.append(
