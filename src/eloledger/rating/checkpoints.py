@@ -20,9 +20,10 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
 3. **One pooled fit.** Within each task every entry meets every entry of *another* session
    (higher value wins, ties 0.5) -- agent and chat arms alike -- aggregated to soft outcomes
    per (task, player pair), one Bradley-Terry fit (:func:`eloledger.rating.bt.fit_bt`),
-   task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); slopes,
-   gaps and verdict intervals come from the sandwich's normal draws of the whole Elo vector,
-   so they are contrasts with their covariance, not differences of two intervals.
+   task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); a
+   slope's interval is that of its contrast (each task's pull on it,
+   :func:`eloledger.rating.sandwich.task_influence`), not a difference of two intervals, with
+   the t quantile at the stretch's effective number of tasks (:func:`_slope_intervals`).
 4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / s0)``
    independent sessions cut at b0 and keep the best, s0 being what such a session spends
    (its latest checkpoint within b0: a session's leftover between checkpoints is not lost).
@@ -290,7 +291,6 @@ def checkpoint_curves(
     anchor = int(players[order[0]][0])
     elo = to_elo(fit.theta, anchor)
     sw = bt_sandwich(comps, fit.theta, prior=fit.prior, anchor=anchor, W=W, level=level, seed=seed)
-    draws = sw.elo_samples if sw.elo_samples is not None else np.tile(elo, (2, 1))
     from eloledger.rating.sandwich import task_influence
 
     psi = task_influence(comps, fit.theta, prior=fit.prior, W=W)
@@ -298,11 +298,7 @@ def checkpoint_curves(
     out = []
     for arm in order:
         own = [t for t in kept if t.arm == arm]
-        result_arm = _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
-        result_arm.slope_low, result_arm.slope_high = _slope_intervals(
-            psi, players[arm], grids[arm], result_arm.slope, level
-        )
-        out.append(result_arm)
+        out.append(_arm_result(arm, own, grids[arm], players[arm], elo, sw, psi, level, summary))
     clusters = int(comps.n_tasks)
     note = None
     if clusters < MIN_TASKS:
@@ -603,15 +599,13 @@ def _arm_result(
     idx: np.ndarray,
     elo_all: np.ndarray,
     sw: Any,
-    draws_all: np.ndarray,
+    psi: np.ndarray,
     level: float,
     summary: dict[str, Summary],
 ) -> CheckpointArm:
     from eloledger.rating.reference import ELO_PER_LN
 
     elo = elo_all[idx]
-    draws = draws_all[:, idx]
-    alpha = 100 * (1 - level) / 2
     k = np.maximum(np.floor(budgets / _spent_at(own, float(budgets[0])) + 1e-9).astype(int), 1)
     paired = _paired_line(own, budgets, k, level)
     gap = np.full(len(budgets), np.nan)
@@ -631,11 +625,7 @@ def _arm_result(
             kinds.append("law")
     decades = np.diff(np.log10(budgets))
     slope = np.diff(elo) / decades
-    slope_draws = np.diff(draws, axis=1) / decades
-    if slope_draws.shape[1]:
-        s_low, s_high = np.percentile(slope_draws, [alpha, 100 - alpha], axis=0)
-    else:
-        s_low = s_high = np.array([])
+    s_low, s_high = _slope_intervals(psi, idx, budgets, slope, level)
     verdict = at = None
     eligible = np.flatnonzero((k >= 2) & np.isfinite(gap_low))
     note = None
