@@ -59,3 +59,13 @@ def test_a_never_lose_player_has_no_point_elo_and_no_elo_per_token() -> None:
     assert top["identified"] == "lower_bound"
     assert top["elo"] is None and top["ci_low"] is not None and top["ci_high"] is None
     assert top["delta_elo_per_1k"] is None and top["delta_elo"] is None
+
+
+def test_the_others_rank_below_a_player_who_never_loses() -> None:
+    rows = round_robin(TRUE, 5, np.random.default_rng(1))
+    comps = Comparisons.from_arrays(*map(list, zip(*rows, strict=True)))
+    top = comps.player_index("top")
+    assert comps.wins()[top] == comps.games()[top]  # this seed: top never loses
+    report = elo_report(comps, anchor="p0", intervals="sandwich")
+    ranks = {p["name"]: p["rank"] for p in report.players}
+    assert ranks["top"] is None and min(r for r in ranks.values() if r is not None) == 2

@@ -197,6 +197,8 @@ def elo_report(
         elo, lo, hi, rlo, rhi = _apply_identification(ident, elo, lo, hi, rlo, rhi, names, warnings)
         tokens = np.where([st != "yes" for st in ident.status], np.nan, tokens)
     rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
+    if ident is not None:  # a never-loser (no point Elo) still ranks above the anchor's group
+        rank = rank + sum(st == "lower_bound" for st in ident.status)
     games, wins = comparisons.games(), comparisons.wins()
     records: list[dict[str, Any]] = []
     for k, name in enumerate(names):
