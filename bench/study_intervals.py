@@ -103,15 +103,20 @@ def curves(reps: int) -> None:
 
 
 def elo_bootstrap(reps: int) -> None:
-    truth = {"a": 0, "b": 60, "c": 120, "d": 200}
-    hits = []
-    for rep in range(reps):
-        comps = _comps(round_robin(truth, 5, np.random.default_rng(rep)))
-        players = elo_report(comps, anchor="a", intervals="bootstrap", bootstrap_rounds=300,
-                             seed=rep).players  # fmt: skip
-        rows = {p["name"]: p for p in players}
-        hits += [rows[k]["ci_low"] <= 1000 + truth[k] <= rows[k]["ci_high"] for k in "bcd"]
-    _row("elo --intervals bootstrap covers", "5 tasks, round robin", reps, hits, "0.95")
+    four = {"a": 0.0, "b": 60.0, "c": 120.0, "d": 200.0}
+    eight = {f"p{k}": 50.0 * k for k in range(8)}
+    for truth in (four, eight):
+        anchor = next(iter(truth))
+        hits = []
+        for rep in range(reps):
+            comps = _comps(round_robin(truth, 5, np.random.default_rng(rep)))
+            players = elo_report(comps, anchor=anchor, intervals="bootstrap",
+                                 bootstrap_rounds=300, seed=rep).players  # fmt: skip
+            rows = {p["name"]: p for p in players}
+            hits += [rows[k]["ci_low"] <= 1000 + truth[k] <= rows[k]["ci_high"]
+                     for k in truth if k != anchor]  # fmt: skip
+        design = f"5 tasks, round robin, {len(truth)} players"
+        _row("elo --intervals bootstrap covers", design, reps, hits, "0.95")
 
 
 def multiplicity(reps: int) -> None:
