@@ -21,9 +21,11 @@ inside agent sessions (issue 22; used automatically when the ledger has checkpoi
   player in ONE Bradley-Terry fit with task-clustered (sandwich) intervals; budgets on each
   arm's 1.5x grid (--grid). Against it, the arm's repeated-sampling line: the best of
   k = floor(budget / s0) of its own independent sessions cut at its first budget b0, s0 being
-  what such a session spends (exact subsampling; +400*log10 k only past what its sessions
-  support, marked 'law'). Intervals need >= 5 tasks (else point estimates and a note). verdict:
-  above / on / below sampling again at the last budget (gap = Elo - line, with interval);
+  what such a session spends. Each session meets the best of k OTHER sessions of its task
+  head to head (exact counting, ties half: the data's own ties), so gap = the Elo of that win
+  rate, its interval a t interval over tasks (the line's own noise included); a budget needs
+  k + 1 sessions on >= 5 tasks (else the +400*log10 k law, marked 'law', no interval). verdict:
+  above / on / below sampling again at the last tested budget, or "too few sessions";
   'slows down after': the last budget before the curve stays clearly under the line.
   --axis tokens | cost | seconds chooses the budget (cost from prices.toml).
 
@@ -277,14 +279,15 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
                 "per_call": arm.accuracy_per_call,
             }
         )  # fmt: skip
-    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last budget; "
+    parts.append("\n" + wrap("against repeated sampling (verdict at each arm's last tested budget; "
                               "slows: after it, the curve stays under its line):", width))  # fmt: skip
     parts.append(render_table(arms, [Column(*c) for c in ARM_COLUMNS], width=width))
     parts.append(
         wrap(
             f"line: best of k = floor(budget / s0) of the arm's own sessions cut at its first "
-            f"budget, s0 = what one such session spends; anchor: {result.anchor} = 1000 Elo; intervals: task-clustered "
-            f"sandwich; axis: {result.axis}",
+            f"budget, s0 = what one such session spends, met head to head within each task; "
+            f"anchor: {result.anchor} = 1000 Elo; intervals: task-clustered sandwich (gaps: t "
+            f"over tasks); axis: {result.axis}",
             width,
         )
     )
@@ -293,6 +296,9 @@ def _render_checkpoints(result: Any, fmt: str) -> str:
                           "at or above the task's median over all arms' sessions", width))  # fmt: skip
     if any(arm.cost_per_session is None for arm in result.arms):
         parts.append(wrap("acc/$: blank where prices.toml has no price for the model", width))
+    for arm in result.arms:
+        if arm.verdict_note and not result.intervals_note:
+            parts.append(wrap(f"{arm.name}: {arm.verdict_note}", width))
     if result.intervals_note:
         parts.append(wrap(f"note: {result.intervals_note}", width))
     return "\n".join(parts)

@@ -142,6 +142,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="how the 95%% intervals are made (default: sandwich; see below)",
     )
     parser.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="intervals that hold for all arms together (Bonferroni over the arms compared "
+        "with the anchor), not one at a time",
+    )
+    parser.add_argument(
         "--length-control",
         action="store_true",
         help="also fit Elo at equal answer length (needs a_tokens,b_tokens columns)",
@@ -241,6 +247,7 @@ def compute(args: argparse.Namespace) -> Any:
         prior=args.prior,
         task_weight=args.task_weight,
         length_control=bool(getattr(args, "length_control", False)),
+        simultaneous=bool(getattr(args, "simultaneous", False)),
     )
 
 
@@ -330,7 +337,7 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     cols = [Column(k, title, digits, drop=DROP_ORDER.get(k, 0)) for k, title, digits in spec]
     records = [_display(r) for r in report.players]
     body = render(args.format, records, cols, width=width)
-    notes = [_anchor_note(report, args)]
+    notes = [_anchor_note(report, args), report.multiplicity_note()]
     knee = getattr(args, "knee", None)
     if knee is not None:
         notes.append(

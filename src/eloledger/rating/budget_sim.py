@@ -132,3 +132,41 @@ def _row(t: int, arm: str, s: int, k: int, tokens: int, **scores: Any) -> dict[s
         "total_tokens": tokens,
         **scores,
     }
+
+
+COT_ELO = {"base": 0.0, "cot": 60.0, "cot_long": 100.0}  # true Elo over "base"
+COT_TOKENS = {"base": 1.0, "cot": 1.25, "cot_long": 1.5}  # tokens, times base's
+_TASK_SD, _SESSION_SD, _BASE_TOKENS = 0.6, 0.3, 1000.0
+
+
+def cot_arms(tasks: int, seed: int, games: int = 4) -> tuple[list[tuple], dict[str, Any]]:
+    """Arms that spend within 1-1.5x of each other's tokens (the chain-of-thought case):
+    (task, a, b, outcome) rows -- ``games`` Bradley-Terry games per pair per task at the
+    true Elo gaps of ``COT_ELO`` -- and per-arm costs with per-task tokens (one session a
+    task: the task's length, lognormal, times the arm's factor, times lognormal session
+    noise). The true mean tokens per task: :func:`cot_true_tokens`."""
+    rng = np.random.default_rng(seed)
+    names = list(COT_ELO)
+    rows = []
+    spent: dict[str, dict[str, float]] = {a: {} for a in names}
+    for t in range(tasks):
+        task = f"t{t:03d}"
+        length = _BASE_TOKENS * float(np.exp(_TASK_SD * rng.standard_normal()))
+        for a in names:
+            noise = float(np.exp(_SESSION_SD * rng.standard_normal()))
+            spent[a][task] = length * COT_TOKENS[a] * noise
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                p = 1.0 / (1.0 + 10 ** ((COT_ELO[b] - COT_ELO[a]) / 400))
+                rows.extend((task, a, b, float(rng.random() < p)) for _ in range(games))
+    costs = {
+        a: {"tokens_per_task": float(np.mean(list(spent[a].values()))),
+            "per_task_tokens": spent[a], "per_task_sessions": dict.fromkeys(spent[a], 1)}
+        for a in names
+    }  # fmt: skip
+    return rows, costs
+
+
+def cot_true_tokens(arm: str) -> float:
+    """The population mean tokens per task of a :func:`cot_arms` arm."""
+    return _BASE_TOKENS * COT_TOKENS[arm] * float(np.exp((_TASK_SD**2 + _SESSION_SD**2) / 2))

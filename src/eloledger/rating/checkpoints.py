@@ -20,21 +20,28 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
 3. **One pooled fit.** Within each task every entry meets every entry of *another* session
    (higher value wins, ties 0.5) -- agent and chat arms alike -- aggregated to soft outcomes
    per (task, player pair), one Bradley-Terry fit (:func:`eloledger.rating.bt.fit_bt`),
-   task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); slopes,
-   gaps and verdict intervals come from the sandwich's normal draws of the whole Elo vector,
-   so they are contrasts with their covariance, not differences of two intervals.
+   task-clustered sandwich intervals (:func:`eloledger.rating.sandwich.bt_sandwich`); a
+   slope's interval is that of its contrast (each task's pull on it,
+   :func:`eloledger.rating.sandwich.task_influence`), not a difference of two intervals, with
+   the t quantile at the stretch's effective number of tasks (:func:`_slope_intervals`).
 4. **The repeated-sampling line.** With budget b one can instead run ``k = floor(b / s0)``
    independent sessions cut at b0 and keep the best, s0 being what such a session spends
-   (its latest checkpoint within b0: a session's leftover between checkpoints is not lost). Its Elo is the arm's Elo at b0 plus the
-   empirical best-of-k gain of the arm's own sessions cut at b0
-   (:func:`eloledger.rating.reference.best_of_k_gains`: exact subsampling per task, the same
-   fit). Past what the pools support (k + 1 sessions per task) the line continues with the
-   classic +400·log10 k and each such point is labelled ``law``.
+   (its latest checkpoint within b0: a session's leftover between checkpoints is not lost).
+   The agent meets that sampler head to head in the data's own tie structure
+   (:mod:`eloledger.rating.sampling_line`): within each task, each session at b against the
+   best of k *other* sessions cut at b0, by exact counting, ties half; the gap is the Elo of
+   the mean win rate, its interval a t interval over tasks, which carries the line's own
+   sampling error. The line is drawn at Elo - gap (``line_kind`` "paired"). A budget needs
+   k + 1 sessions on at least 5 tasks; past that the line continues with +400·log10 k from
+   the last tested point, labelled ``law``, without a gap interval. (The old line, the
+   pooled fit's b0 plus a best-of-k gain or the tie-free law, called an exact sampler
+   "below" in 62-100% of pass/fail runs: tests/test_rating_checkpoint_verdict.py.)
 5. **Reading it.** ``gap`` = Elo - line at each budget (with its interval); the **verdict** at
-   the arm's last budget with k >= 2: ``above`` (the gap's interval is above 0: the agent's own
-   strategy beats sampling again), ``below`` (under 0) or ``on``. ``slows_down_after``: the last
-   budget before the curve falls clearly below the line and stays there. ``slope_per_decade``:
-   Elo per tenfold budget over each stretch (the line's beside it).
+   the arm's last tested budget with k >= 2: ``above`` (the gap's interval is above 0: the
+   agent's own strategy beats sampling again), ``below`` (under 0) or ``on``; with no such
+   budget, ``verdict_note`` says "too few sessions for a verdict". ``slows_down_after``: the
+   last budget before the curve falls clearly below the line and stays there.
+   ``slope_per_decade``: Elo per tenfold budget over each stretch (the line's beside it).
 
 The x axis is tokens (``budget_tokens``), cost (the session's price from ``prices.toml``,
 spread over its tokens) or seconds (``budget_seconds``; chat calls: their latency). Per arm:
@@ -62,7 +69,7 @@ AXIS_LABEL = {
 }
 VERDICTS = ("above", "on", "below")
 LINE_LAW = ("best of k = floor(b / s0) independent sessions cut at b0, s0 = what such a session "
-            "spends (+400·log10 k past data)")  # fmt: skip
+            "spends, met head to head within each task (+400·log10 k past k + 1 sessions)")  # fmt: skip
 _MAX_ENTRIES = 4000  # entries of one task compared at once (E x E floats)
 MIN_TASKS = 5  # fewer tasks (clusters) than this: no intervals (see _withhold)
 _OUTLIER = 2.0  # a first checkpoint past this times the median first one does not set b0
@@ -114,6 +121,7 @@ class CheckpointArm:
     slows_down_after: float | None
     sessions: int
     tasks: int
+    verdict_note: str | None = None  # why there is no verdict (too few sessions)
     accuracy: float | None = None
     accuracy_basis: str | None = None  # "passed" (tests) or "median" (scored tasks)
     cost_per_session: float | None = None
@@ -164,6 +172,7 @@ class CheckpointArm:
             "kind": self.kind,
             "points": points,
             "verdict": self.verdict,
+            "verdict_note": self.verdict_note,
             "verdict_budget": None if self.verdict_budget is None else _num(self.verdict_budget),
             "verdict_gap": None if at is None else _r(self.gap[at]),
             "verdict_ci": None if at is None else [_r(self.gap_low[at]), _r(self.gap_high[at])],
@@ -282,14 +291,14 @@ def checkpoint_curves(
     anchor = int(players[order[0]][0])
     elo = to_elo(fit.theta, anchor)
     sw = bt_sandwich(comps, fit.theta, prior=fit.prior, anchor=anchor, W=W, level=level, seed=seed)
-    draws = sw.elo_samples if sw.elo_samples is not None else np.tile(elo, (2, 1))
+    from eloledger.rating.sandwich import task_influence
+
+    psi = task_influence(comps, fit.theta, prior=fit.prior, W=W)
     summary = _summaries(rows, kept)
     out = []
     for arm in order:
         own = [t for t in kept if t.arm == arm]
-        out.append(
-            _arm_result(arm, own, grids[arm], players[arm], elo, sw, draws, level, summary)
-        )
+        out.append(_arm_result(arm, own, grids[arm], players[arm], elo, sw, psi, level, summary))
     clusters = int(comps.n_tasks)
     note = None
     if clusters < MIN_TASKS:
@@ -300,6 +309,28 @@ def checkpoint_curves(
     result = CheckpointResult(out, axis, names[anchor], float(grid), level, warnings)
     result.tasks, result.intervals_note = clusters, note
     return result
+
+
+def _slope_intervals(
+    psi: np.ndarray, idx: np.ndarray, budgets: np.ndarray, slope: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Slope ± t·se per stretch, with the t quantile at the stretch's *effective* number of
+    tasks: u_t = task t's pull on the contrast (``sandwich.task_influence``), se² =
+    T/(T-1)·Σ u_t², and G* = (Σ u_t²)² / Σ u_t⁴ (Carter, Schnepel & Steigerwald 2017: tasks
+    that barely move the contrast -- all pass, all fail -- do not count as clusters). With
+    t at T - 1 degrees of freedom the intervals covered 0.90 on pass/fail at 8 tasks."""
+    from scipy.special import stdtrit
+
+    from eloledger.rating.bt import ELO_SCALE
+
+    u = psi[:, idx[1:]] - psi[:, idx[:-1]]  # tasks x stretches
+    T = max(int(np.count_nonzero(np.abs(psi).sum(1))), 2)
+    square = (u**2).sum(0)
+    se = ELO_SCALE * np.sqrt(square * T / (T - 1.0)) / np.diff(np.log10(budgets))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        eff = np.where(square > 0, square**2 / (u**4).sum(0), T)
+    q = stdtrit(np.maximum(eff - 1.0, 1.0), 0.5 + level / 2.0)
+    return slope - q * se, slope + q * se
 
 
 def _withhold(arm: CheckpointArm) -> None:
@@ -542,19 +573,23 @@ def _spent_at(own: list[Trace], b0: float) -> float:
     return max(float(np.mean(spent)), 1e-12)
 
 
-def _line_gains(own: list[Trace], b0: float, k_max: int) -> np.ndarray:
-    """Empirical best-of-k gains (k = 1..) of the arm's sessions cut at b0, pooled per task."""
-    from eloledger.rating.reference import best_of_k_gains
+def _paired_line(
+    own: list[Trace], budgets: np.ndarray, k: np.ndarray, level: float
+) -> list[Any]:
+    """Per budget, the agent against the best of k of its own sessions cut at b0, head to head
+    within each task (:func:`eloledger.rating.sampling_line.paired_gap`); None where fewer
+    than MIN_TASKS tasks have k + 1 sessions."""
+    from eloledger.rating.sampling_line import paired_gap
 
-    pools: dict[str, list[float]] = {}
+    by_task: dict[str, list[Trace]] = {}
     for t in own:
-        pools.setdefault(t.task, []).append(float(t.at(np.array([b0]))[0]))
-    raw = [np.array(p) for p in pools.values()]
-    scored = np.concatenate(raw)
-    scored = scored[np.isfinite(scored)]
-    floor = float(scored.min()) - 1.0 if len(scored) else 0.0
-    pools_clean = [np.where(np.isfinite(p), p, floor) for p in raw]  # no score: below all
-    return best_of_k_gains(pools_clean, max(k_max, 1))
+        by_task.setdefault(t.task, []).append(t)
+    at_b0 = [np.array([t.at(budgets[:1])[0] for t in ts]) for ts in by_task.values()]
+    values = [np.array([t.at(budgets) for t in ts]) for ts in by_task.values()]
+    return [
+        paired_gap([v[:, n] for v in values], at_b0, int(k[n]), level)
+        for n in range(len(budgets))
+    ]
 
 
 def _arm_result(
@@ -564,41 +599,41 @@ def _arm_result(
     idx: np.ndarray,
     elo_all: np.ndarray,
     sw: Any,
-    draws_all: np.ndarray,
+    psi: np.ndarray,
     level: float,
     summary: dict[str, Summary],
 ) -> CheckpointArm:
     from eloledger.rating.reference import ELO_PER_LN
 
     elo = elo_all[idx]
-    draws = draws_all[:, idx]
-    alpha = 100 * (1 - level) / 2
     k = np.maximum(np.floor(budgets / _spent_at(own, float(budgets[0])) + 1e-9).astype(int), 1)
-    gains = _line_gains(own, float(budgets[0]), int(k.max()))
-    supported = np.flatnonzero(np.isfinite(gains))
-    top = int(supported[-1]) + 1  # largest k the pools support
-    line_gain = np.where(
-        k <= top,
-        gains[np.minimum(k, top) - 1],
-        gains[top - 1] + ELO_PER_LN * np.log(k / top),
-    )
-    kinds = ["empirical" if kk <= top else "law" for kk in k]
-    line = elo[0] + line_gain
-    gap = elo - line
-    gap_draws = draws - draws[:, :1] - line_gain
-    gap_low, gap_high = np.percentile(gap_draws, [alpha, 100 - alpha], axis=0)
+    paired = _paired_line(own, budgets, k, level)
+    gap = np.full(len(budgets), np.nan)
+    gap_low, gap_high = gap.copy(), gap.copy()
+    line = gap.copy()
+    kinds = []
+    base, base_k = float(elo[0]), 1  # where the law continues from
+    for n, test in enumerate(paired):
+        if test is not None:
+            gap[n], gap_low[n], gap_high[n] = test.gap, test.low, test.high
+            line[n] = elo[n] - test.gap
+            base, base_k = float(line[n]), int(k[n])
+            kinds.append("paired")
+        else:  # too few sessions to test: the tie-free law, shown without an interval
+            line[n] = base + ELO_PER_LN * math.log(max(k[n], 1) / base_k)
+            gap[n] = elo[n] - line[n]
+            kinds.append("law")
     decades = np.diff(np.log10(budgets))
     slope = np.diff(elo) / decades
-    slope_draws = np.diff(draws, axis=1) / decades
-    if slope_draws.shape[1]:
-        s_low, s_high = np.percentile(slope_draws, [alpha, 100 - alpha], axis=0)
-    else:
-        s_low = s_high = np.array([])
+    s_low, s_high = _slope_intervals(psi, idx, budgets, slope, level)
     verdict = at = None
-    eligible = np.flatnonzero(k >= 2)
+    eligible = np.flatnonzero((k >= 2) & np.isfinite(gap_low))
+    note = None
     if len(eligible):
         at = int(eligible[-1])
         verdict = "above" if gap_low[at] > 0 else "below" if gap_high[at] < 0 else "on"
+    elif (k >= 2).any():
+        note = _too_few_sessions(own, int(k[k >= 2].min()))
     below = gap_high < 0
     slows = None
     if below.any() and below[-1]:
@@ -625,6 +660,7 @@ def _arm_result(
         verdict=verdict,
         verdict_budget=None if at is None else float(budgets[at]),
         slows_down_after=slows,
+        verdict_note=note,
         sessions=len(own),
         tasks=len({t.task for t in own}),
         accuracy=accuracy,
@@ -632,6 +668,18 @@ def _arm_result(
         cost_per_session=cost,
         calls_per_session=calls,
     )
+
+
+def _too_few_sessions(own: list[Trace], k: int) -> str:
+    from eloledger.rating.sampling_line import MIN_TASKS, sessions_needed
+
+    per_task: dict[str, int] = {}
+    for t in own:
+        per_task[t.task] = per_task.get(t.task, 0) + 1
+    most = max(per_task.values())
+    return (f"too few sessions for a verdict: a budget worth k = {k} sessions needs "
+            f"{sessions_needed(k)} sessions on each of >= {MIN_TASKS} tasks (these have at most "
+            f"{most} per task)")  # fmt: skip
 
 
 Summary = tuple[float | None, str | None, float | None, float | None]

@@ -75,6 +75,7 @@ def elo_of_files(
     prior: float = 0.0,
     task_weight: str = "none",
     length_control: bool = False,
+    simultaneous: bool = False,
 ) -> Any:
     """The report for comparisons file(s) and optional ledger(s); arguments already checked."""
     from eloledger.errors import UserError
@@ -105,6 +106,7 @@ def elo_of_files(
         task_weight=task_weight,
         intervals=intervals,
         length_control=length_control,
+        simultaneous=simultaneous,
     )
     report.warnings[:0] = ledger_warnings
     for player in report.players:  # issue 20 item 3: p50/p95 latency per arm

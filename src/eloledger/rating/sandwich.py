@@ -190,3 +190,33 @@ def _rank_intervals(
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
     return lo.astype(int), hi.astype(int), samples
+
+
+MAX_INFLUENCE_CELLS = 20_000_000  # tasks x players kept dense; past it tasks are grouped
+
+
+def task_influence(
+    comparisons,
+    theta: np.ndarray,
+    *,
+    prior: float,
+    W: np.ndarray,
+    task_weight: str | None = None,
+) -> np.ndarray:
+    """Each task's first-order pull on θ (tasks x players): A⁻¹·g_t, g_t the task's score at
+    θ̂ and A the bread. Σ_t ψ_t ψ_tᵀ is the sandwich; multiplying the rows by independent
+    N(0, 1) weights draws θ with that covariance *jointly* with any other per-task figure
+    (an arm's tokens), the linearised task bootstrap."""
+    n = comparisons.n_players
+    tasks = comparisons.n_tasks
+    task = comparisons.task
+    if tasks * n > MAX_INFLUENCE_CELLS:  # sums of independent tasks are independent
+        tasks = max(MAX_INFLUENCE_CELLS // n, 2)
+        task = task % tasks
+    w = row_weights(comparisons, task_weight)
+    i, j = comparisons.i, comparisons.j
+    resid = w * (comparisons.outcome - expit(theta[i] - theta[j]))
+    scores = np.bincount(task * n + i, resid, minlength=tasks * n)
+    scores -= np.bincount(task * n + j, resid, minlength=tasks * n)
+    factor = hessian_factor(W, np.asarray(theta, dtype=np.float64), prior)
+    return cho_solve(factor, scores.reshape(tasks, n).T, check_finite=False).T

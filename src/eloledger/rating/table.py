@@ -26,6 +26,8 @@ Which numbers and why:
   sums), ``solved`` / ``sessions``; ``sample_accuracy`` -- the share of scored samples that
   pass, and ``pass_at_k`` -- the unbiased estimator of Chen et al. (2021) over the samples,
   with ``k`` (``pass_k``) = scored samples per session, the smallest over the arm's tasks.
+  All three average over the same tasks (every task the arm ran): a task whose calls all
+  failed counts 0 in each.
   A best-of-8 arm is charged its eight samples per solved task (``rating.outcomes``).
 """
 
@@ -40,7 +42,7 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
-from eloledger.rating.identify import Identification, identify
+from eloledger.rating.identify import Identification, identify, task_games
 from eloledger.rating.length import length_controlled
 from eloledger.rating.reference import best_of_k_gains
 from eloledger.rating.sandwich import bt_sandwich
@@ -62,13 +64,32 @@ class EloReport:
     prior: float = 0.0
     intervals: str = "bootstrap"
     length_coef: dict[str, Any] | None = None  # β in Elo points, with --length-control
+    arms_compared: int = 0  # players other than the anchor: the family of intervals
+    simultaneous: bool = False  # Bonferroni over arms_compared (per_interval_level)
+    per_interval_level: float = 0.95
+
+    def multiplicity_note(self) -> str:
+        """How many arms were compared and what that does to "significant" (one line)."""
+        m = self.arms_compared
+        if self.intervals == "none" or m < 1:
+            return f"{m} arm(s) compared with the anchor"
+        if self.simultaneous:
+            return (f"{m} arm(s) compared with the anchor; the intervals hold for all of them "
+                    f"together ({self.level:.0%} family-wise, Bonferroni: each at "
+                    f"{self.per_interval_level:.2%})")  # fmt: skip
+        return (f"{m} arm(s) compared with the anchor; each interval is {self.level:.0%} on its "
+                f"own, so with {m} equal arms up to {1 - self.level ** m:.0%} of runs show one "
+                "apart from the anchor by chance (--simultaneous: intervals that hold together)")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         out = {
             "players": self.players,
             "anchor": self.anchor,
             "warnings": self.warnings,
-            "intervals": {"method": self.intervals, "unit": "task", "level": self.level},
+            "intervals": {"method": self.intervals, "unit": "task", "level": self.level,
+                          "arms_compared": self.arms_compared,
+                          "simultaneous": self.simultaneous,
+                          "per_interval_level": self.per_interval_level},  # fmt: skip
             "bootstrap": {"rounds": self.bootstrap_rounds, "unit": "task", "level": self.level},
             "task_weight": self.task_weight,
             "prior": self.prior,
@@ -90,12 +111,16 @@ def elo_report(
     level: float = 0.95,
     intervals: str = "bootstrap",
     length_control: bool = False,
+    simultaneous: bool = False,
 ) -> EloReport:
     """Fit, give intervals by task and build the table records (the one function both faces
     call). ``intervals``: "sandwich" (cluster-robust, about one more fit), "bootstrap"
     (``bootstrap_rounds`` task-bootstrap rounds; 0 rounds = none) or "none".
     ``length_control`` adds ``lc_elo`` with its interval and ``length_coef`` (needs
-    a_tokens/b_tokens in the comparisons).
+    a_tokens/b_tokens in the comparisons). ``simultaneous``: every interval at level
+    1 - (1 - level) / m, m = players other than the anchor (Bonferroni), so that all m hold
+    together with probability >= level; with 8 or 16 equal arms, 95% intervals one at a time
+    showed one "apart" from the anchor in 24% / 39% of runs (bench/study_intervals.py).
 
     ``costs`` maps arm name -> an ArmOutcome-like object or mapping (``tokens_per_task``,
     ``total_tokens``, ``per_task_sessions``, ``per_task_solved``, ``per_task_n``,
@@ -121,6 +146,10 @@ def elo_report(
         a = 0
     if intervals not in INTERVALS:
         raise ValueError(f"intervals must be one of {INTERVALS}, not {intervals!r}")
+    arms_compared = max(len(names) - 1, 0)
+    family_level = level
+    if simultaneous and arms_compared > 1:
+        level = 1.0 - (1.0 - level) / arms_compared
     W = aggregate(comparisons, task_weight=task_weight)
     fit = fit_bt(W, prior=prior, players=names)
     warnings.extend(fit.warnings)
@@ -161,11 +190,15 @@ def elo_report(
         )
         draws = boot.elo_samples
         warnings.extend(boot.warnings)
-    ident = identify(W, fit.theta, a, level) if not fit.mle_exists and prior == 0.0 else None
+    ident = None
+    if not fit.mle_exists and prior == 0.0:
+        ident = identify(W, fit.theta, a, level, games=task_games(comparisons))
     if ident is not None:
         elo, lo, hi, rlo, rhi = _apply_identification(ident, elo, lo, hi, rlo, rhi, names, warnings)
-        tokens = np.where([st == "no" for st in ident.status], np.nan, tokens)
+        tokens = np.where([st != "yes" for st in ident.status], np.nan, tokens)
     rank = 1 + (elo[None, :] > elo[:, None]).sum(1)
+    if ident is not None:  # a never-loser (no point Elo) still ranks above the anchor's group
+        rank = rank + sum(st == "lower_bound" for st in ident.status)
     games, wins = comparisons.games(), comparisons.wins()
     records: list[dict[str, Any]] = []
     for k, name in enumerate(names):
@@ -201,22 +234,33 @@ def elo_report(
             rec["lc_ci_high"] = float(lc.lc.ci_high[k])
     has_costs = bool(costs)
     if has_costs:
-        extra = cost_columns(elo, tokens, a, draws=draws, level=level)
+        joint = None
+        if draws is not None:  # Elo and tokens drawn together, task by task
+            joint = joint_cost_draws(
+                comparisons, fit.theta, fit.prior, W, a, names, costs, tokens,
+                level=level, seed=seed, task_weight=task_weight,
+            )  # fmt: skip
+        extra = cost_columns(elo, tokens, a, draws=draws, level=level, joint=joint)
         for k, rec in enumerate(records):
             rec.update(extra[k])
             rec.update(_pass_columns(costs.get(names[k]), tokens[k]))
-    order = np.argsort(-elo, kind="stable")
+    # players without a point Elo: listed at their one-sided bound, unidentified ones last
+    bound = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, -np.inf))
+    order = np.argsort(-np.where(np.isfinite(elo), elo, bound), kind="stable")
     return EloReport(
         players=[records[k] for k in order],
         anchor=names[a],
         warnings=warnings,
         bootstrap_rounds=bootstrap_rounds if intervals == "bootstrap" else 0,
-        level=level,
+        level=family_level,
         has_costs=has_costs,
         task_weight=task_weight or "none",
         prior=fit.prior,
         intervals=intervals if intervals != "bootstrap" or bootstrap_rounds > 0 else "none",
         length_coef=length_coef,
+        arms_compared=arms_compared,
+        simultaneous=bool(simultaneous),
+        per_interval_level=level,
     )
 
 
@@ -241,10 +285,10 @@ def _apply_identification(
         if status == "yes":
             if unknown and rlo[k] is not None:
                 rlo[k], rhi[k] = max(1, rlo[k] - unknown), min(n, rhi[k] + unknown)
-        elif status == "lower_bound":
-            lo[k], hi[k], rlo[k] = ident.ci_low[k], math.inf, 1
+        elif status == "lower_bound":  # the point Elo would be the prior number: withheld
+            elo[k], lo[k], hi[k], rlo[k] = math.nan, ident.ci_low[k], math.inf, 1
         elif status == "upper_bound":
-            lo[k], hi[k], rhi[k] = -math.inf, ident.ci_high[k], n
+            elo[k], lo[k], hi[k], rhi[k] = math.nan, -math.inf, ident.ci_high[k], n
         else:
             elo[k], lo[k], hi[k], rlo[k], rhi[k] = math.nan, -math.inf, math.inf, 1, n
     bounded = [names[k] for k, st in enumerate(ident.status) if st.endswith("_bound")]
@@ -252,8 +296,8 @@ def _apply_identification(
     if bounded:
         warnings.append(
             f"{', '.join(bounded)}: never lose (or never win) against the anchor's group, so "
-            "the data give only a one-sided bound (the other end is infinite); their point "
-            "Elo is the fallback prior's, not an estimate"
+            "the data give only a one-sided bound, counted by task (the other end is "
+            "infinite); no point Elo (it would be the fallback prior number), no Elo per token"
         )
     if lost:
         warnings.append(
@@ -264,6 +308,69 @@ def _apply_identification(
     return elo, lo, hi, rlo, rhi
 
 
+JOINT_DRAWS = 2000  # joint (Elo, tokens) draws behind the Elo-per-token intervals
+
+
+def joint_cost_draws(
+    comparisons,
+    theta: np.ndarray,
+    prior: float,
+    W: np.ndarray,
+    anchor: int,
+    names: Sequence[str],
+    costs: Mapping[str, Any],
+    tokens: np.ndarray,
+    *,
+    level: float,
+    seed: int | None,
+    task_weight: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(Elo draws, tokens-per-task draws), rows x players, drawn together by task.
+
+    Each task moves every arm's Elo (its influence on the fit, ``sandwich.task_influence``)
+    and every arm's mean tokens per task (``(τ_at - τ̄_a) / tasks_a``) at once; one N(0, 1)
+    weight per task draws both, so an arm's tokens and its Elo keep their covariance (hard
+    tasks cost more and are lost more). Widened like the sandwich: sqrt(T/(T-1)) and the t
+    quantile with T - 1 degrees of freedom. Holding tokens fixed, the ΔElo/1K intervals of
+    arms within 1-1.5x of each other's tokens covered 0.70-0.81 (bench/study_intervals.py)."""
+    from scipy.special import ndtri, stdtrit
+
+    from eloledger.rating.bt import ELO_SCALE
+    from eloledger.rating.sandwich import task_influence
+
+    psi = task_influence(comparisons, theta, prior=prior, W=W, task_weight=task_weight)
+    groups = psi.shape[0]  # tasks, or task groups (index mod groups) for very many tasks
+    row = {t: k % groups for k, t in enumerate(comparisons.tasks)}
+    n = len(names)
+    spend: list[tuple[str, int, float]] = []  # (task, arm, its pull on the arm's mean tokens)
+    for k, name in enumerate(names):
+        cost = costs.get(name)
+        per_tokens = _field(cost, "per_task_tokens") if cost is not None else None
+        per_sessions = _field(cost, "per_task_sessions") if cost is not None else None
+        if not per_tokens or not per_sessions or not math.isfinite(tokens[k]):
+            continue  # no per-task tokens: this arm's tokens stay fixed
+        ran = [t for t in per_tokens if per_sessions.get(t)]
+        values = np.array([per_tokens[t] / per_sessions[t] for t in ran])
+        spend.extend((t, k, float(v) / len(ran)) for t, v in zip(ran, values - values.mean(),
+                                                                 strict=True))  # fmt: skip
+    for t, _, _ in spend:  # tasks an arm ran without a comparison: tokens only
+        row.setdefault(t, groups + len(row) - len(comparisons.tasks))
+    total = max(groups, max(row.values(), default=0) + 1)
+    tok = np.zeros((total, n))
+    for t, k, v in spend:
+        tok[row[t], k] += v
+    th = np.zeros((total, n))
+    th[:groups] = psi
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((JOINT_DRAWS, total))
+    used = max(int(np.count_nonzero(np.abs(th).sum(1) + np.abs(tok).sum(1))), 2)
+    q = float(stdtrit(used - 1, 0.5 + level / 2.0)) / float(ndtri(0.5 + level / 2.0))
+    scale = q * math.sqrt(used / (used - 1.0))
+    d_theta = (z @ th) * scale
+    elo = ELO_SCALE * (d_theta - d_theta[:, anchor : anchor + 1]) + to_elo(theta, anchor)
+    return elo, tokens + (z @ tok) * scale
+
+
 def cost_columns(
     elo: np.ndarray,
     tokens: np.ndarray,
@@ -271,12 +378,18 @@ def cost_columns(
     *,
     draws: np.ndarray | None = None,
     level: float = 0.95,
+    joint: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """Token columns per player (NaN tokens -> None in every token column); with ``draws``
-    (Elo draws, rows x players) also their intervals and the frontier share."""
+    (Elo draws, rows x players) also their intervals and the frontier share; with ``joint``
+    (Elo draws, token draws) the intervals carry the tokens' uncertainty too."""
     t0, e0 = tokens[anchor], elo[anchor]
     marginal, dominated = marginal_frontier(tokens, elo)
-    spread = _cost_uncertainty(elo, tokens, anchor, draws, level) if draws is not None else None
+    spread = None
+    if joint is not None:
+        spread = _cost_uncertainty(elo, tokens, anchor, joint[0], level, joint[1])
+    elif draws is not None:
+        spread = _cost_uncertainty(elo, tokens, anchor, draws, level)
     out = []
     for k in range(len(elo)):
         t, e = tokens[k], elo[k]
@@ -305,17 +418,23 @@ MAX_FRONTIER_DRAWS = 400  # draws that recompute the frontier (a Python loop ove
 
 
 def _cost_uncertainty(
-    elo: np.ndarray, tokens: np.ndarray, anchor: int, draws: np.ndarray, level: float
+    elo: np.ndarray,
+    tokens: np.ndarray,
+    anchor: int,
+    draws: np.ndarray,
+    level: float,
+    token_draws: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """Intervals of ΔElo per 1K and of the marginal step, and the frontier share.
 
-    The Elo draws carry the task-clustered uncertainty (the sandwich's normal draws widened to
-    its t quantile, or the task-bootstrap rounds); tokens are held at their measured values
-    (their own sampling error is not included). ``delta_elo_per_1k`` and the marginal step
-    from the arm's hull predecessor are linear in Elo, so their quantiles are the delta
-    method's interval. ``frontier_share``: the share of draws in which the arm is on the
-    upper convex hull (``dominated`` is only the point estimate's reading).
+    The Elo draws carry the task-clustered uncertainty; with ``token_draws`` (drawn jointly,
+    :func:`joint_cost_draws`) each draw's ratio uses that draw's tokens, so the intervals
+    carry the tokens' sampling error and its covariance with Elo; without them tokens are
+    held at their measured values. ``frontier_share``: the share of draws in which the arm
+    is on the upper convex hull (``dominated`` is only the point estimate's reading).
     """
+    if token_draws is None:
+        token_draws = np.broadcast_to(tokens, draws.shape)
     n = len(elo)
     alpha = (1.0 - level) / 2.0
     out: list[dict[str, Any]] = [{} for _ in range(n)]
@@ -324,8 +443,8 @@ def _cost_uncertainty(
         return out
     on = np.zeros(n)
     sub = draws[: MAX_FRONTIER_DRAWS]
-    for row in sub:
-        _, dom = marginal_frontier(np.where(known, tokens, np.nan), row)
+    for row, spent in zip(sub, token_draws, strict=False):
+        _, dom = marginal_frontier(np.where(known, spent, np.nan), row)
         on += np.array([d is False for d in dom], dtype=float)
     frontier = _frontier_order(tokens, elo)
     previous = dict(zip(frontier[1:], frontier[:-1], strict=False))
@@ -338,13 +457,14 @@ def _cost_uncertainty(
         if not known[k]:
             continue
         rec: dict[str, Any] = {"frontier_share": float(on[k] / len(sub))}
-        dt = tokens[k] - tokens[anchor]
-        if dt != 0:
+        if tokens[k] != tokens[anchor]:
+            dt = token_draws[:, k] - token_draws[:, anchor]
             lo, hi = quantiles((draws[:, k] - draws[:, anchor]) / (dt / 1000.0))
             rec["delta_elo_per_1k_low"], rec["delta_elo_per_1k_high"] = lo, hi
         if k in previous:
             p = previous[k]
-            lo, hi = quantiles((draws[:, k] - draws[:, p]) / ((tokens[k] - tokens[p]) / 1000.0))
+            dt = token_draws[:, k] - token_draws[:, p]
+            lo, hi = quantiles((draws[:, k] - draws[:, p]) / (dt / 1000.0))
             rec["marginal_elo_per_1k_low"], rec["marginal_elo_per_1k_high"] = lo, hi
         out[k] = rec
     return out
@@ -426,14 +546,19 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
     per_n = _field(cost, "per_task_n") or {}
     per_c = _field(cost, "per_task_c") or {}
     tasks = [t for t, nt in per_n.items() if nt and nt > 0]
+    attempted = _field(cost, "per_task_sessions") or {}
+    # the task set of pass@1: a task the arm ran whose calls all failed scored nothing and
+    # counts as a failure (0), not a dropped task (it read pass@k 0.75 beside pass@1 0.60)
+    failed = [t for t, m in attempted.items() if m and not per_n.get(t)]
     if tasks:
         ns = np.array([int(per_n[t]) for t in tasks])
         cs = np.array([int(per_c.get(t, 0)) for t in tasks])
         k = _field(cost, "k") or int(ns.min())  # samples per session, smallest over tasks
-        out["sample_accuracy"] = float(np.mean(cs / ns))
+        zeros = [0.0] * len(failed)
+        out["sample_accuracy"] = float(np.mean(list(cs / ns) + zeros))
         out["pass_k"] = k
         out["pass_at_k"] = float(
-            np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)])
+            np.mean([pass_at_k(int(a), int(b), k) for a, b in zip(ns, cs, strict=True)] + zeros)
         )
         kk = min(k, int(ns.min()) - 1)  # best-of-kk vs one disjoint sample must fit a pool
         if kk >= 2:  # what best-of-k of these pass/fail samples can gain per decade
