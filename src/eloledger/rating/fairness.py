@@ -228,32 +228,70 @@ def _statistics(
     }
     matched = _matched_k(oldn, newn)
     if matched["k_new"] is not None:
-        stats["matched_passk_delta"] = (
-            weights @ (_pass_k(newn, matched["k_new"]) - _pass_k(oldn, matched["k_old"])) / total
-        )
+        kept = _matched_delta(oldn, newn, int(matched["k_old"]), weights, total)
+        stats["matched_passk_delta"] = kept
+        stats["bought_delta"] = pass_n - kept
+        stats["bought_over_kept"] = pass_n - 2.0 * kept
     return stats, matched
 
 
-def _pass_k(arm: _ArmTasks, k: int) -> np.ndarray:
-    """Per-task unbiased pass@k of the arm's own samples (Chen et al. 2021)."""
-    return np.array([pass_at_k(int(n), int(c), k) for n, c in zip(arm.n, arm.c, strict=True)])
+def _pass_table(arm: _ArmTasks, k_max: int) -> np.ndarray:
+    """tasks x (k_max + 2): column j is the unbiased pass@j (Chen et al. 2021) of each task's
+    own samples; column 0 is 0 (no sample, no pass) and the last repeats pass@k_max."""
+    table = np.zeros((len(arm.n), k_max + 2))
+    for j in range(1, k_max + 1):
+        table[:, j] = [pass_at_k(int(n), int(c), j) for n, c in zip(arm.n, arm.c, strict=True)]
+    table[:, k_max + 1] = table[:, k_max]
+    return table
+
+
+def _matched_delta(
+    old: _ArmTasks, new: _ArmTasks, k_old: int, weights: np.ndarray, total: np.ndarray
+) -> np.ndarray:
+    """pass@k_old of old_n's samples against new_n's pass at the same budget, per weight row.
+
+    The budget is k_old x old's tokens per sample; new_n affords x = budget / its tokens per
+    sample, a real number. pass@x between whole k and k + 1 is the linear interpolation of the
+    unbiased pass@k and pass@(k+1): the pass rate of a session that draws k + 1 samples with
+    probability x - k and k otherwise, whose expected cost is exactly the budget (no silent
+    round-down: a 1,001-token sample against a 1,000-token one is read at k = 3.996, not 3).
+    Each bootstrap row recomputes x from its own resampled tokens, so the interval carries the
+    uncertainty of the cost ratio too."""
+    k_max = int(new.k or 1)
+    per_old = (weights @ old.tokens) / np.maximum(weights @ old.samples, 1e-12)
+    per_new = (weights @ new.tokens) / np.maximum(weights @ new.samples, 1e-12)
+    x = np.clip(k_old * per_old / np.maximum(per_new, 1e-12), 1.0, float(k_max))
+    whole = np.floor(x).astype(int)
+    frac = (x - whole)[:, None]
+    table = _pass_table(new, k_max).T  # (k_max + 2) x tasks
+    values = (1.0 - frac) * table[whole] + frac * table[whole + 1]
+    new_rate = (weights * values).sum(1) / total
+    old_rate = weights @ _pass_table(old, k_old)[:, k_old] / total
+    return new_rate - old_rate
 
 
 def _matched_k(old: _ArmTasks, new: _ArmTasks) -> dict[str, Any]:
-    """The k at which the new N-way arm's own samples cost no more than the old arm's k
-    samples: k_new = min(new k, floor(k_old x old tokens per sample / new tokens per sample)).
-    Both arms are then read with the unbiased pass@k of their samples (Chen et al. 2021)."""
+    """The budget of the matched comparison: old_n's k samples at its tokens per sample, and
+    the real number of new_n's samples that budget buys (``k_new``, read by interpolation,
+    see :func:`_matched_delta`), capped at the samples new_n has (``capped``)."""
     out: dict[str, Any] = {"k_old": old.k, "k_new": None, "basis": "tokens"}
     if old.k is None or new.k is None or old.samples.sum() <= 0 or new.samples.sum() <= 0:
         out["note"] = "no per-sample scores in both N-way arms: no matched-budget comparison"
         return out
     per_old = old.tokens.sum() / old.samples.sum()
     per_new = new.tokens.sum() / new.samples.sum()
-    k = min(new.k, int(math.floor(old.k * per_old / per_new + 1e-9))) if per_new > 0 else new.k
-    if k < 1:
+    x = old.k * per_old / per_new if per_new > 0 else float(new.k)
+    out["budget_tokens"] = _r(old.k * per_old)
+    if x < 1.0 - 1e-9:
         out["note"] = "one sample of the new arm costs more than the old arm's whole session"
         return out
-    out["k_new"] = k
+    out["k_new"] = _r(min(x, float(new.k)))
+    out["capped"] = bool(x > new.k + 1e-9)
+    if out["capped"]:
+        out["note"] = (
+            f"new_n has only {new.k} samples a session, fewer than the {x:.2f} the budget buys: "
+            "it is read at all of them (below the matched budget)"
+        )
     return out
 
 
