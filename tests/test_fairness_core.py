@@ -48,7 +48,7 @@ def test_new_arm_with_costlier_samples_wins_only_by_spending_is_budget_leakage()
 def test_genuine_same_budget_gain_is_real_improvement(seed: int) -> None:
     rows = four_arms(p_old=0.5, p_new=0.68, n_old=4, n_new=4, seed=seed)
     record = _verdict(rows)
-    assert record["verdict"] == "real_improvement", record["reason"]
+    assert record["verdict"] == "real_evolution", record["reason"]
     metrics = record["metrics"]
     assert metrics["pass1_delta"]["ci_low"] > 0
     assert metrics["tokens_per_success_ratio"]["estimate"] <= 1.10
@@ -67,7 +67,7 @@ def test_same_budget_gain_bought_with_tokens_per_success_is_inconclusive() -> No
     assert record["verdict"] == "inconclusive"
     assert "tolerance" in record["reason"]
     # A looser tolerance turns the same data into a real improvement: the rule is explicit.
-    assert _verdict(rows, tps_tolerance=2.0)["verdict"] == "real_improvement"
+    assert _verdict(rows, tps_tolerance=2.0)["verdict"] == "real_evolution"
 
 
 def test_metrics_match_hand_computation_and_interaction() -> None:
@@ -111,7 +111,7 @@ def test_record_is_archivable_and_reproducible() -> None:
     assert one["kind"] == "eloledger.fairness" and one["schema"] == 2
     assert one["inputs"]["seed"] == 5 and one["inputs"]["bootstrap"] == 200
     assert one["inputs"]["old_1"] == "old_1" and one["eloledger_version"]
-    assert one["verdict"] in ("real_improvement", "budget_leakage", "inconclusive")
+    assert one["verdict"] in ("real_evolution", "budget_leakage", "inconclusive")
     assert one["reason"].endswith(".") and "\n" not in one["reason"]
     assert "budget_leakage" in one["rule"]
 

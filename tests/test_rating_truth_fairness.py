@@ -49,7 +49,7 @@ def test_real_improvement_null_rate_is_kept(tasks: int) -> None:
     # near its nominal rate (measured 2-4% here over 200 runs).
     reps = 200
     got = verdicts(reps, p_old=0.5, p_new=0.5, n_old=4, n_new=4, tasks=tasks, repeats=1)
-    assert got["real_improvement"] <= 0.05 * reps, got
+    assert got["real_evolution"] <= 0.05 * reps, got
 
 
 def test_inconclusive_reports_the_detectable_effect() -> None:
