@@ -423,9 +423,9 @@ def _decide(
     tol: float,
     leak: float,
     margin: float,
-) -> tuple[str, str, dict[str, dict[str, Any]]]:
+) -> tuple[str, str, dict[str, Any]]:
     """The verdict, its reason (which comparisons hold) and the comparisons themselves."""
-    comp = _comparisons(metrics, design, tol)
+    comp: dict[str, Any] = _comparisons(metrics, design, tol)
     n1, nway, kept = comp["n1"], comp["n_way"], comp["matched_budget"]
     p1, pn = metrics["pass1_delta"], metrics["passN_delta"]
     mk = metrics.get("matched_passk_delta")
@@ -451,14 +451,18 @@ def _decide(
         if mk is not None
         else f"no matched-budget comparison ({matched.get('note', 'no per-sample scores')})"
     )
-    holds = "; ".join(
-        f"{label} {'holds' if c['holds'] else 'does not hold'}"
-        for label, c in (("B over A (n=1)", n1), ("D over C (N)", nway))
+    # D over C: shown at N or at old_n's own budget (where new_n gets no more tokens than
+    # old_n), and shown worse at neither.
+    d_over_c = (nway["holds"] or kept["holds"]) and not (nway["worse"] or kept["worse"])
+    holds = (
+        f"B over A (n=1) {'holds' if n1['holds'] else 'does not hold'}; D over C (N, or at the "
+        f"matched budget) {'holds' if d_over_c else 'does not hold'}"
     )
-    if n1["holds"] and nway["holds"] and not kept["worse"]:
+    comp["holds"] = {"b_over_a": bool(n1["holds"]), "d_over_c": bool(d_over_c)}
+    if n1["holds"] and d_over_c:
         return "real_evolution", (
             f"both hold: pass@1 improves by {p1_text}, tokens per success change by "
-            f"{_pct((tps or 1.0) - 1.0)} (within the {tol:.0%} tolerance); pass@N improves by "
+            f"{_pct((tps or 1.0) - 1.0)} (within the {tol:.0%} tolerance); pass@N changes by "
             f"{_pp(pn)}; {kept_text}."
         ), comp
     spent_more = tokens >= leak or samples >= leak
@@ -500,15 +504,15 @@ def _decide(
         ), comp
     if _below(p1):
         return "inconclusive", f"the new arm is worse: pass@1 changes by {p1_text}.", comp
+    detect = design.get("mde_bought")
+    lacking = (
+        f"the matched-budget comparison shows a bought majority only when the bought minus the "
+        f"kept part exceeds {100 * detect:.0f} pp (80% power)"
+        if mk is not None and detect is not None
+        else "without a matched-budget comparison only n=1 equivalence within "
+        f"{band} could show leakage; {power}"
+    )
     if nway["holds"] and spent_more:
-        detect = design.get("mde_bought")
-        lacking = (
-            f"this design shows a bought majority only when the bought minus the kept part "
-            f"exceeds {100 * detect:.0f} pp (80% power)"
-            if mk is not None and detect is not None
-            else "without a matched-budget comparison only n=1 equivalence within "
-            f"{band} could show it; {power}"
-        )
         return "inconclusive", (
             f"pass@N improves by {_pp(pn)} while the new N-way arm spends {tokens:.2f}x the "
             f"tokens, but {kept_text} and pass@1 changes by {p1_text}: neither a bought gain nor "
@@ -520,9 +524,10 @@ def _decide(
             f"but pass@1 changes by {p1_text}, so the gain is not established per sample; "
             f"{power}."
         ), comp
+    leak_power = f"; new_n spends {tokens:.2f}x the tokens and {lacking}" if spent_more else ""
     return "inconclusive", (
         f"neither pass@1 ({p1_text}) nor pass@N ({_pp(pn)}) shows a gain whose interval "
-        f"excludes zero; {power}."
+        f"excludes zero; {power}{leak_power}."
     ), comp
 
 
