@@ -271,6 +271,8 @@ def render_table(record: dict[str, Any]) -> str:
     parts = [
         f"verdict: {record['verdict']}",
         f"reason:  {record['reason']}",
+        *_comparison_parts(record, table),
+        *_decision_parts(record),
         "",
         table(
             metric_rows,
@@ -297,6 +299,60 @@ def render_table(record: dict[str, Any]) -> str:
         f"rule: {record['rule']}",
     ]
     return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
+
+
+def _comparison_parts(record: dict[str, Any], table: Any) -> list[str]:
+    """The guide's two comparisons and the matched budget: estimate, interval, holds."""
+    from eloledger.tables import Column
+
+    comp = record.get("comparisons")
+    if not comp:
+        return []
+    labels = (
+        ("n1", "B over A at n=1 (pass@1)"),
+        ("n_way", "D over C at N (pass@N)"),
+        ("matched_budget", "D over C at old_n's budget"),
+    )
+    rows = []
+    for key, label in labels:
+        c = comp[key]
+        low, high = c["ci95"]
+        rows.append({
+            "comparison": label,
+            "estimate": c["estimate"],
+            "ci": "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]",
+            "holds": "yes" if c["holds"] else ("worse" if c.get("worse") else "no"),
+        })  # fmt: skip
+    columns = [
+        Column("comparison", "comparison"), Column("estimate", "estimate", 4),
+        Column("ci", "95% CI"), Column("holds", "holds"),
+    ]  # fmt: skip
+    return ["", table(rows, columns)]
+
+
+def _decision_parts(record: dict[str, Any]) -> list[str]:
+    """The guide's decision keys in one short block (the JSON has them all)."""
+    same = record.get("same_budget")
+    if not same:
+        return []
+    low, high = same["ci95"]
+    ci = "?" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+    budget = same.get("budget")
+    on = record.get("bestofn_on", {})
+    ratio = on.get("total_tokens_ratio")
+
+    def num(value: Any, spec: str) -> str:
+        return "?" if value is None else format(value, spec)
+
+    return [
+        "",
+        f"same_budget: budget {num(budget, '.0f')} tokens/task, baseline "
+        f"{num(same['baseline_pass'], '.3f')}, candidate {num(same['candidate_pass'], '.3f')}, "
+        f"delta {num(same['delta'], '+.3f')}, ci95 {ci}",
+        f"bestofn_off: n=1, delta {num(record['bestofn_off']['delta'], '+.3f')}; bestofn_on: "
+        f"n={on.get('n')}, delta {num(on.get('delta'), '+.3f')}, total_tokens_ratio "
+        f"{num(ratio, '.2f')}",
+    ]
 
 
 def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:
