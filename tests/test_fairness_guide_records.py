@@ -116,3 +116,20 @@ def test_the_memory_record_in_the_guides_words(
     assert code == 1 and held["decision"] == "do_not_promote" and held["verdict"] == "gate_failed"
     assert held["reason"].startswith("not promoted: gate min_same_budget_gain fails")
     assert "improves" not in held["pattern"] and "min_same_budget_gain" in held["pattern"]
+
+
+def test_the_memory_record_reads_at_80_columns(
+    ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    gates = str(_gates(tmp_path, GUIDE_GATES))
+    argv = ["fairness", str(ledger), *FLAGS, "--gates", gates, "--record", "memory"]
+    assert main([*argv, "--format", "table"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert lines[0].startswith("memory_id") and "mem-" in lines[0]
+    fields = {line.split()[0]: line.split()[1] for line in lines if not line.startswith(" ")}
+    assert fields["decision"] == "promote_to_skill" and fields["verdict"] == "real_evolution"
+    assert fields["promote_to_skill"] == "true" and fields["same_budget_delta"] == "0.11"
+    assert fields["budget"] == "410.0" and fields["failed_gates"] == "(none)"

@@ -229,17 +229,39 @@ def handle(args: argparse.Namespace) -> int:
     )
     status = 0 if gates_pass(record) else 1
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
-    if fmt == "json" or args.record == "memory":
-        if args.record == "memory":
-            from eloledger.rating.budget_io import load_rows
+    if args.record == "memory":
+        from eloledger.rating.budget_io import load_rows
 
-            record = memory_entry(record, load_rows(args.ledger)[0])
+        entry = memory_entry(record, load_rows(args.ledger)[0])
+        print(to_json(entry) if fmt == "json" else render_memory(entry))
+        return status
+    if fmt == "json":
         print(to_json(record))
         return status
     for warning in record["warnings"]:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
     print(render_table(record))
     return status
+
+
+def render_memory(entry: dict[str, Any]) -> str:
+    """The memory entry as ``key  value`` lines, values wrapped under themselves (the JSON,
+    ``--format json``, is what a memory system reads)."""
+    import json
+
+    from eloledger.tables import fill, terminal_width, visible
+
+    width = terminal_width()
+    pad = max(len(key) for key in entry) + 2
+    lines = []
+    for key, value in entry.items():
+        if isinstance(value, list):
+            text = ", ".join(map(str, value)) or "(none)"
+        else:
+            text = value if isinstance(value, str) else json.dumps(value)  # true, null, 0.11
+        head = key.ljust(pad)
+        lines.append(fill(visible(head + text), width, hang=" " * pad) if width else head + text)
+    return "\n".join(lines)
 
 
 def add_selection_args(parser: argparse.ArgumentParser) -> None:

@@ -483,13 +483,13 @@ def _gain_gate(p1: Mapping[str, Any], threshold: float, rule: str) -> dict[str, 
         return {
             "gate": "min_same_budget_gain", "value": low, "op": ">=", "threshold": threshold,
             "pass": bool(ok), "rule": rule, "ci95": [low, high],
-            "note": f"CI95 {ci} lower end (strict)",
+            "note": f"CI {ci} lower end",
         }  # fmt: skip
     ok = point is not None and low is not None and point >= threshold and low > 0
     return {
         "gate": "min_same_budget_gain", "value": point, "op": ">=", "threshold": threshold,
         "pass": bool(ok), "rule": rule, "ci95": [low, high],
-        "note": f"CI95 {ci} excludes 0",
+        "note": f"CI {ci} excl. 0",
     }  # fmt: skip
 
 
