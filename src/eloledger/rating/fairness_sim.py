@@ -9,6 +9,7 @@ vary (``jitter``: +-20% is usual for free-form answers).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -66,52 +67,44 @@ def four_arm_design(
     return rows
 
 
-def _outcome_rows(
-    arm: str, per_task: list[tuple[int, int]], tokens: int, model: str
-) -> list[dict[str, Any]]:
-    """One session per task: ``per_task[t] = (samples, passing)``, the passing ones first."""
+Groups = tuple[tuple[int, tuple[int, int]], ...]  # (tasks, (samples, passing)) in task order
+
+
+def _ledger(arms: Sequence[tuple[str, int, str, Groups]]) -> list[dict[str, Any]]:
+    """One session per task for each (arm, tokens per sample, model, groups): the groups give,
+    task after task, each session's samples and how many of them pass (those first)."""
     rows = []
-    for t, (n, c) in enumerate(per_task):
-        for k in range(n):
-            row = _row(t, arm, 0, k, tokens, passed=k < c, score=float(k < c))
-            rows.append({**row, "run_id": "guide-example", "model": model})
+    for arm, tokens, model, groups in arms:
+        per_task = [outcome for count, outcome in groups for _ in range(count)]
+        for t, (n, c) in enumerate(per_task):
+            for k in range(n):
+                row = _row(t, arm, 0, k, tokens, passed=k < c, score=float(k < c))
+                rows.append({**row, "run_id": "guide-example", "model": model})
     return rows
-
-
-def _groups(*groups: tuple[int, tuple[int, int]]) -> list[tuple[int, int]]:
-    return [outcome for count, outcome in groups for _ in range(count)]
 
 
 def guide_leakage_example() -> list[dict[str, Any]]:
     """The guide's leakage example as a ledger: 200 tasks, one session each; n=1 delta -3 pp
     (new wins 15 tasks the old loses, loses 21 it wins: 95% CI about -9 to +3 pp); old_n draws
     2 samples at 1,000 tokens, new_n 11 at 978 (5.38x the tokens) and gains +28.5 pp at N;
-    at old_n's budget (2.05 of new_n's samples) nothing is gained."""
-    one_old = _groups((60, (1, 1)), (21, (1, 1)), (15, (1, 0)), (104, (1, 0)))
-    one_new = _groups((60, (1, 1)), (21, (1, 0)), (15, (1, 1)), (104, (1, 0)))
-    # 90 tasks both always solve; 57 new_n solves once in 11 and old_n never; 20 old_n solves
-    # once in 2 and new_n 3 times in 11; 33 neither solves.
-    many_old = _groups((90, (2, 2)), (57, (2, 0)), (20, (2, 1)), (33, (2, 0)))
-    many_new = _groups((90, (11, 11)), (57, (11, 1)), (20, (11, 3)), (33, (11, 0)))
-    return (
-        _outcome_rows("old_1", one_old, 1000, "m-old")
-        + _outcome_rows("new_1", one_new, 1000, "m-new")
-        + _outcome_rows("old_n", many_old, 1000, "m-old")
-        + _outcome_rows("new_n", many_new, 978, "m-new")
-    )
+    at old_n's budget (2.05 of new_n's samples) nothing is gained. The N-way groups: 90 tasks
+    both always solve; 57 new_n solves once in 11 and old_n never; 20 old_n solves once in 2
+    and new_n 3 times in 11; 33 neither solves."""
+    return _ledger([
+        ("old_1", 1000, "m-old", ((60, (1, 1)), (21, (1, 1)), (15, (1, 0)), (104, (1, 0)))),
+        ("new_1", 1000, "m-new", ((60, (1, 1)), (21, (1, 0)), (15, (1, 1)), (104, (1, 0)))),
+        ("old_n", 1000, "m-old", ((90, (2, 2)), (57, (2, 0)), (20, (2, 1)), (33, (2, 0)))),
+        ("new_n", 978, "m-new", ((90, (11, 11)), (57, (11, 1)), (20, (11, 3)), (33, (11, 0)))),
+    ])  # fmt: skip
 
 
 def guide_decision_example() -> list[dict[str, Any]]:
     """The guide's example decision as a ledger: 200 tasks, one session each; at n=1 the
     candidate solves 38 tasks the baseline fails and fails 16 it solves: delta 0.11, 95% CI
-    about [0.04, 0.18], at the same tokens per call; best-of-4 arms keep the gain (+0.14)."""
-    one_old = _groups((70, (1, 1)), (16, (1, 1)), (38, (1, 0)), (76, (1, 0)))
-    one_new = _groups((70, (1, 1)), (16, (1, 0)), (38, (1, 1)), (76, (1, 0)))
-    many_old = _groups((110, (4, 2)), (10, (4, 0)), (28, (4, 0)), (52, (4, 0)))
-    many_new = _groups((110, (4, 3)), (10, (4, 0)), (28, (4, 2)), (52, (4, 0)))
-    return (
-        _outcome_rows("baseline_1", one_old, 400, "m-base")
-        + _outcome_rows("candidate_1", one_new, 410, "m-cand")
-        + _outcome_rows("baseline_4", many_old, 400, "m-base")
-        + _outcome_rows("candidate_4", many_new, 410, "m-cand")
-    )
+    about [0.04, 0.18], at 410 tokens a call against 400; best-of-4 keeps the gain (+0.14)."""
+    return _ledger([
+        ("baseline_1", 400, "m-base", ((70, (1, 1)), (16, (1, 1)), (38, (1, 0)), (76, (1, 0)))),
+        ("candidate_1", 410, "m-cand", ((70, (1, 1)), (16, (1, 0)), (38, (1, 1)), (76, (1, 0)))),
+        ("baseline_4", 400, "m-base", ((110, (4, 2)), (10, (4, 0)), (28, (4, 0)), (52, (4, 0)))),
+        ("candidate_4", 410, "m-cand", ((110, (4, 3)), (10, (4, 0)), (28, (4, 2)), (52, (4, 0)))),
+    ])  # fmt: skip
