@@ -45,7 +45,7 @@ def test_new_arm_with_costlier_samples_wins_only_by_spending_is_budget_leakage()
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_genuine_same_budget_gain_is_real_improvement(seed: int) -> None:
+def test_genuine_same_budget_gain_is_real_evolution(seed: int) -> None:
     rows = four_arms(p_old=0.5, p_new=0.68, n_old=4, n_new=4, seed=seed)
     record = _verdict(rows)
     assert record["verdict"] == "real_evolution", record["reason"]
