@@ -472,7 +472,8 @@ def _decide(
     # (the 90% interval's upper end) below the margin, and more of the N-way gain bought than
     # kept there (the bought minus the kept part has a 95% interval above 0).
     edge = design.get("matched_margin")
-    small = mk is not None and edge is not None and (mk.get("ci90_high") or math.inf) < edge
+    top = mk.get("ci90_high") if mk is not None else None
+    small = edge is not None and top is not None and top < edge
     # n=1 must not point the other way: its 95% interval rules out a gain of twice the margin
     # (200 tasks x 1 sample cannot show equivalence within the margin itself).
     n1_small = p1.get("ci_high") is not None and p1["ci_high"] < 2 * margin
