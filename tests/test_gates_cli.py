@@ -77,7 +77,7 @@ def test_clean_candidate_passes_with_the_guide_keys(
     ledger = build(tmp_path / "l.jsonl", base_solves=set(range(40)), cand_solves=set(range(90)))
     code, rec = run(capsys, str(ledger), *ARGS, "--gates", str(gate_file))
     assert code == 0
-    assert rec["verdict"] == "real_improvement"
+    assert rec["verdict"] == "real_evolution"
     for key in ("candidate_id", "baseline_id", "same_budget", "bestofn_off", "bestofn_on",
                 "verdict", "reason", "gates", "regressions", "strata", "provenance"):  # fmt: skip
         assert key in rec, key
@@ -106,7 +106,7 @@ def test_slower_candidate_fails_the_latency_gate(
     )  # fmt: skip
     code, rec = run(capsys, str(ledger), *ARGS, "--gates", str(gate_file))
     assert code == 1
-    assert rec["verdict"] == "real_improvement"  # better at n=1 ...
+    assert rec["verdict"] == "real_evolution"  # better at n=1 ...
     gates = {g["gate"]: g for g in rec["gates"]}
     assert not gates["max_latency_growth_ratio"]["pass"]  # ... but 1.6x slower
     assert gates["max_latency_growth_ratio"]["value"] == pytest.approx(1.6, abs=0.02)
@@ -150,10 +150,10 @@ def test_gain_only_on_the_tuned_split_is_not_real_on_test(
     spec = tmp_path / "spec.toml"
     spec.write_text('[tasks]\ntuned_on = "val"\n\n' + GATES)
     code, rec = run(capsys, str(ledger), *ARGS, "--gates", str(spec), "--split", "test")
-    assert rec["verdict"] != "real_improvement" and code == 1
+    assert rec["verdict"] != "real_evolution" and code == 1
     assert rec["tasks"]["used"] == 60 and "tuned_on_warning" not in rec
     code, rec = run(capsys, str(ledger), *ARGS, "--gates", str(spec), "--split", "val")
-    assert rec["verdict"] == "real_improvement"
+    assert rec["verdict"] == "real_evolution"
     assert "TUNED-ON SPLIT" in rec["tuned_on_warning"] and "tuned-on" in rec["reason"]
 
 
@@ -205,13 +205,21 @@ def test_memory_entry(tmp_path: Path, gate_file: Path, capsys: pytest.CaptureFix
     assert code == 0
     assert entry["type"] == "skill_candidate" and entry["model"] == "m-cand"
     assert entry["source_run"] == ["r1"] and entry["base_url"] == "http://127.0.0.1:9/v1"
-    assert entry["verdict"] == "real_improvement" and entry["n"] == 1 and entry["budget"]["n"] == 1
+    assert entry["verdict"] == "real_evolution" and entry["n"] == 1 and entry["budget"] == 200
+    assert entry["decision"] == "promote_to_skill" and entry["promote_to_skill"] is True
+    assert entry["same_budget_delta"] == pytest.approx(50 / 120) == entry["bestofn_off_delta"]
+    assert entry["memory_id"].startswith("mem-") and entry["bestofn_ratio"] == 1.0
     slow = build(
         tmp_path / "s.jsonl", base_solves=set(range(40)), cand_solves=set(range(90)),
         cand_latency=1600.0,
     )  # fmt: skip
     code, entry = run(capsys, str(slow), *ARGS, "--gates", str(gate_file), "--record", "memory")
     assert code == 1 and entry["type"] == "negative_pattern"
+    # a real evolution held back by a gate: the record says the gate, not "it improves"
+    assert entry["decision"] == "do_not_promote" and entry["verdict"] == "gate_failed"
+    assert entry["fairness_verdict"] == "real_evolution"
+    assert entry["reason"].startswith("not promoted: gate max_latency_growth_ratio fails")
+    assert entry["failed_gates"] == ["max_latency_growth_ratio"]
 
 
 def test_a_gate_without_data_fails_not_crashes(

@@ -63,7 +63,7 @@ def test_guide_format_in_fairness(guide: Path, capsys: pytest.CaptureFixture[str
     assert record["tasks"]["used"] == 40
     assert record["arms"]["old_1"]["pass_rate"] == pytest.approx(0.25)
     assert record["arms"]["new_1"]["pass_rate"] == pytest.approx(0.75)
-    assert record["verdict"] == "real_improvement"
+    assert record["verdict"] == "real_evolution"
 
 
 def test_guide_format_in_tokens_by_day(guide: Path, capsys: pytest.CaptureFixture[str]) -> None:

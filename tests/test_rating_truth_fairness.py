@@ -1,8 +1,8 @@
 """The fairness verdict against known truth (issue 25 item 2), seeded and fast.
 
-``budget_leakage`` needs evidence of no gain at n=1 (Schuirmann's two one-sided tests within a
-5 pp margin, and the N-way arms equivalent at a matched budget); a failure to reject is
-``inconclusive``, with what the design can detect. The old rule (pass@1 interval merely not
+``budget_leakage`` needs evidence that the N-way gain was bought (the matched-budget comparison:
+more bought than kept, nothing beyond the margin kept; or equivalence at n=1 and at the matched
+budget within 5 pp); a failure to reject is ``inconclusive``, with what the design can detect. The old rule (pass@1 interval merely not
 above 0) called a real +5 / +10 pp gain on 100 tasks leakage about a third of the time.
 """
 
@@ -44,12 +44,12 @@ def test_clear_leakage_at_400_tasks_is_found() -> None:
 
 
 @pytest.mark.parametrize("tasks", [10, 30, 100])
-def test_real_improvement_null_rate_is_kept(tasks: int) -> None:
-    # No difference at all: the one-sided 2.5% rule of real_improvement (unchanged) stays
+def test_real_evolution_null_rate_is_kept(tasks: int) -> None:
+    # No difference at all: the one-sided 2.5% rule of B over A (now with D over C) stays
     # near its nominal rate (measured 2-4% here over 200 runs).
     reps = 200
     got = verdicts(reps, p_old=0.5, p_new=0.5, n_old=4, n_new=4, tasks=tasks, repeats=1)
-    assert got["real_improvement"] <= 0.05 * reps, got
+    assert got["real_evolution"] <= 0.05 * reps, got
 
 
 def test_inconclusive_reports_the_detectable_effect() -> None:
@@ -84,7 +84,10 @@ def test_matched_budget_uses_each_arms_own_samples() -> None:
     (the unbiased pass@k of its 16 samples, Chen et al. 2021) -- equal methods, delta ~ 0."""
     rows = four_arms(p_old=0.5, p_new=0.5, n_old=4, n_new=16, tasks=400, seed=2)
     record = fairness_verdict(rows, *ARMS, bootstrap=300)
-    assert record["design"]["matched"] == {"k_old": 4, "k_new": 4, "basis": "tokens"}
+    matched_design = record["design"]["matched"]
+    assert (matched_design["k_old"], matched_design["k_new"], matched_design["basis"]) == (
+        4, 4.0, "tokens"
+    )
     matched = record["metrics"]["matched_passk_delta"]
     assert abs(matched["estimate"]) < 0.03 and matched["ci90_low"] < 0 < matched["ci90_high"]
     assert record["metrics"]["passN_delta"]["ci_low"] > 0.05  # the unmatched gain is large

@@ -24,20 +24,31 @@ equivalence test) for:
   token_ratio_1             tokens(new_1) / tokens(old_1): is it really the same budget?
   passN_delta               pass@N(new_n) - pass@N(old_n)
   token_ratio_n             tokens(new_n) / tokens(old_n)   (samples_ratio_n likewise)
-  matched_passk_delta       the N-way arms at a matched budget: unbiased pass@k of each
-                            arm's own samples (Chen et al. 2021), new_n at the largest k
-                            whose tokens do not exceed old_n's
+  matched_passk_delta       the N-way arms at a matched budget: old_n's unbiased pass@k
+                            against new_n's at the real number of samples the same tokens
+                            buy (pass@k interpolated between whole k; never rounded down)
+  bought_delta              passN_delta - matched_passk_delta: the part of the N-way gain
+                            the extra budget buys (bought_over_kept: bought - kept)
   interaction               passN_delta - pass1_delta
 
-decision rule:
-  real_improvement  pass1_delta CI above 0 and tokens per success (n=1) at most
-                    1 + tolerance times the old (default +10%)
+decision rule (the guide's two comparisons; "comparisons" in the JSON says which hold):
+  real_evolution    B over A: pass1_delta CI above 0 with tokens per success (n=1) at most
+                    1 + tolerance times the old (default +10%), AND D over C: passN_delta
+                    CI above 0, and new_n not shown worse at the matched budget
   budget_leakage    passN_delta CI above 0, new_n spent >= 1.5x old_n's tokens or samples,
-                    and evidence of no gain at n=1: pass1_delta's 90% CI inside +-margin
-                    (two one-sided tests, Schuirmann 1987; default 5 pp), and the
-                    matched-budget delta equivalent to 0 the same way
-  inconclusive      anything else; the reason gives the pass@1 change the design detects
-                    at 80% power (a real gain on too few tasks is inconclusive, not leakage)
+                    pass@1 not shown better, and either more of the N-way gain bought than
+                    kept (bought_over_kept CI above 0) with the matched-budget change below
+                    what a 5 pp per-sample gain would give there (one-sided 95%) and pass@1
+                    below +10 pp (95%), or pass@1 and the matched change both equivalent to
+                    0 within +-margin (two one-sided tests, Schuirmann 1987)
+  inconclusive      anything else: which comparison holds, and what the design detects
+                    at 80% power
+
+gates (--gates FILE): min_same_budget_gain passes when the n=1 gain is at least the
+threshold and its 95% CI excludes 0 (the guide's reading); --gain-rule lower_bound (or
+min_same_budget_gain_rule = "lower_bound") asks the CI's lower end to reach it instead.
+--record memory prints the guide's memory entry (memory_id, type, decision
+promote_to_skill | do_not_promote, pattern, verdict, same_budget_delta, ...).
 """
 
 
@@ -111,6 +122,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="TOML gate file or spec with a [gates] table: exit 0 all pass, 1 a gate fails",
     )
+    parser.add_argument(
+        "--gain-rule",
+        choices=("guide", "lower_bound"),
+        default=None,
+        help="how min_same_budget_gain reads the n=1 gain: guide (point >= threshold, CI "
+        "excludes 0; default) or lower_bound (CI lower end >= threshold)",
+    )
     add_selection_args(parser)
     parser.add_argument(
         "--tuned-on",
@@ -167,6 +185,13 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.rating.gates import gates_pass, load_gates, memory_entry
 
     gates = load_gates(args.gates) if args.gates else None
+    if args.gain_rule is not None:
+        if gates is None or gates.min_same_budget_gain is None:
+            raise UserError(
+                "fairness: --gain-rule needs a min_same_budget_gain gate",
+                fix="give --gates a file with min_same_budget_gain = 0.08 (for example)",
+            )
+        gates.min_same_budget_gain_rule = args.gain_rule
     arms = {"old_1": args.old_1, "new_1": args.new_1, "old_n": args.old_n, "new_n": args.new_n}
     arms = {role: name or (gates.arms.get(role) if gates else None) for role, name in arms.items()}
     missing = [f"--{role.replace('_', '-')}" for role, name in arms.items() if not name]
@@ -204,17 +229,39 @@ def handle(args: argparse.Namespace) -> int:
     )
     status = 0 if gates_pass(record) else 1
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
-    if fmt == "json" or args.record == "memory":
-        if args.record == "memory":
-            from eloledger.rating.budget_io import load_rows
+    if args.record == "memory":
+        from eloledger.rating.budget_io import load_rows
 
-            record = memory_entry(record, load_rows(args.ledger)[0])
+        entry = memory_entry(record, load_rows(args.ledger)[0])
+        print(to_json(entry) if fmt == "json" else render_memory(entry))
+        return status
+    if fmt == "json":
         print(to_json(record))
         return status
     for warning in record["warnings"]:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
     print(render_table(record))
     return status
+
+
+def render_memory(entry: dict[str, Any]) -> str:
+    """The memory entry as ``key  value`` lines, values wrapped under themselves (the JSON,
+    ``--format json``, is what a memory system reads)."""
+    import json
+
+    from eloledger.tables import fill, terminal_width, visible
+
+    width = terminal_width()
+    pad = max(len(key) for key in entry) + 2
+    lines = []
+    for key, value in entry.items():
+        if isinstance(value, list):
+            text = ", ".join(map(str, value)) or "(none)"
+        else:
+            text = value if isinstance(value, str) else json.dumps(value)  # true, null, 0.11
+        head = key.ljust(pad)
+        lines.append(fill(visible(head + text), width, hang=" " * pad) if width else head + text)
+    return "\n".join(lines)
 
 
 def add_selection_args(parser: argparse.ArgumentParser) -> None:
@@ -246,6 +293,8 @@ def render_table(record: dict[str, Any]) -> str:
     parts = [
         f"verdict: {record['verdict']}",
         f"reason:  {record['reason']}",
+        *_comparison_parts(record, table),
+        *_decision_parts(record),
         "",
         table(
             metric_rows,
@@ -272,6 +321,60 @@ def render_table(record: dict[str, Any]) -> str:
         f"rule: {record['rule']}",
     ]
     return "\n".join(wrap(part, width) if "\n" not in part else part for part in parts)
+
+
+def _comparison_parts(record: dict[str, Any], table: Any) -> list[str]:
+    """The guide's two comparisons and the matched budget: estimate, interval, holds."""
+    from eloledger.tables import Column
+
+    comp = record.get("comparisons")
+    if not comp:
+        return []
+    labels = (
+        ("n1", "B over A at n=1 (pass@1)"),
+        ("n_way", "D over C at N (pass@N)"),
+        ("matched_budget", "D over C at old_n's budget"),
+    )
+    rows = []
+    for key, label in labels:
+        c = comp[key]
+        low, high = c["ci95"]
+        rows.append({
+            "comparison": label,
+            "estimate": c["estimate"],
+            "ci": "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]",
+            "holds": "yes" if c["holds"] else ("worse" if c.get("worse") else "no"),
+        })  # fmt: skip
+    columns = [
+        Column("comparison", "comparison"), Column("estimate", "estimate", 4),
+        Column("ci", "95% CI"), Column("holds", "holds"),
+    ]  # fmt: skip
+    return ["", table(rows, columns)]
+
+
+def _decision_parts(record: dict[str, Any]) -> list[str]:
+    """The guide's decision keys in one short block (the JSON has them all)."""
+    same = record.get("same_budget")
+    if not same:
+        return []
+    low, high = same["ci95"]
+    ci = "?" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+    budget = same.get("budget")
+    on = record.get("bestofn_on", {})
+    ratio = on.get("total_tokens_ratio")
+
+    def num(value: Any, spec: str) -> str:
+        return "?" if value is None else format(value, spec)
+
+    return [
+        "",
+        f"same_budget: budget {num(budget, '.0f')} tokens/task, baseline "
+        f"{num(same['baseline_pass'], '.3f')}, candidate {num(same['candidate_pass'], '.3f')}, "
+        f"delta {num(same['delta'], '+.3f')}, ci95 {ci}",
+        f"bestofn_off: n=1, delta {num(record['bestofn_off']['delta'], '+.3f')}; bestofn_on: "
+        f"n={on.get('n')}, delta {num(on.get('delta'), '+.3f')}, total_tokens_ratio "
+        f"{num(ratio, '.2f')}",
+    ]
 
 
 def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:

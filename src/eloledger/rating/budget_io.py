@@ -92,13 +92,20 @@ def fairness_record(
     splits = g.splits_of(r for r in rows if str(r.get("arm")) in arms.values())
     tuned = tuned_on or (gates.tuned_on if gates is not None else None)
     record["selection"] = {"split": split, "tags": list(tags), "splits_seen": splits, "tuned_on": tuned}  # fmt: skip
-    if tuned is not None and tuned in splits:
+    on_tuned = tuned is not None and (split == tuned or (split is None and splits == [tuned]))
+    if on_tuned:  # the verdict was read from the tuned-on split (chosen, or the only one)
         record["tuned_on_warning"] = (
             f"TUNED-ON SPLIT: this verdict is computed on split {tuned!r}, the split the "
             f"candidates were tuned on; a gain here is not evidence (use --split test)"
         )
         record["warnings"].insert(0, record["tuned_on_warning"])
         record["reason"] = f"[on the tuned-on split {tuned!r}] {record['reason']}"
+    elif tuned is not None and split is None and tuned in splits:
+        record["warnings"].insert(
+            0,
+            f"no --split chosen: the verdict uses every split ({', '.join(splits)}), the tuned-on "
+            f"split {tuned!r} among them; gate on --split test",
+        )
     prints = ledger_fingerprint(path)
     record["ledger"] = {**prints, "rows": len(rows)}
     used = sorted({str(r["task_id"]) for r in rows if r.get("task_id") is not None})

@@ -19,25 +19,32 @@ standard error:
   ``token_ratio_1`` is within the tolerance; the text says so only then);
 * ``tokens_per_success_delta`` / ``tokens_per_success_ratio``; ``token_ratio_1``;
 * ``passN_delta`` = pass@N(new_n) - pass@N(old_n), ``token_ratio_n``, ``samples_ratio_n``;
-* ``matched_passk_delta`` -- the N-way arms at a **matched budget**: the unbiased pass@k
-  (Chen et al. 2021) of each arm's own samples, old_n at its k and new_n at the largest k whose
-  tokens do not exceed old_n's (``design.matched``);
+* ``matched_passk_delta`` -- the N-way arms at a **matched budget**: old_n's unbiased pass@k
+  (Chen et al. 2021) at its k samples against new_n's at the real number of samples the same
+  tokens buy, interpolated between whole k (``design.matched``; never rounded down);
+* ``bought_delta`` = passN_delta - matched_passk_delta (the part of the N-way gain the extra
+  budget buys) and ``bought_over_kept`` = bought - kept;
 * ``interaction`` = passN_delta - pass1_delta.
 
-**Decision rule** (in this order):
+**Decision rule** (the guide's: B over A at n=1 *and* D over C at N; ``comparisons`` in the
+record gives each with its interval and whether it holds):
 
-1. ``real_improvement`` when the pass@1 delta's 95% interval lies above 0 **and** the new arm's
-   tokens per success at n=1 are at most ``1 + tps_tolerance`` (default 1.10) times the old's.
-2. ``budget_leakage`` only with evidence that the gain is bought: the pass@N delta's 95%
-   interval lies above 0, the new N-way arm spent at least ``leak_ratio`` (1.5) times the old
-   one's tokens or sample calls, **and** "no gain at n=1" is shown by an equivalence test --
-   the two one-sided tests of Schuirmann (1987) at 5% each, i.e. the 90% interval of the pass@1
-   delta inside ±``margin`` (default 5 pp) -- and, when both N-way arms have scored samples,
-   the matched-budget delta is equivalent to 0 the same way. A failure to reject is never
-   leakage: a real +5 pp gain measured on too few tasks is ``inconclusive``.
-3. ``inconclusive`` otherwise, with the reason and what the design can detect: the minimum
-   detectable pass@1 change at 80% power, (z_.975 + z_.80) x SE ("100 tasks x 1 sample detect
-   a pass@1 change of 15 pp at 80% power").
+1. ``real_evolution`` (the guide's word; eloledger said ``real_improvement`` before) when the
+   pass@1 delta's 95% interval lies above 0 with tokens per success at n=1 at most
+   ``1 + tps_tolerance`` (1.10) times the old's, **and** the pass@N delta's 95% interval lies
+   above 0, **and** new_n is not shown worse at the matched budget. A gain at n=1 that turns
+   into a loss at N is not an evolution.
+2. ``budget_leakage`` only with evidence that the N-way gain is bought: the pass@N delta's 95%
+   interval above 0, new_n spent at least ``leak_ratio`` (1.5) times old_n's tokens or sample
+   calls, pass@1 not shown better, and either (a) the matched-budget comparison shows it: more
+   of the gain bought than kept (``bought_over_kept``'s 95% interval above 0), the matched
+   change below ``design.matched_margin`` (what a ``margin`` per-sample gain gives at that
+   budget; one-sided 95%) and pass@1's 95% interval below 2 x margin; or (b) the pass@1 and
+   matched deltas are equivalent to 0 within ±margin (Schuirmann's two one-sided tests, 90%
+   intervals). (a) has the power of the N-way samples; (b) needs many tasks at n=1. A real
+   +5 pp gain on too few tasks stays ``inconclusive``.
+3. ``inconclusive`` otherwise: which comparisons hold, and what the design can detect at 80%
+   power, (z_.975 + z_.80) x SE, for pass@1 and for the bought share.
 """
 
 from __future__ import annotations
@@ -62,12 +69,15 @@ PASS_THRESHOLD = 0.5
 MARGIN = 0.05  # equivalence margin of "no gain", in pass-rate points (5 pp)
 MDE_Z = 1.959964 + 0.841621  # z_.975 + z_.80: minimum detectable effect at 80% power
 RULE = (
-    "real_improvement: pass@1 delta 95% CI above 0 and tokens per success at n=1 at most "
-    "(1 + tps_tolerance) x old; budget_leakage: pass@N delta 95% CI above 0, new_n spent >= "
-    "leak_ratio x old_n's tokens or sample calls, the pass@1 delta's 90% CI inside +-margin "
-    "(TOST, Schuirmann 1987) and, when both N-way arms have scored samples, the matched-budget "
-    "pass@k delta's 90% CI inside +-margin too; otherwise inconclusive, with the smallest "
-    "pass@1 change the design detects at 80% power"
+    "real_evolution: B over A (pass@1 delta 95% CI above 0, tokens per success at n=1 at most "
+    "(1 + tps_tolerance) x old) and D over C (pass@N delta 95% CI above 0, new_n not shown "
+    "worse at the matched budget); budget_leakage: pass@N delta 95% CI above 0, new_n spent >= "
+    "leak_ratio x old_n's tokens or sample calls, pass@1 not shown better, and either more of "
+    "the N-way gain bought than kept at the matched budget (95% CI above 0) with the matched "
+    "change below matched_margin (one-sided 95%) and the pass@1 95% CI below 2 x margin, or "
+    "the pass@1 and matched-budget deltas' 90% CIs inside +-margin (TOST, Schuirmann 1987); "
+    "otherwise inconclusive, saying which comparison holds and what the design detects at 80% "
+    "power"
 )
 
 
@@ -145,11 +155,11 @@ def fairness_verdict(
     ).astype(float)
     stats, matched = _statistics(arms, weights)
     metrics = {name: _summary(values) for name, values in stats.items()}
-    design = _design(arms, metrics, matched, n_tasks)
-    verdict, reason = _decide(metrics, design, tps_tolerance, leak_ratio, margin)
+    design = _design(arms, metrics, matched, n_tasks, margin)
+    verdict, reason, comparisons = _decide(metrics, design, tps_tolerance, leak_ratio, margin)
     return {
         "kind": "eloledger.fairness",
-        "schema": 2,
+        "schema": 3,
         "eloledger_version": __version__,
         "inputs": {
             **names,
@@ -166,6 +176,7 @@ def fairness_verdict(
         "design": design,
         "verdict": verdict,
         "reason": reason,
+        "comparisons": comparisons,
         "rule": RULE,
         "warnings": warnings,
     }
@@ -228,32 +239,70 @@ def _statistics(
     }
     matched = _matched_k(oldn, newn)
     if matched["k_new"] is not None:
-        stats["matched_passk_delta"] = (
-            weights @ (_pass_k(newn, matched["k_new"]) - _pass_k(oldn, matched["k_old"])) / total
-        )
+        kept = _matched_delta(oldn, newn, int(matched["k_old"]), weights, total)
+        stats["matched_passk_delta"] = kept
+        stats["bought_delta"] = pass_n - kept
+        stats["bought_over_kept"] = pass_n - 2.0 * kept
     return stats, matched
 
 
-def _pass_k(arm: _ArmTasks, k: int) -> np.ndarray:
-    """Per-task unbiased pass@k of the arm's own samples (Chen et al. 2021)."""
-    return np.array([pass_at_k(int(n), int(c), k) for n, c in zip(arm.n, arm.c, strict=True)])
+def _pass_table(arm: _ArmTasks, k_max: int) -> np.ndarray:
+    """tasks x (k_max + 2): column j is the unbiased pass@j (Chen et al. 2021) of each task's
+    own samples; column 0 is 0 (no sample, no pass) and the last repeats pass@k_max."""
+    table = np.zeros((len(arm.n), k_max + 2))
+    for j in range(1, k_max + 1):
+        table[:, j] = [pass_at_k(int(n), int(c), j) for n, c in zip(arm.n, arm.c, strict=True)]
+    table[:, k_max + 1] = table[:, k_max]
+    return table
+
+
+def _matched_delta(
+    old: _ArmTasks, new: _ArmTasks, k_old: int, weights: np.ndarray, total: np.ndarray
+) -> np.ndarray:
+    """pass@k_old of old_n's samples against new_n's pass at the same budget, per weight row.
+
+    The budget is k_old x old's tokens per sample; new_n affords x = budget / its tokens per
+    sample, a real number. pass@x between whole k and k + 1 is the linear interpolation of the
+    unbiased pass@k and pass@(k+1): the pass rate of a session that draws k + 1 samples with
+    probability x - k and k otherwise, whose expected cost is exactly the budget (no silent
+    round-down: a 1,001-token sample against a 1,000-token one is read at k = 3.996, not 3).
+    Each bootstrap row recomputes x from its own resampled tokens, so the interval carries the
+    uncertainty of the cost ratio too."""
+    k_max = int(new.k or 1)
+    per_old = (weights @ old.tokens) / np.maximum(weights @ old.samples, 1e-12)
+    per_new = (weights @ new.tokens) / np.maximum(weights @ new.samples, 1e-12)
+    x = np.clip(k_old * per_old / np.maximum(per_new, 1e-12), 1.0, float(k_max))
+    whole = np.floor(x).astype(int)
+    frac = (x - whole)[:, None]
+    table = _pass_table(new, k_max).T  # (k_max + 2) x tasks
+    values = (1.0 - frac) * table[whole] + frac * table[whole + 1]
+    new_rate = (weights * values).sum(1) / total
+    old_rate = weights @ _pass_table(old, k_old)[:, k_old] / total
+    return new_rate - old_rate
 
 
 def _matched_k(old: _ArmTasks, new: _ArmTasks) -> dict[str, Any]:
-    """The k at which the new N-way arm's own samples cost no more than the old arm's k
-    samples: k_new = min(new k, floor(k_old x old tokens per sample / new tokens per sample)).
-    Both arms are then read with the unbiased pass@k of their samples (Chen et al. 2021)."""
+    """The budget of the matched comparison: old_n's k samples at its tokens per sample, and
+    the real number of new_n's samples that budget buys (``k_new``, read by interpolation,
+    see :func:`_matched_delta`), capped at the samples new_n has (``capped``)."""
     out: dict[str, Any] = {"k_old": old.k, "k_new": None, "basis": "tokens"}
     if old.k is None or new.k is None or old.samples.sum() <= 0 or new.samples.sum() <= 0:
         out["note"] = "no per-sample scores in both N-way arms: no matched-budget comparison"
         return out
     per_old = old.tokens.sum() / old.samples.sum()
     per_new = new.tokens.sum() / new.samples.sum()
-    k = min(new.k, int(math.floor(old.k * per_old / per_new + 1e-9))) if per_new > 0 else new.k
-    if k < 1:
+    x = old.k * per_old / per_new if per_new > 0 else float(new.k)
+    out["budget_tokens"] = _r(old.k * per_old)
+    if x < 1.0 - 1e-9:
         out["note"] = "one sample of the new arm costs more than the old arm's whole session"
         return out
-    out["k_new"] = k
+    out["k_new"] = _r(min(x, float(new.k)))
+    out["capped"] = bool(x > new.k + 1e-9)
+    if out["capped"]:
+        out["note"] = (
+            f"new_n has only {new.k} samples a session, fewer than the {x:.2f} the budget buys: "
+            "it is read at all of them (below the matched budget)"
+        )
     return out
 
 
@@ -273,26 +322,99 @@ def _summary(values: np.ndarray) -> dict[str, float | None]:
     }  # fmt: skip
 
 
+def _matched_margin(old: _ArmTasks, matched: Mapping[str, Any], margin: float) -> float | None:
+    """The margin at the matched budget: the pass@k gain a per-sample gain of ``margin`` would
+    give there, mean over tasks of (1 - a)^k - (1 - a - margin)^k with a = old_n's per-task
+    sample pass rate and k its samples per session. "No gain per sample beyond the margin"
+    then reads the same at n=1 and at the matched budget."""
+    k = matched.get("k_old")
+    if matched.get("k_new") is None or not k or not (old.n > 0).all():
+        return None
+    a = old.c / old.n
+    return _r(float(np.mean((1.0 - a) ** k - np.clip(1.0 - a - margin, 0.0, 1.0) ** k)))
+
+
 def _design(
     arms: Mapping[str, _ArmTasks],
     metrics: Mapping[str, Mapping[str, float | None]],
     matched: Mapping[str, Any],
     n_tasks: int,
+    margin: float = MARGIN,
 ) -> dict[str, Any]:
     """What the data can detect: attempts per task at n=1, the minimum detectable pass@1 change
-    at 80% power (two-sided 5%: (z_.975 + z_.80) x SE), and the matched-budget reading."""
-    se = metrics["pass1_delta"]["se"]
+    at 80% power (two-sided 5%: (z_.975 + z_.80) x SE), the same for the matched-budget
+    comparison and for the bought share of the N-way gain, and the matched-budget reading."""
     ratio1 = metrics["token_ratio_1"]["estimate"]
     per_task = float(np.mean([arms["old_1"].attempts.mean(), arms["new_1"].attempts.mean()]))
     same = ratio1 is not None and 1 / (1 + TPS_TOLERANCE) <= ratio1 <= 1 + TPS_TOLERANCE
+
+    def mde(name: str) -> float | None:
+        se = metrics.get(name, {}).get("se")
+        return _r(MDE_Z * se) if se is not None else None
+
     return {
         "tasks": n_tasks,
+        "matched_margin": _matched_margin(arms["old_n"], matched, margin),
         "attempts_per_task_1": _r(per_task),
-        "mde_pass1": _r(MDE_Z * se) if se is not None else None,
+        "mde_pass1": mde("pass1_delta"),
+        "mde_matched": mde("matched_passk_delta"),
+        "mde_bought": mde("bought_over_kept"),
         "power": 0.8,
         "same_budget_1": bool(same),
         "matched": dict(matched),
     }
+
+
+def _above(metric: Mapping[str, float | None] | None) -> bool:
+    return metric is not None and metric.get("ci_low") is not None and metric["ci_low"] > 0
+
+
+def _below(metric: Mapping[str, float | None] | None) -> bool:
+    return metric is not None and metric.get("ci_high") is not None and metric["ci_high"] < 0
+
+
+def _comparisons(
+    metrics: Mapping[str, Mapping[str, float | None]], design: Mapping[str, Any], tol: float
+) -> dict[str, dict[str, Any]]:
+    """The guide's two comparisons and the matched budget, each with its interval and whether
+    it holds: B over A (new_1 over old_1 at n=1, within the tokens-per-success tolerance), D
+    over C (new_n over old_n at N) and D over C at old_n's budget."""
+    p1, pn = metrics["pass1_delta"], metrics["passN_delta"]
+    tps = metrics["tokens_per_success_ratio"]["estimate"]
+    tps_ok = tps is not None and tps <= 1.0 + tol
+    out: dict[str, dict[str, Any]] = {
+        "n1": {
+            "what": "B over A: new_1 against old_1 at n=1 (pass@1)",
+            **_interval(p1),
+            "tokens_per_success_ratio": tps,
+            "within_tolerance": bool(tps_ok),
+            "holds": _above(p1) and tps_ok,
+            "worse": _below(p1),
+        },
+        "n_way": {
+            "what": "D over C: new_n against old_n at N (pass@N)",
+            **_interval(pn),
+            "token_ratio": metrics["token_ratio_n"]["estimate"],
+            "holds": _above(pn),
+            "worse": _below(pn),
+        },
+    }
+    mk = metrics.get("matched_passk_delta")
+    matched = design["matched"]
+    out["matched_budget"] = {
+        "what": "D over C at old_n's budget (unbiased pass@k of each arm's own samples)",
+        **(_interval(mk) if mk is not None else {"estimate": None, "ci95": [None, None]}),
+        "k_old": matched.get("k_old"),
+        "k_new": matched.get("k_new"),
+        "holds": _above(mk),
+        "worse": _below(mk),
+        **({"note": matched["note"]} if matched.get("note") else {}),
+    }
+    return out
+
+
+def _interval(metric: Mapping[str, float | None]) -> dict[str, Any]:
+    return {"estimate": metric["estimate"], "ci95": [metric["ci_low"], metric["ci_high"]]}
 
 
 def _decide(
@@ -301,14 +423,15 @@ def _decide(
     tol: float,
     leak: float,
     margin: float,
-) -> tuple[str, str]:
+) -> tuple[str, str, dict[str, Any]]:
+    """The verdict, its reason (which comparisons hold) and the comparisons themselves."""
+    comp: dict[str, Any] = _comparisons(metrics, design, tol)
+    n1, nway, kept = comp["n1"], comp["n_way"], comp["matched_budget"]
     p1, pn = metrics["pass1_delta"], metrics["passN_delta"]
+    mk = metrics.get("matched_passk_delta")
     tps = metrics["tokens_per_success_ratio"]["estimate"]
     tokens = metrics["token_ratio_n"]["estimate"] or 0.0
     samples = metrics["samples_ratio_n"]["estimate"] or 0.0
-    p1_up = (p1["ci_low"] or 0.0) > 0
-    p1_down = (p1["ci_high"] if p1["ci_high"] is not None else 0.0) < 0
-    pn_up = (pn["ci_low"] or 0.0) > 0
     ratio1 = metrics["token_ratio_1"]["estimate"] or 0.0
     where = (
         "at the same budget"
@@ -318,56 +441,99 @@ def _decide(
     p1_text = f"{_pp(p1)} {where}"
     power = _power_text(design)
     band = f"±{100 * margin:.0f} pp"
-    if p1_up and tps is not None and tps <= 1.0 + tol:
-        return "real_improvement", (
-            f"pass@1 improves by {p1_text} and tokens per success change by "
-            f"{_pct(tps - 1.0)} (within the {tol:.0%} tolerance)."
-        )
+    matched = design["matched"]
+    at_k = (
+        f"pass@{_k(matched['k_new'])} of new_n's samples against pass@{matched['k_old']} of "
+        f"old_n's, {matched.get('budget_tokens') or 0:.0f} tokens"
+    )
+    kept_text = (
+        f"at the matched budget ({at_k}) {_pp(mk)}"
+        if mk is not None
+        else f"no matched-budget comparison ({matched.get('note', 'no per-sample scores')})"
+    )
+    # D over C: shown at N or at old_n's own budget (where new_n gets no more tokens than
+    # old_n), and shown worse at neither.
+    d_over_c = (nway["holds"] or kept["holds"]) and not (nway["worse"] or kept["worse"])
+    holds = (
+        f"B over A (n=1) {'holds' if n1['holds'] else 'does not hold'}; D over C (N, or at the "
+        f"matched budget) {'holds' if d_over_c else 'does not hold'}"
+    )
+    comp["holds"] = {"b_over_a": bool(n1["holds"]), "d_over_c": bool(d_over_c)}
+    if n1["holds"] and d_over_c:
+        return "real_evolution", (
+            f"both hold: pass@1 improves by {p1_text}, tokens per success change by "
+            f"{_pct((tps or 1.0) - 1.0)} (within the {tol:.0%} tolerance); pass@N changes by "
+            f"{_pp(pn)}; {kept_text}."
+        ), comp
     spent_more = tokens >= leak or samples >= leak
     equal1 = _equivalent(p1, margin)
-    mk = metrics.get("matched_passk_delta")
-    matched = design["matched"]
-    equal_k = mk is None or _equivalent(mk, margin)
-    if pn_up and spent_more and equal1 and equal_k:
-        at_k = (
-            f"; at a matched budget (pass@{matched['k_new']} of new_n's samples against "
-            f"pass@{matched['k_old']} of old_n's) the change is {_pp(mk)}, also within {band}"
-            if mk is not None
-            else f"; {matched.get('note', 'no matched-budget comparison')}"
+    bought = metrics.get("bought_delta")
+    # "Nothing gained at a matched budget", shown: the matched change's one-sided 95% bound
+    # (the 90% interval's upper end) below the margin, and more of the N-way gain bought than
+    # kept there (the bought minus the kept part has a 95% interval above 0).
+    edge = design.get("matched_margin")
+    top = mk.get("ci90_high") if mk is not None else None
+    small = edge is not None and top is not None and top < edge
+    # n=1 must not point the other way: its 95% interval rules out a gain of twice the margin
+    # (200 tasks x 1 sample cannot show equivalence within the margin itself).
+    n1_small = p1.get("ci_high") is not None and p1["ci_high"] < 2 * margin
+    majority = _above(metrics.get("bought_over_kept")) and small and n1_small
+    equal_both = equal1 and (mk is None or _equivalent(mk, margin))
+    if nway["holds"] and spent_more and not _above(p1) and (majority or equal_both):
+        why = (
+            f"{_pp(bought or {})} of it is bought with tokens, more than the part kept at the "
+            f"matched budget (the bought minus the kept part has a 95% CI above 0)"
+            if majority
+            else f"pass@1 and the matched-budget change are both equivalent to no gain within "
+            f"{band} (two one-sided tests, 5% each)"
         )
         return "budget_leakage", (
             f"pass@N improves by {_pp(pn)} only while the new N-way arm spends {tokens:.2f}x the "
-            f"tokens ({samples:.2f}x the samples) of the old one; pass@1 changes by {p1_text}, "
-            f"equivalent to no gain within {band} (two one-sided tests, 5% each){at_k}."
-        )
-    if p1_up:
+            f"tokens ({samples:.2f}x the samples) of the old one; {kept_text}, so {why}; "
+            f"pass@1 changes by {p1_text}."
+        ), comp
+    if n1["holds"]:
+        return "inconclusive", (
+            f"{holds}: pass@1 improves by {p1_text}, but pass@N changes by {_pp(pn)} and "
+            f"{kept_text}; a real evolution needs both."
+        ), comp
+    if _above(p1):
         shown = "an unknown amount more" if tps is None else f"{_pct(tps - 1.0)}"
         return "inconclusive", (
-            f"pass@1 improves by {p1_text} but tokens per success change by {shown}, beyond the "
-            f"{tol:.0%} tolerance."
-        )
-    if p1_down:
-        return "inconclusive", f"the new arm is worse: pass@1 changes by {p1_text}."
-    if pn_up and spent_more:
-        why = (
-            f"pass@1 ({p1_text}) is neither shown to improve nor shown equal within {band}"
-            if not equal1
-            else f"at a matched budget the N-way change is {_pp(mk or {})}, not shown equal "
-            f"within {band}"
-        )
+            f"{holds}: pass@1 improves by {p1_text} but tokens per success change by {shown}, "
+            f"beyond the {tol:.0%} tolerance; pass@N changes by {_pp(pn)}."
+        ), comp
+    if _below(p1):
+        return "inconclusive", f"the new arm is worse: pass@1 changes by {p1_text}.", comp
+    detect = design.get("mde_bought")
+    lacking = (
+        f"the matched-budget comparison shows a bought majority only when the bought minus the "
+        f"kept part exceeds {100 * detect:.0f} pp (80% power)"
+        if mk is not None and detect is not None
+        else "without a matched-budget comparison only n=1 equivalence within "
+        f"{band} could show leakage; {power}"
+    )
+    if nway["holds"] and spent_more:
         return "inconclusive", (
             f"pass@N improves by {_pp(pn)} while the new N-way arm spends {tokens:.2f}x the "
-            f"tokens, but {why}: no evidence of budget leakage; {power}."
-        )
-    if pn_up:
+            f"tokens, but {kept_text} and pass@1 changes by {p1_text}: neither a bought gain nor "
+            f"a gain per sample is shown; {lacking}."
+        ), comp
+    if nway["holds"]:
         return "inconclusive", (
-            f"pass@N improves by {_pp(pn)} at a similar cost ({tokens:.2f}x tokens), but pass@1 "
-            f"changes by {p1_text}, so the gain is not established per sample; {power}."
-        )
+            f"{holds}: pass@N improves by {_pp(pn)} at a similar cost ({tokens:.2f}x tokens), "
+            f"but pass@1 changes by {p1_text}, so the gain is not established per sample; "
+            f"{power}."
+        ), comp
+    leak_power = f"; new_n spends {tokens:.2f}x the tokens and {lacking}" if spent_more else ""
     return "inconclusive", (
         f"neither pass@1 ({p1_text}) nor pass@N ({_pp(pn)}) shows a gain whose interval "
-        f"excludes zero; {power}."
-    )
+        f"excludes zero; {power}{leak_power}."
+    ), comp
+
+
+def _k(value: Any) -> str:
+    return "?" if value is None else f"{round(float(value), 2):g}"
 
 
 def _equivalent(metric: Mapping[str, float | None], margin: float) -> bool:

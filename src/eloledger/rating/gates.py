@@ -2,9 +2,11 @@
 
 A ``[gates]`` table (in a spec, or a file of its own) names the guide's gates:
 
-* ``min_same_budget_gain``  the n=1 pass@1 gain (candidate - baseline) must have its 95%
-  bootstrap interval's lower bound above this (0.0: the gain is shown to be positive, the
-  verdict's own test);
+* ``min_same_budget_gain``  the n=1 pass@1 gain (candidate - baseline), as the guide reads it:
+  the point gain at least this and its 95% bootstrap interval excluding 0 (the guide's example:
+  delta 0.11, ci95 [0.04, 0.18] passes at 0.08). ``min_same_budget_gain_rule = "lower_bound"``
+  (or ``fairness --gain-rule lower_bound``) asks the stricter reading: the interval's lower end
+  at least this;
 * ``max_token_growth_ratio``  candidate tokens per success / baseline's at n=1, at most this;
 * ``max_latency_growth_ratio``  candidate p95 ``latency_ms`` / baseline's at n=1, at most this;
 * ``max_regressions`` / ``max_regression_rate``  tasks the baseline solved at n=1 (its
@@ -41,6 +43,7 @@ from eloledger.errors import UserError
 
 GATE_KEYS = (
     "min_same_budget_gain",
+    "min_same_budget_gain_rule",
     "max_token_growth_ratio",
     "max_latency_growth_ratio",
     "max_regressions",
@@ -49,6 +52,9 @@ GATE_KEYS = (
     "min_tag_gain",
 )
 ROLES = ("old_1", "new_1", "old_n", "new_n")  # the four-arm design (``arms`` in [gates])
+# How min_same_budget_gain reads the gain's interval: the guide's (point gain >= threshold and
+# the 95% interval excludes 0) or the stricter one (the interval's lower end >= threshold).
+GAIN_RULES = ("guide", "lower_bound")
 # The "worth it" marginal Elo per 1K tokens per task when none is given (the TUI's default too).
 DEFAULT_WORTH_IT = 50.0
 
@@ -58,6 +64,7 @@ class Gates:
     """The thresholds of one gate file; None = that gate is not checked."""
 
     min_same_budget_gain: float | None = None
+    min_same_budget_gain_rule: str = "guide"
     max_token_growth_ratio: float | None = None
     max_latency_growth_ratio: float | None = None
     max_regressions: int | None = None
@@ -105,6 +112,14 @@ def load_gates(path: str | Path) -> Gates:
             continue
         if key not in GATE_KEYS:
             raise UserError(f"{where}: unknown gate", fix=f"known gates: {', '.join(GATE_KEYS)}")
+        if key == "min_same_budget_gain_rule":
+            if value not in GAIN_RULES:
+                raise UserError(
+                    f"{where}: must be one of {', '.join(map(repr, GAIN_RULES))}",
+                    fix='e.g. min_same_budget_gain_rule = "lower_bound" (the stricter reading)',
+                )
+            gates.min_same_budget_gain_rule = str(value)
+            continue
         if key == "min_tag_gain":
             if not isinstance(value, dict) or not all(_number(v) for v in value.values()):
                 raise UserError(f"{where}: must be a table of numbers", fix="e.g. {math = 0.0}")
@@ -344,11 +359,18 @@ def gate_report(
     p1 = metrics["pass1_delta"]
     lat_b, lat_c = (latency.get(a, {}).get("p95") for a in (base, cand))
     lat_ratio = lat_c / lat_b if lat_b and lat_c is not None else None
+    per_task = [
+        arms[role]["tokens"] / arms[role]["attempts"]
+        for role in ("old_1", "new_1")
+        if arms[role].get("tokens") is not None and arms[role].get("attempts")
+    ]
     out: dict[str, Any] = {
         "candidate_id": cand,
         "baseline_id": base,
         "same_budget": {
-            "budget": {
+            # the guide's number: tokens per task at n=1 (the larger of the two arms' means)
+            "budget": _r(max(per_task)) if per_task else None,
+            "budget_detail": {
                 "n": 1,
                 "baseline_tokens": arms["old_1"]["tokens"],
                 "candidate_tokens": arms["new_1"]["tokens"],
@@ -362,10 +384,16 @@ def gate_report(
             "baseline_tokens_per_success": arms["old_1"]["tokens_per_success"],
             "candidate_tokens_per_success": arms["new_1"]["tokens_per_success"],
         },
+        "same_budget_delta": p1["estimate"],
+        "bestofn_off_delta": p1["estimate"],
+        "bestofn_on_delta": metrics["passN_delta"]["estimate"],
+        "tokens_per_success_delta": metrics["tokens_per_success_delta"]["estimate"],
+        "bestofn_ratio": metrics["token_ratio_n"]["estimate"],
         "bestofn_off": {"n": 1, "delta": p1["estimate"]},
         "bestofn_on": {
             "n": record["design"]["matched"].get("k_old"),
             "delta": metrics["passN_delta"]["estimate"],
+            "ci95": [metrics["passN_delta"]["ci_low"], metrics["passN_delta"]["ci_high"]],
             "total_tokens_ratio": metrics["token_ratio_n"]["estimate"],
         },
         "latency_ms": {role: latency.get(arms[role]["name"]) for role in arms},
@@ -398,13 +426,7 @@ def gate_report(
         )
 
     if gates.min_same_budget_gain is not None:
-        check(
-            "min_same_budget_gain",
-            p1["ci_low"],
-            ">",
-            gates.min_same_budget_gain,
-            "lower bound of the n=1 gain's 95% CI",
-        )
+        checks.append(_gain_gate(p1, gates.min_same_budget_gain, gates.min_same_budget_gain_rule))
     if gates.max_token_growth_ratio is not None:
         check(
             "max_token_growth_ratio",
@@ -450,6 +472,27 @@ def gate_report(
     return out
 
 
+def _gain_gate(p1: Mapping[str, Any], threshold: float, rule: str) -> dict[str, Any]:
+    """``min_same_budget_gain``. The guide's reading: the point gain at least the threshold and
+    a 95% interval that excludes 0 (a gain that is both large enough and real). The stricter
+    ``lower_bound`` reading: the interval's lower end at least the threshold."""
+    point, low, high = p1["estimate"], p1["ci_low"], p1["ci_high"]
+    ci = f"[{low:.3f}, {high:.3f}]" if low is not None and high is not None else "[?, ?]"
+    if rule == "lower_bound":
+        ok = low is not None and low >= threshold
+        return {
+            "gate": "min_same_budget_gain", "value": low, "op": ">=", "threshold": threshold,
+            "pass": bool(ok), "rule": rule, "ci95": [low, high],
+            "note": f"CI {ci} lower end",
+        }  # fmt: skip
+    ok = point is not None and low is not None and point >= threshold and low > 0
+    return {
+        "gate": "min_same_budget_gain", "value": point, "op": ">=", "threshold": threshold,
+        "pass": bool(ok), "rule": rule, "ci95": [low, high],
+        "note": f"CI {ci} excl. 0",
+    }  # fmt: skip
+
+
 def _named(regressions: Sequence[str], tags: Mapping[str, Sequence[str]]) -> str:
     shown = [f"{t} ({', '.join(tags.get(t, ())) or 'untagged'})" for t in regressions[:8]]
     more = f" +{len(regressions) - 8} more" if len(regressions) > 8 else ""
@@ -491,29 +534,87 @@ def gates_pass(report: Mapping[str, Any]) -> bool:
 
 
 def memory_entry(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The guide's memory entry: a ``skill_candidate`` when the candidate is a real improvement
-    and passes every gate, else a ``negative_pattern``, with where it was measured."""
-    cand = record["inputs"]["new_1"]
+    """The guide's memory entry, in the guide's words.
+
+    ``decision`` is ``promote_to_skill`` only for a ``real_evolution`` that passes every gate
+    (``type: skill_candidate``); everything else is a ``negative_pattern``, ``do_not_promote``.
+    A real evolution that fails a gate is recorded as what it is: ``verdict: gate_failed``, a
+    reason that leads with the failed gates and a pattern that names them (the gain holds;
+    ``fairness_verdict`` keeps the rule's word). ``memory_id`` is stable: the same candidate,
+    baseline, ledgers, spec and task set give the same id."""
+    cand, base = record["inputs"]["new_1"], record["inputs"]["old_1"]
     mine = [r for r in rows if str(r.get("arm")) == cand]
 
     def first(key: str) -> Any:
         return next((r[key] for r in mine if r.get(key) is not None), None)
 
-    good = record["verdict"] == "real_improvement" and gates_pass(record)
+    passed = gates_pass(record)
+    failed = [g for g in record.get("gates", ()) if not g["pass"]]
+    real = record["verdict"] == "real_evolution"
+    if real and passed:
+        kind, verdict, reason = "skill_candidate", "real_evolution", record["reason"]
+        pattern = f"{cand} over {base}: a real evolution at the same budget"
+    elif real:
+        kind, verdict = "negative_pattern", "gate_failed"
+        reason = f"not promoted: {_failed_text(failed)}; the gain itself holds ({record['reason']})"
+        pattern = f"{cand} over {base}: a real evolution that fails {_gate_names(failed)}"
+    else:
+        kind, verdict, reason = "negative_pattern", record["verdict"], record["reason"]
+        pattern = _negative_pattern(record, cand, base)
+    prov = record.get("provenance") or {}
+    key = json.dumps(
+        [cand, base, prov.get("ledger_sha256"), prov.get("spec_sha256"), prov.get("task_set_sha256")],
+        sort_keys=True,
+    )
+    same = record.get("same_budget", {})
     return {
-        "type": "skill_candidate" if good else "negative_pattern",
+        "memory_id": "mem-" + hashlib.sha256(key.encode()).hexdigest()[:16],
+        "type": kind,
+        "decision": "promote_to_skill" if kind == "skill_candidate" else "do_not_promote",
+        "promote_to_skill": kind == "skill_candidate",
+        "pattern": pattern,
+        "verdict": verdict,
+        "fairness_verdict": record["verdict"],
+        "reason": reason,
         "candidate_id": cand,
-        "baseline_id": record["inputs"]["old_1"],
+        "baseline_id": base,
+        "same_budget_delta": record.get("same_budget_delta"),
+        "same_budget_ci95": same.get("ci95"),
+        "bestofn_off_delta": record.get("bestofn_off_delta"),
+        "bestofn_on_delta": record.get("bestofn_on_delta"),
+        "tokens_per_success_delta": record.get("tokens_per_success_delta"),
+        "bestofn_ratio": record.get("bestofn_ratio"),
+        "budget": same.get("budget"),
+        "n": 1,
+        "gates_passed": passed,
+        "failed_gates": [g["gate"] for g in failed],
         "source_run": sorted({str(r["run_id"]) for r in mine if r.get("run_id") is not None}),
         "base_url": first("base_url"),
         "model": first("model"),
-        "budget": record.get("same_budget", {}).get("budget"),
-        "n": 1,
-        "verdict": record["verdict"],
-        "reason": record["reason"],
-        "gates_passed": gates_pass(record),
         "created_utc": record.get("created_utc"),
     }
+
+
+def _gate_names(failed: Sequence[Mapping[str, Any]]) -> str:
+    return ", ".join(g["gate"] for g in failed) or "no gate"
+
+
+def _failed_text(failed: Sequence[Mapping[str, Any]]) -> str:
+    """'gate max_latency_growth_ratio fails (1.6 > 1.2)' for each failed gate."""
+    parts = []
+    for g in failed:
+        value = "no value" if g["value"] is None else f"{g['value']:.4g}"
+        parts.append(f"gate {g['gate']} fails ({value}, needs {g['op']} {g['threshold']:g})")
+    return "; ".join(parts)
+
+
+def _negative_pattern(record: Mapping[str, Any], cand: str, base: str) -> str:
+    """What the memory should avoid repeating, in one line."""
+    if record["verdict"] == "budget_leakage":
+        ratio = record.get("bestofn_ratio")
+        times = f"{ratio:.2f}x" if isinstance(ratio, (int, float)) else "more"
+        return f"{cand} over {base}: an N-way gain bought with {times} the tokens"
+    return f"{cand} over {base}: no gain established ({record['verdict']})"
 
 
 def _r(value: float | None) -> float | None:

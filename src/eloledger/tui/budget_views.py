@@ -176,7 +176,7 @@ def curves_status(curves: Any) -> str:
 def verdict_text(record: dict[str, Any]) -> str:
     """The verdict, the pass@1 change with its interval, and the inputs that produced them."""
     verdict = str(record.get("verdict", "?"))
-    colour = {"real_improvement": "$success", "budget_leakage": "$error"}.get(verdict, "$warning")
+    colour = {"real_evolution": "$success", "budget_leakage": "$error"}.get(verdict, "$warning")
     inputs = record.get("inputs", {})
     arms = " ".join(f"{role}={inputs.get(role, '?')}" for role in ROLES)
     lines = [f"[b {colour}]{fmt.markup(verdict)}[/]: {fmt.markup(str(record.get('reason', '')))}"]
