@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from eloledger.textsafe import visible
@@ -128,8 +132,6 @@ def open_tui(**kwargs: Any) -> int | None:
 
 def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int:
     """Run headless, then print the Elo table (same core as 'eloledger elo')."""
-    import asyncio
-
     from eloledger.runner.counters import RunCounters
     from eloledger.runner.progress import progress_line, report_progress
     from eloledger.runner.run import run_experiment
@@ -142,22 +144,31 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
         reporter = None
         if not args.quiet:
             reporter = asyncio.create_task(report_progress(counters, sys.stderr, 1.0))
+        cancel = asyncio.Event()
         try:
-            return await run_experiment(
-                spec, counters=counters, resume=resume, shard=getattr(args, "shard", None)
-            )
+            with stop_on_ctrl_c(cancel):
+                return await run_experiment(
+                    spec,
+                    counters=counters,
+                    resume=resume,
+                    shard=getattr(args, "shard", None),
+                    cancel=cancel,
+                )
         finally:
             if reporter is not None:
                 reporter.cancel()
 
+    interrupted = (
+        f"eloledger: interrupted; the ledger {spec.ledger} is intact: "
+        "add --resume to finish the run"
+    )
     try:
         result = asyncio.run(main())
     except KeyboardInterrupt:
-        print(
-            f"eloledger: interrupted; the ledger {spec.ledger} is intact: "
-            "add --resume to finish the run",
-            file=sys.stderr,
-        )
+        print(interrupted, file=sys.stderr)
+        return 130
+    if result.stopped == "cancelled":  # ctrl-C: no new call started after the key
+        print(interrupted, file=sys.stderr)
         return 130
     if not args.quiet:
         print(progress_line(counters, terminal_width(sys.stderr)), file=sys.stderr)
@@ -169,6 +180,33 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     if (warning := history.record_run(result, spec)) is not None:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
     return report(result, args)
+
+
+@contextlib.contextmanager
+def stop_on_ctrl_c(cancel: asyncio.Event) -> Iterator[None]:
+    """Ctrl-C sets the run's ``cancel`` event at once, so no new call starts after the key.
+
+    asyncio.run's own handler only cancels the main task, and a worker whose cancellation is
+    lost (a call finishing in the same loop pass) went on taking calls until the run was done.
+    A second ctrl-C interrupts as before. A shell's background job (SIGINT ignored) is left so.
+    """
+    loop = asyncio.get_running_loop()
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield
+        return
+
+    def on_sigint() -> None:
+        if cancel.is_set():  # the second key: stop waiting for in-flight calls
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            return
+        cancel.set()  # in-flight calls are cancelled; the one line on how to resume follows
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def check_interval_options(args: argparse.Namespace) -> None:

@@ -247,6 +247,10 @@ class _Run:
             base_url=endpoint.base_url,
         )
         self.budget_hit = False
+        # Set when the sampling phase is torn down (ctrl-C, the TUI closing): a worker whose
+        # cancellation was swallowed (3.11's wait_for returns a result that finished in the
+        # same loop pass as the cancel) must still start no new call.
+        self.closing = False
         self.judge_tokens = 0
         self.rng = random.Random(spec.seed)
         self.tests_gate = asyncio.Semaphore(2)
@@ -353,6 +357,9 @@ class _Run:
                 self.result.stopped = "cancelled"
             else:
                 gathered.result()  # a worker's error (a ledger write failing, a bug) surfaces here
+        except BaseException:  # ctrl-C, the TUI closing, a worker's error: stop for good
+            self.closing = True
+            raise
         finally:
             # Whatever ended the wait (done, cancel, ctrl-C, an error in one worker), no call may
             # outlive this phase: the writer and the HTTP client close right after it.
@@ -483,7 +490,7 @@ class _Run:
 
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
-        if self.cancel is not None and self.cancel.is_set():
+        if self.closing or (self.cancel is not None and self.cancel.is_set()):
             return True
         if self.breaker.tripped:
             return True
