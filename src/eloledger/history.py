@@ -198,6 +198,10 @@ def _fairness(ledgers: Any, gates: Any) -> dict[str, Any]:
         "reason": record["reason"],
         "gates_pass": gates_pass(record),
         "failed_gates": [g["gate"] for g in record.get("gates", []) if not g["pass"]],
+        "gates": [
+            {k: g.get(k) for k in ("gate", "value", "op", "threshold", "pass", "note")}
+            for g in record.get("gates", [])
+        ],
         "regressions": list(record.get("regressions", [])),
     }
 
@@ -236,12 +240,21 @@ def _whole_lines(fd: int, size: int) -> int:
 
 
 def record_run(result: Any, spec: Any = None, *, path: Path | None = None) -> str | None:
-    """Index a finished ``eloledger run``/``demo``; a warning to print when it could not.
+    """Index a finished ``eloledger run``/``demo``; a warning to print when it could not."""
+    return index_run(result, spec, path=path)[1]
+
+
+def index_run(
+    result: Any, spec: Any = None, *, path: Path | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Index a finished run: its index line (None if it could not be made) and a warning.
 
     The ledger is the record and the index only a list of runs, so a full disk or a read-only
     data folder must never turn a finished run into a failed one: every failure is returned
-    as a one-line warning, not raised."""
+    as a one-line warning, not raised. The line is returned even when writing it failed, so
+    the run can still say whether its spec's gates passed."""
     where = path or index_path()
+    entry = None
     try:
         spec_path = getattr(spec, "path", None)
         gates = None
@@ -262,10 +275,39 @@ def record_run(result: Any, spec: Any = None, *, path: Path | None = None) -> st
         )
         append_entry(entry, where)
     except UserError as exc:
-        return f"run index {where} not updated: {exc.one_line()}"
+        return entry, f"run index {where} not updated: {exc.one_line()}"
     except Exception as exc:  # noqa: BLE001 (see the docstring: never fail the finished run)
-        return f"run index {where} not updated: {type(exc).__name__}: {exc}"
-    return None
+        return entry, f"run index {where} not updated: {type(exc).__name__}: {exc}"
+    return entry, None
+
+
+def gate_lines(entry: Mapping[str, Any] | None) -> tuple[list[str], bool]:
+    """What a run says of its spec's ``[gates]``: one line per failed gate, or one line that
+    they pass; and whether they failed (a gate that could not be checked fails: CI must not
+    pass a run it could not judge). No lines when the spec names no gated arms."""
+    verdicts = [v for v in (entry or {}).get("verdicts", []) if v.get("kind") == "fairness"]
+    if not verdicts:
+        return [], False
+    v = verdicts[0]
+    pair = f"{v['candidate']} vs {v['baseline']}"
+    if v.get("error"):
+        return [f"gates not checked ({pair}): {v['error']}"], True
+    failed = [g for g in v.get("gates", []) if not g.get("pass")]
+    if not failed and v.get("gates_pass") is not False:
+        names = ", ".join(g["gate"] for g in v.get("gates", [])) or "none set"
+        return [f"gates pass ({pair}): {names}"], False
+    lines = []
+    for g in failed or [{"gate": name} for name in v.get("failed_gates", [])]:
+        if "threshold" not in g:
+            lines.append(f"GATE FAILED: {g['gate']} ({pair})")
+            continue
+        value = "no value" if g.get("value") is None else f"{g['value']:.4g}"
+        note = f"; {g['note']}" if g.get("note") else ""
+        lines.append(
+            f"GATE FAILED: {g['gate']} = {value}, must be {g['op']} {g['threshold']:g} "
+            f"({pair}{note})"
+        )
+    return lines, True
 
 
 def read_index(path: Path | None = None) -> list[dict[str, Any]]:

@@ -175,11 +175,16 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     width = terminal_width(sys.stderr)  # a terminal's lines wrap between words, paths whole
     summary = "\n".join(fill(line, width, hang="  ") for line in _run_summary(result).split("\n"))
     print(summary, file=sys.stderr)
-    from eloledger import history  # issue 20: one line per run in the run index
+    from eloledger import history  # one line per run in the run index
 
-    if (warning := history.record_run(result, spec)) is not None:
+    entry, warning = history.index_run(result, spec)
+    if warning is not None:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
-    return report(result, args)
+    status = report(result, args)
+    lines, failed = history.gate_lines(entry)  # the spec's [gates]: last, where CI logs end
+    for line in lines:
+        print(visible(f"eloledger: {line}"), file=sys.stderr)
+    return 1 if failed else status
 
 
 @contextlib.contextmanager
