@@ -93,6 +93,7 @@ def run_entry(
     retries: dict[str, int] = {}
     samples: dict[str, set[tuple]] = {}  # distinct samples, not attempts (a retry is no sample)
     sessions: dict[str, set[tuple]] = {}
+    stated: dict[str, dict[tuple, int]] = {}  # the guides' rows: the arm's n, no sample index
     for r in rows:
         if str(r.get("role") or "sample") != "sample" or r.get("arm") is None:
             continue
@@ -100,6 +101,10 @@ def run_entry(
         session = (str(r.get("task_id")), str(r.get("session", 0)))
         sessions.setdefault(arm, set()).add(session)
         samples.setdefault(arm, set()).add((*session, str(r.get("sample", 0))))
+        n = r.get("n")
+        if r.get("sample") is None and isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            per = stated.setdefault(arm, {})
+            per[session] = max(per.get(session, 0), n)
         if isinstance(r.get("completion_tokens"), (int, float)):
             out_len.setdefault(arm, []).append(float(r["completion_tokens"]))
         if isinstance(r.get("attempt"), int) and r["attempt"] > 1:  # 1-based: 2+ is a retry
@@ -110,8 +115,8 @@ def run_entry(
             "tokens": o.total_tokens,
             "tokens_per_task": round(o.tokens_per_task, 3),
             "pass_at_1": round(o.solved / o.sessions, 6) if o.scored and o.sessions else None,
-            "samples_per_session": round(
-                len(samples[arm]) / len(sessions[arm]) if sessions.get(arm) else 0.0, 3
+            "samples_per_session": _samples_per_session(
+                samples.get(arm, set()), sessions.get(arm, set()), stated.get(arm, {})
             ),
             "mean_output_tokens": round(float(np.mean(out_len[arm])), 3)
             if out_len.get(arm)
@@ -142,6 +147,20 @@ def run_entry(
         "verdicts": verdicts,
         "eloledger_version": __version__,
     }
+
+
+def _samples_per_session(
+    samples: set[tuple], sessions: set[tuple], stated: Mapping[tuple, int]
+) -> float:
+    """Mean samples per (task, session): the distinct ``sample`` indexes, or the ``n`` a row
+    states when it has no index (seed 003's rows: one per call, ``n`` on each)."""
+    if not sessions:
+        return 0.0
+    counted: dict[tuple, int] = {}
+    for task, session, _ in samples:
+        counted[(task, session)] = counted.get((task, session), 0) + 1
+    total = sum(max(counted.get(s, 0), stated.get(s, 0)) for s in sessions)
+    return round(total / len(sessions), 3)
 
 
 def comparisons_beside(ledgers: Any) -> list[Path] | None:
