@@ -67,6 +67,7 @@ from eloledger.runner.shard import Shard
 from eloledger.runner.spec import MULTI_ROUND, ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
+from eloledger.tasks.registry import made_ids_note
 from eloledger.words import plural
 
 
@@ -105,6 +106,8 @@ async def run_experiment(
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
         run.routes = routes
         run.shard = shard
+        if (note := made_ids_note(tasks)) is not None:
+            run.result.notes.append(note)
         if executables:
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
             endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
