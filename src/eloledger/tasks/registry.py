@@ -145,7 +145,7 @@ def parse_records(
     for number, row in records:
         where = f"{label}:{number}" if unit == "line" else f"{label}: row {number}"
         made = None
-        if isinstance(row, dict) and "id" not in shape.fields and not _has_id(row):
+        if isinstance(row, dict) and "id" not in shape.fields and _needs_id(row, shape):
             # a real GSM8K file (question, answer: no id): a stable id from file and line
             made = f"{stem}:{number}"
             row = {**row, "task_id": made}
@@ -165,8 +165,13 @@ def parse_records(
     return tasks
 
 
-def _has_id(row: dict[str, Any]) -> bool:
-    return any(row.get(name) is not None for name in _NAMES["id"])
+def _needs_id(row: dict[str, Any], shape: _Shape) -> bool:
+    """A row of a known shape (its prompt found) with no id under any name; a row whose
+    prompt is not found either keeps the error that says to name the columns."""
+    if any(row.get(name) is not None for name in _NAMES["id"]):
+        return False
+    prompts = (shape.fields["prompt"],) if "prompt" in shape.fields else _NAMES["prompt"]
+    return any(isinstance(row.get(name), str) for name in prompts)
 
 
 def made_ids_note(tasks: Iterable[Task]) -> str | None:
