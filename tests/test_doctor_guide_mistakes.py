@@ -1,0 +1,83 @@
+"""The doctor on the mistakes the guides' readers make, each as the guide's reader makes it.
+
+A key pasted into Codex's ``env_key`` (the guides' "most common error"), an endpoint URL pasted
+whole into ``doctor --url``, a gateway root given for the OpenAI SDK, a base with /v1 for an
+Anthropic client, a doubled /v1 for an OpenAI-style client.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eloledger.cli import main
+from strict_gateway import GOOD_KEY, GatewayConfig, serve
+
+PASTED = "sk-tt-9f3c2a7b1e8d4c6a0b5e7f9d2c4a6b8e"  # what the guide's reader pastes as env_key
+
+
+def _doctor(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, list[dict], str]:
+    status = main(["doctor", "--format", "json", "--timeout", "2", *args])
+    out = capsys.readouterr().out
+    return status, json.loads(out)["findings"], out
+
+
+def test_a_key_pasted_as_env_key_is_masked_and_the_fix_names_a_variable(
+    temp_home: Path, capsys: pytest.CaptureFixture
+) -> None:
+    config = temp_home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        'model_provider = "taotoken"\nmodel = "gpt-5"\n\n[model_providers.taotoken]\n'
+        'name = "TaoToken"\nbase_url = "https://taotoken.example/v1"\n'
+        f'env_key = "{PASTED}"\nwire_api = "responses"\n'
+    )
+    status, findings, out = _doctor(capsys, "--offline")
+    assert PASTED not in out and PASTED[6:20] not in out  # never shown, not even in a fix
+    (found,) = [f for f in findings if f["code"] == "codex.env_key_unset"]
+    assert "sk-tt-" in found["message"] and "not a variable name" in found["message"]
+    assert "variable NAME" in found["fix"] and "export" not in found["fix"].split("(")[0]
+    assert status == 2
+
+
+@pytest.mark.parametrize(
+    ("wire", "typed", "code"),
+    [
+        ("openai-chat", "/api", "url.missing_v1"),  # the OpenAI SDK needs /api/v1
+        ("anthropic", "/api/v1", "url.extra_v1"),  # /v1/v1/messages
+        ("openai-chat", "/api/v1/v1", "url.extra_v1"),  # a doubled /v1 for the OpenAI SDK
+        ("openai-chat", "/api/v1/chat/completions", "url.endpoint_path"),  # pasted endpoint
+        ("anthropic", "/api/v1/messages", "url.endpoint_path"),
+    ],
+)
+def test_the_url_is_checked_as_typed_offline(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, wire: str, typed: str, code: str
+) -> None:
+    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+    url = f"https://gw.example{typed}"
+    status, findings, _ = _doctor(
+        capsys, "--offline", "--url", url, "--wire", wire, "--key-env", "GW_KEY"
+    )
+    named = [f for f in findings if f["code"] == code]
+    assert named, findings
+    assert named[0]["evidence"] == f"--url {url}"
+    assert status >= 1
+
+
+def test_a_pasted_endpoint_is_probed_once_not_doubled(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+    with serve(GatewayConfig(prefix="/api")) as gw:
+        url = gw.v1 + "/chat/completions"
+        status, findings, _ = _doctor(
+            capsys, "--url", url, "--wire", "openai-chat", "--key-env", "GW_KEY"
+        )
+        paths = [r.path for r in gw.requests]
+    codes = {f["code"] for f in findings}
+    assert codes == {"url.endpoint_path", "probe.ok"}, findings
+    assert "/api/v1/chat/completions" in paths
+    assert not any("completions/" in p for p in paths), paths
+    assert status == 2  # the pasted URL would break the client it is pasted into
