@@ -86,6 +86,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="opt in to N task-bootstrap rounds instead of the sandwich (0 = no intervals)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--anchor",
+        metavar="ARM",
+        help="the arm at 1000 Elo (default: [experiment] anchor, else the arm named "
+        "'baseline', else the spec's first arm)",
+    )
     add_wide_option(parser)
 
 
@@ -138,6 +144,7 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
     from eloledger.tables import fill, terminal_width
 
     check_interval_options(args)
+    args.elo_anchor = _chosen_anchor(spec, args)  # refused before a call is made
     counters = RunCounters()
 
     async def main() -> Any:
@@ -212,6 +219,22 @@ def stop_on_ctrl_c(cancel: asyncio.Event) -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+def _chosen_anchor(spec: Any, args: argparse.Namespace) -> tuple[str | None, bool]:
+    """The Elo anchor (``--anchor``, the spec's, or the baseline) and whether it was asked for:
+    the guides read every arm against the baseline, not against the cheapest arm."""
+    from eloledger.errors import UserError
+
+    asked = getattr(args, "anchor", None)
+    if asked is None:
+        return spec.elo_anchor(), spec.anchor is not None
+    if asked not in {a.name for a in spec.arms}:
+        raise UserError(
+            f"--anchor {asked!r}: not an arm of the spec",
+            fix=f"use one of {', '.join(a.name for a in spec.arms)}",
+        )
+    return asked, True
 
 
 def check_interval_options(args: argparse.Namespace) -> None:
@@ -346,10 +369,11 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         return None, None, 0 if result.stopped == "completed" else 1
     from eloledger.cli import elo_cmd
 
+    anchor, asked = getattr(args, "elo_anchor", (None, False))
     ns = argparse.Namespace(
         comparisons=str(result.comparisons_path),
         ledger=str(result.ledger_path),
-        anchor=None,
+        anchor=anchor,
         # the same defaults as 'eloledger elo', so both print the same intervals (issue 19.9)
         intervals=getattr(args, "intervals", None),
         bootstrap=getattr(args, "bootstrap", None),
@@ -361,7 +385,13 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         wide=getattr(args, "wide", False),
     )
     try:
-        report = elo_cmd.compute(ns)
+        try:
+            report = elo_cmd.compute(ns)
+        except UserError:
+            if asked or anchor is None:
+                raise
+            ns.anchor = None  # the default anchor took part in no match: the table's own pick
+            report = elo_cmd.compute(ns)
     except UserError as exc:
         print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
         return None, None, 1
