@@ -279,12 +279,10 @@ def index_run(
         gates = None
         spec_sha = None
         if spec_path is not None:
-            raw = Path(spec_path).read_bytes()
-            spec_sha = hashlib.sha256(raw).hexdigest()
-            if b"[gates]" in raw:
-                from eloledger.rating.gates import load_gates
+            from eloledger.runner.yaml_spec import spec_gates
 
-                gates = load_gates(spec_path)
+            spec_sha = hashlib.sha256(Path(spec_path).read_bytes()).hexdigest()
+            gates = spec_gates(Path(spec_path))  # TOML or YAML, as the run read it
         comparisons = getattr(result, "comparisons_path", None)
         entry = run_entry(
             result.ledger_path,

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("spec", metavar="SPEC", help="experiment spec (TOML)")
+    parser.add_argument("spec", metavar="SPEC", help="experiment spec (TOML, or YAML: .yaml/.yml)")
     add_run_options(parser)
     parser.add_argument(
         "--resume",

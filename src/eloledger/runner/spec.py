@@ -234,6 +234,11 @@ def parse_spec(
     text: str, *, path: Path | None = None, ledger: str | Path | None = None
 ) -> ExperimentSpec:
     where = str(path) if path else "<spec>"
+    if path is not None and is_yaml(path):
+        from eloledger.runner.yaml_spec import yaml_tables
+
+        data, loc = yaml_tables(text, where)
+        return _build(data, loc, where, path, ledger)
     if text.startswith("\ufeff"):
         raise UserError(
             f"{where}:1: the file starts with a UTF-8 byte order mark (BOM), which TOML forbids",
@@ -251,7 +256,18 @@ def parse_spec(
         raise UserError(
             f"{where}:{line}: not valid TOML: {message}", fix="correct the TOML on that line"
         ) from None
-    loc = _Locator(text, where)
+    return _build(data, _Locator(text, where), where, path, ledger)
+
+
+def is_yaml(path: Path) -> bool:
+    """A spec written as the guides write theirs (``.yaml``/``.yml``), not TOML."""
+    return path.suffix.lower() in (".yaml", ".yml")
+
+
+def _build(
+    data: dict[str, Any], loc: Any, where: str, path: Path | None, ledger: str | Path | None
+) -> ExperimentSpec:
+    """The spec from its tables (TOML or YAML), every key checked; errors name its line."""
     base_dir = path.resolve().parent if path else Path.cwd()
 
     for table, value in data.items():
@@ -430,7 +446,12 @@ def parse_spec(
                 fix=f"use one of {', '.join(FAULT_MODES)}",
             )
     if "gates" in data:  # bad gates fail now, before a token is spent (issue 20)
-        check_spec_gates(path, [a.name for a in spec.arms])
+        if path is not None and is_yaml(path):
+            from eloledger.runner.yaml_spec import yaml_gates
+
+            yaml_gates(path, data, [a.name for a in spec.arms])
+        else:
+            check_spec_gates(path, [a.name for a in spec.arms])
     spec.locator = loc
     return spec
 
