@@ -81,3 +81,19 @@ def test_a_pasted_endpoint_is_probed_once_not_doubled(
     assert "/api/v1/chat/completions" in paths
     assert not any("completions/" in p for p in paths), paths
     assert status == 2  # the pasted URL would break the client it is pasted into
+
+
+def test_claude_codes_variables_pasted_into_codex_config_are_flagged(
+    temp_home: Path, capsys: pytest.CaptureFixture
+) -> None:
+    config = temp_home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        'model = "gpt-5"\nANTHROPIC_BASE_URL = "https://taotoken.example/api"\n'
+        f'ANTHROPIC_AUTH_TOKEN = "{PASTED}"\n'
+    )
+    _, findings, out = _doctor(capsys, "--offline")
+    (found,) = [f for f in findings if f["code"] == "codex.foreign_keys"]
+    assert "ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN" in found["message"]
+    assert found["evidence"].endswith("config.toml:2")
+    assert PASTED not in out and PASTED[6:20] not in out

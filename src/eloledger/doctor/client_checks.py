@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from eloledger import clientfacts
 from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, tilde
@@ -147,6 +148,7 @@ def codex_checks(eff: Effective) -> list[Finding]:
                         f'model_provider = "{pid}-gateway"',
                     )
                 )
+        findings += _foreign_keys(path, text, doc)
         legacy = [k for k in ("profiles", "profile") if k in doc]
         if legacy:
             line = _find_line(text, "profiles", None) or _find_line(text, "", "profile")
@@ -185,6 +187,40 @@ def codex_checks(eff: Effective) -> list[Finding]:
         elif key and env_key:
             findings += key_findings(key.raw, client, key.source.label, env_key.raw or "key")
     return findings
+
+
+def _foreign_keys(path: Any, text: str, doc: dict) -> list[Finding]:
+    """``ANTHROPIC_*`` keys pasted into Codex's config.toml (a guide's Claude Code step done in
+    the wrong file): Codex ignores them, and Claude Code never sees them. Values never shown."""
+    found: list[str] = []
+
+    def walk(table: Any, prefix: str) -> None:
+        if isinstance(table, dict):
+            for key, value in table.items():
+                name = f"{prefix}{key}"
+                if str(key).upper().startswith("ANTHROPIC_"):
+                    found.append(name)
+                walk(value, f"{name}.")
+
+    walk(doc, "")
+    if not found:
+        return []
+    where = tilde(path)
+    last = str(found[0]).rsplit(".", 1)[-1]
+    line = next(
+        (n for n, raw in enumerate(text.splitlines(), 1) if raw.strip().startswith(last)), None
+    )
+    return [
+        make(
+            "codex.foreign_keys",
+            "codex",
+            f"{', '.join(found)} in Codex's config: Codex does not read Claude Code's settings, "
+            "and Claude Code does not read this file",
+            f"{where}:{line}" if line else where,
+            "remove them here; point Claude Code at the gateway with 'eloledger profile use "
+            "NAME --to claude' (or the env of ~/.claude/settings.json)",
+        )
+    ]
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
