@@ -97,3 +97,32 @@ def test_claude_codes_variables_pasted_into_codex_config_are_flagged(
     assert "ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN" in found["message"]
     assert found["evidence"].endswith("config.toml:2")
     assert PASTED not in out and PASTED[6:20] not in out
+
+
+def _two_clients(home: Path, claude_url: str, codex_url: str) -> None:
+    claude = home / ".claude" / "settings.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": claude_url}}))
+    codex = home / ".codex" / "config.toml"
+    codex.parent.mkdir(parents=True)
+    codex.write_text(
+        'model_provider = "gw"\n[model_providers.gw]\nname = "gw"\n'
+        f'base_url = "{codex_url}"\nenv_key = "GW_KEY"\nwire_api = "responses"\n'
+    )
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_every_clients_exit_host_is_the_same_across_live_configs(
+    temp_home: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, same: bool
+) -> None:
+    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+    codex_host = "taotoken.example" if same else "other-relay.example"
+    _two_clients(temp_home, "https://taotoken.example/api", f"https://{codex_host}/api/v1")
+    _, findings, _ = _doctor(capsys, "--offline")
+    mixed = [f for f in findings if f["code"] == "hosts.inconsistent"]
+    if same:
+        assert not mixed, mixed
+        return
+    (found,) = mixed
+    assert "taotoken.example: claude" in found["evidence"]
+    assert "other-relay.example: codex" in found["evidence"]
