@@ -126,3 +126,23 @@ def test_every_clients_exit_host_is_the_same_across_live_configs(
     (found,) = mixed
     assert "taotoken.example: claude" in found["evidence"]
     assert "other-relay.example: codex" in found["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("https://gw.example/api/v1/chat/completions", "url.endpoint_path"),
+        ("https://gw.example/api?key=sk-tt-abcdef0123456789", "url.query_string"),
+    ],
+)
+def test_profile_add_refuses_a_url_its_own_doctor_calls_an_error(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, url: str, code: str
+) -> None:
+    monkeypatch.setenv("GW_KEY", GOOD_KEY)
+    status = main(["profile", "add", "gw", "--base-url", url, "--key-env", "GW_KEY"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert f"profile 'gw': {code}" in err and "fix: use https://gw.example/api" in err
+    assert "abcdef0123456789" not in err  # a key in the query is masked
+    assert main(["profile", "list", "--format", "json"]) == 0
+    assert "gw.example" not in capsys.readouterr().out  # nothing was saved
