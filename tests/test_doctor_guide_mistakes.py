@@ -18,6 +18,11 @@ from strict_gateway import GOOD_KEY, GatewayConfig, serve
 PASTED = "sk-tt-9f3c2a7b1e8d4c6a0b5e7f9d2c4a6b8e"  # what the guide's reader pastes as env_key
 
 
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
 def _doctor(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, list[dict], str]:
     status = main(["doctor", "--format", "json", "--timeout", "2", *args])
     out = capsys.readouterr().out
@@ -27,9 +32,8 @@ def _doctor(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, list[dict],
 def test_a_key_pasted_as_env_key_is_masked_and_the_fix_names_a_variable(
     temp_home: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    config = temp_home / ".codex" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text(
+    _write(
+        temp_home / ".codex" / "config.toml",
         'model_provider = "taotoken"\nmodel = "gpt-5"\n\n[model_providers.taotoken]\n'
         'name = "TaoToken"\nbase_url = "https://taotoken.example/v1"\n'
         f'env_key = "{PASTED}"\nwire_api = "responses"\n'
@@ -86,9 +90,8 @@ def test_a_pasted_endpoint_is_probed_once_not_doubled(
 def test_claude_codes_variables_pasted_into_codex_config_are_flagged(
     temp_home: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    config = temp_home / ".codex" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text(
+    _write(
+        temp_home / ".codex" / "config.toml",
         'model = "gpt-5"\nANTHROPIC_BASE_URL = "https://taotoken.example/api"\n'
         f'ANTHROPIC_AUTH_TOKEN = "{PASTED}"\n'
     )
@@ -100,12 +103,9 @@ def test_claude_codes_variables_pasted_into_codex_config_are_flagged(
 
 
 def _two_clients(home: Path, claude_url: str, codex_url: str) -> None:
-    claude = home / ".claude" / "settings.json"
-    claude.parent.mkdir(parents=True)
-    claude.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": claude_url}}))
-    codex = home / ".codex" / "config.toml"
-    codex.parent.mkdir(parents=True)
-    codex.write_text(
+    _write(home / ".claude" / "settings.json", json.dumps({"env": {"ANTHROPIC_BASE_URL": claude_url}}))
+    _write(
+        home / ".codex" / "config.toml",
         'model_provider = "gw"\n[model_providers.gw]\nname = "gw"\n'
         f'base_url = "{codex_url}"\nenv_key = "GW_KEY"\nwire_api = "responses"\n'
     )

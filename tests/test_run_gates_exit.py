@@ -12,47 +12,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_issue20_run_index import ARMS  # the guide's four arms: base/cot at n = 1 and 4
+
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-SPEC = """\
-[experiment]
-name = "gated"
-profile = "sim"
-model = "sim-small"
-concurrency = 8
-
-[tasks]
-source = "builtin:arith"
-limit = 6
-
-[sim]
-speed = 50.0
-
-[[arms]]
-name = "base_1"
-
-[[arms]]
-name = "cot_1"
-system = "Think step by step, then end with 'Answer: <number>'."
-
-[[arms]]
-name = "base_4"
-kind = "best_of_n"
-n = 4
-select = "verifier"
-
-[[arms]]
-name = "cot_4"
-kind = "best_of_n"
-n = 4
-select = "verifier"
-system = "Think step by step, then end with 'Answer: <number>'."
-
+SPEC = (
+    '[experiment]\nname = "gated"\nprofile = "sim"\nmodel = "sim-small"\nconcurrency = 8\n\n'
+    '[tasks]\nsource = "builtin:arith"\nlimit = 6\n\n[sim]\nspeed = 50.0\n'
+    + ARMS.replace("{", "{{").replace("}", "}}")
+    + """
 [gates]
 arms = {{old_1 = "base_1", new_1 = "cot_1", old_n = "base_4", new_n = "cot_4"}}
 bootstrap_rounds = 50
 max_token_growth_ratio = {tokens}
 max_latency_growth_ratio = {latency}
 """
+)
 
 
 def _run(folder: Path, tokens: float, latency: float) -> subprocess.CompletedProcess:

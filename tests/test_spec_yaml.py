@@ -17,17 +17,18 @@ import pytest
 
 from eloledger.errors import UserError
 from eloledger.runner.spec import load_spec
+from test_run_gates_exit import SPEC
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 YAML = """\
 experiment:
-  name: cot-vs-baseline
+  name: gated
   profile: sim
   model: sim-small
   concurrency: 8
 tasks:
   source: builtin:arith
-  limit: 4
+  limit: 6
 sim:
   speed: 50.0
 arms:
@@ -45,43 +46,11 @@ arms:
     system: "Think step by step, then end with 'Answer: <number>'."
 gates:
   arms: {old_1: base_1, new_1: cot_1, old_n: base_4, new_n: cot_4}
-  max_token_growth_ratio: 0.001
-  max_regressions: 1000
   bootstrap_rounds: 50
+  max_token_growth_ratio: 0.001
+  max_latency_growth_ratio: 1000
 """
-TOML = """\
-[experiment]
-name = "cot-vs-baseline"
-profile = "sim"
-model = "sim-small"
-concurrency = 8
-[tasks]
-source = "builtin:arith"
-limit = 4
-[sim]
-speed = 50.0
-[[arms]]
-name = "base_1"
-[[arms]]
-name = "cot_1"
-system = "Think step by step, then end with 'Answer: <number>'."
-[[arms]]
-name = "base_4"
-kind = "best_of_n"
-n = 4
-select = "verifier"
-[[arms]]
-name = "cot_4"
-kind = "best_of_n"
-n = 4
-select = "verifier"
-system = "Think step by step, then end with 'Answer: <number>'."
-[gates]
-arms = {old_1 = "base_1", new_1 = "cot_1", old_n = "base_4", new_n = "cot_4"}
-max_token_growth_ratio = 0.001
-max_regressions = 1000
-bootstrap_rounds = 50
-"""
+TOML = SPEC.format(tokens=0.001, latency=1000)  # the same spec, as TOML
 
 
 def test_yaml_and_toml_give_the_same_spec(tmp_path: Path) -> None:
@@ -91,7 +60,7 @@ def test_yaml_and_toml_give_the_same_spec(tmp_path: Path) -> None:
     from_toml = load_spec(tmp_path / "spec.toml")
     assert from_yaml.arms == from_toml.arms
     assert (from_yaml.name, from_yaml.tasks_limit) == (from_toml.name, from_toml.tasks_limit)
-    assert from_yaml.ledger.name == "cot-vs-baseline.ledger.jsonl"
+    assert from_yaml.ledger.name == "gated.ledger.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -99,9 +68,9 @@ def test_yaml_and_toml_give_the_same_spec(tmp_path: Path) -> None:
     [
         (("    n: 4\n    select: verifier\n  - name: cot_4", "    n: 4\n    selct: verifier\n  - name: cot_4"),
          "spec.yml:18: unknown key 'selct'"),
-        (("  max_regressions: 1000", "  max_regressions: -1"),
-         "spec.yml: gates.max_regressions: must be a whole number >= 0"),
-        (("  limit: 4", "  limit: [4"), "spec.yml:9: not valid YAML"),
+        (("  bootstrap_rounds: 50", "  bootstrap_rounds: -1"),
+         "spec.yml: gates.bootstrap_rounds: must be a whole number >= 1"),
+        (("  limit: 6", "  limit: [6"), "spec.yml:9: not valid YAML"),
     ],
 )  # fmt: skip
 def test_yaml_mistakes_name_the_yaml_line(
