@@ -214,11 +214,17 @@ def stop_on_ctrl_c(cancel: asyncio.Event) -> Iterator[None]:
             return
         cancel.set()  # in-flight calls are cancelled; the one line on how to resume follows
 
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    previous = signal.getsignal(signal.SIGINT)  # asyncio.run's own, put back afterwards
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (ValueError, RuntimeError):  # not the main thread: asyncio.run's handling stays
+        yield
+        return
     try:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
 
 
 def _chosen_anchor(spec: Any, args: argparse.Namespace) -> tuple[str | None, bool]:
