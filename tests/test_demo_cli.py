@@ -53,6 +53,8 @@ def test_demo_headless_json_matches_elo_shape(
                 str(ledger),
                 "--format",
                 "json",
+                "--anchor",
+                "best_of_1",  # the run anchors at the spec's baseline, its first arm
             ]
         )
         == 0

@@ -199,6 +199,13 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         _static(m),
     )[1],
+    "codex.foreign_keys": lambda h, m: (
+        _write(
+            h / ".codex/config.toml",
+            'model = "o3"\nANTHROPIC_BASE_URL = "https://gw.example/api"\n',
+        ),
+        _static(m),
+    )[1],
     "gemini.auth_type_missing": lambda h, m: (
         _write(h / ".gemini/.env", "GEMINI_API_KEY=AIzaSyExampleExampleExample01\n"),
         _write(h / ".gemini/trustedFolders.json", json.dumps({str(Path.cwd()): "TRUST_FOLDER"})),

@@ -55,7 +55,8 @@ def test_unrelated_live_configs_stay_out_and_the_passing_probe_shows(
     assert "openai-chat" in passed[0]["message"] and " ms" in passed[0]["message"]
     assert "usage 9+1=10" in passed[0]["message"]
     assert "GET /v1/models" in passed[0]["evidence"]
-    assert any("4 finding(s)" in n and "'eloledger doctor'" in n for n in report["notes"])
+    # 5: the four about the two unrelated configs, and that they use different hosts
+    assert any("5 finding(s)" in n and "'eloledger doctor'" in n for n in report["notes"])
     assert "INFO    probe.ok  [profile:ok (openai-chat)]" in text
     assert "no problems found" in text and GOOD_KEY not in text
 

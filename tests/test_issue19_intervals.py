@@ -21,9 +21,12 @@ INTERVAL_KEYS = ("elo", "ci_low", "ci_high", "rank_low", "rank_high")
 def _elo_json(capsys: pytest.CaptureFixture, ledger: Path, *extra: str) -> dict:
     comparisons = ledger.with_name(ledger.name.replace(".ledger.jsonl", ".comparisons.csv"))
     assert comparisons.exists()
+    # the run anchors its table at the spec's baseline (its first arm, best_of_1); elo is told
     return _json(
-        capsys, ["elo", str(comparisons), "--ledger", str(ledger), "--format", "json", *extra]
-    )
+        capsys,
+        ["elo", str(comparisons), "--ledger", str(ledger), "--format", "json",
+         "--anchor", "best_of_1", *extra],
+    )  # fmt: skip
 
 
 def _same_intervals(run: dict, elo: dict) -> None:

@@ -76,7 +76,7 @@ def test_jsonl_loader_reads_answers_tests_and_relative_paths(tmp_path: Path) -> 
     ("lines", "expected"),
     [
         (['{"task_id": "a", "prompt": "p", "answer": "1"}', "{not json"], ":2: not valid JSON"),
-        (['{"prompt": "p", "answer": "1"}'], ":1: missing or empty 'task_id'"),
+        (['{"task_id": " ", "prompt": "p", "answer": "1"}'], ":1: missing or empty 'task_id'"),
         (['{"task_id": "a", "answer": "1"}'], ":1: task 'a' has no 'prompt'"),
         (['{"task_id": "a", "prompt": "p"}'], ":1: task 'a' has neither 'answer' nor 'tests'"),
         (

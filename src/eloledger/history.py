@@ -93,6 +93,7 @@ def run_entry(
     retries: dict[str, int] = {}
     samples: dict[str, set[tuple]] = {}  # distinct samples, not attempts (a retry is no sample)
     sessions: dict[str, set[tuple]] = {}
+    stated: dict[str, dict[tuple, int]] = {}  # the guides' rows: the arm's n, no sample index
     for r in rows:
         if str(r.get("role") or "sample") != "sample" or r.get("arm") is None:
             continue
@@ -100,6 +101,10 @@ def run_entry(
         session = (str(r.get("task_id")), str(r.get("session", 0)))
         sessions.setdefault(arm, set()).add(session)
         samples.setdefault(arm, set()).add((*session, str(r.get("sample", 0))))
+        n = r.get("n")
+        if r.get("sample") is None and isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            per = stated.setdefault(arm, {})
+            per[session] = max(per.get(session, 0), n)
         if isinstance(r.get("completion_tokens"), (int, float)):
             out_len.setdefault(arm, []).append(float(r["completion_tokens"]))
         if isinstance(r.get("attempt"), int) and r["attempt"] > 1:  # 1-based: 2+ is a retry
@@ -110,8 +115,8 @@ def run_entry(
             "tokens": o.total_tokens,
             "tokens_per_task": round(o.tokens_per_task, 3),
             "pass_at_1": round(o.solved / o.sessions, 6) if o.scored and o.sessions else None,
-            "samples_per_session": round(
-                len(samples[arm]) / len(sessions[arm]) if sessions.get(arm) else 0.0, 3
+            "samples_per_session": _samples_per_session(
+                samples.get(arm, set()), sessions.get(arm, set()), stated.get(arm, {})
             ),
             "mean_output_tokens": round(float(np.mean(out_len[arm])), 3)
             if out_len.get(arm)
@@ -142,6 +147,20 @@ def run_entry(
         "verdicts": verdicts,
         "eloledger_version": __version__,
     }
+
+
+def _samples_per_session(
+    samples: set[tuple], sessions: set[tuple], stated: Mapping[tuple, int]
+) -> float:
+    """Mean samples per (task, session): the distinct ``sample`` indexes, or the ``n`` a row
+    states when it has no index (seed 003's rows: one per call, ``n`` on each)."""
+    if not sessions:
+        return 0.0
+    counted: dict[tuple, int] = {}
+    for task, session, _ in samples:
+        counted[(task, session)] = counted.get((task, session), 0) + 1
+    total = sum(max(counted.get(s, 0), stated.get(s, 0)) for s in sessions)
+    return round(total / len(sessions), 3)
 
 
 def comparisons_beside(ledgers: Any) -> list[Path] | None:
@@ -198,6 +217,10 @@ def _fairness(ledgers: Any, gates: Any) -> dict[str, Any]:
         "reason": record["reason"],
         "gates_pass": gates_pass(record),
         "failed_gates": [g["gate"] for g in record.get("gates", []) if not g["pass"]],
+        "gates": [
+            {k: g.get(k) for k in ("gate", "value", "op", "threshold", "pass", "note")}
+            for g in record.get("gates", [])
+        ],
         "regressions": list(record.get("regressions", [])),
     }
 
@@ -236,23 +259,30 @@ def _whole_lines(fd: int, size: int) -> int:
 
 
 def record_run(result: Any, spec: Any = None, *, path: Path | None = None) -> str | None:
-    """Index a finished ``eloledger run``/``demo``; a warning to print when it could not.
+    """Index a finished ``eloledger run``/``demo``; a warning to print when it could not."""
+    return index_run(result, spec, path=path)[1]
+
+
+def index_run(
+    result: Any, spec: Any = None, *, path: Path | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Index a finished run: its index line (None if it could not be made) and a warning.
 
     The ledger is the record and the index only a list of runs, so a full disk or a read-only
     data folder must never turn a finished run into a failed one: every failure is returned
-    as a one-line warning, not raised."""
+    as a one-line warning, not raised. The line is returned even when writing it failed, so
+    the run can still say whether its spec's gates passed."""
     where = path or index_path()
+    entry = None
     try:
         spec_path = getattr(spec, "path", None)
         gates = None
         spec_sha = None
         if spec_path is not None:
-            raw = Path(spec_path).read_bytes()
-            spec_sha = hashlib.sha256(raw).hexdigest()
-            if b"[gates]" in raw:
-                from eloledger.rating.gates import load_gates
+            from eloledger.runner.yaml_spec import spec_gates
 
-                gates = load_gates(spec_path)
+            spec_sha = hashlib.sha256(Path(spec_path).read_bytes()).hexdigest()
+            gates = spec_gates(Path(spec_path))  # TOML or YAML, as the run read it
         comparisons = getattr(result, "comparisons_path", None)
         entry = run_entry(
             result.ledger_path,
@@ -262,10 +292,39 @@ def record_run(result: Any, spec: Any = None, *, path: Path | None = None) -> st
         )
         append_entry(entry, where)
     except UserError as exc:
-        return f"run index {where} not updated: {exc.one_line()}"
+        return entry, f"run index {where} not updated: {exc.one_line()}"
     except Exception as exc:  # noqa: BLE001 (see the docstring: never fail the finished run)
-        return f"run index {where} not updated: {type(exc).__name__}: {exc}"
-    return None
+        return entry, f"run index {where} not updated: {type(exc).__name__}: {exc}"
+    return entry, None
+
+
+def gate_lines(entry: Mapping[str, Any] | None) -> tuple[list[str], bool]:
+    """What a run says of its spec's ``[gates]``: one line per failed gate, or one line that
+    they pass; and whether they failed (a gate that could not be checked fails: CI must not
+    pass a run it could not judge). No lines when the spec names no gated arms."""
+    verdicts = [v for v in (entry or {}).get("verdicts", []) if v.get("kind") == "fairness"]
+    if not verdicts:
+        return [], False
+    v = verdicts[0]
+    pair = f"{v['candidate']} vs {v['baseline']}"
+    if v.get("error"):
+        return [f"gates not checked ({pair}): {v['error']}"], True
+    failed = [g for g in v.get("gates", []) if not g.get("pass")]
+    if not failed and v.get("gates_pass") is not False:
+        names = ", ".join(g["gate"] for g in v.get("gates", [])) or "none set"
+        return [f"gates pass ({pair}): {names}"], False
+    lines = []
+    for g in failed or [{"gate": name} for name in v.get("failed_gates", [])]:
+        if "threshold" not in g:
+            lines.append(f"GATE FAILED: {g['gate']} ({pair})")
+            continue
+        value = "no value" if g.get("value") is None else f"{g['value']:.4g}"
+        note = f"; {g['note']}" if g.get("note") else ""
+        lines.append(
+            f"GATE FAILED: {g['gate']} = {value}, must be {g['op']} {g['threshold']:g} "
+            f"({pair}{note})"
+        )
+    return lines, True
 
 
 def read_index(path: Path | None = None) -> list[dict[str, Any]]:

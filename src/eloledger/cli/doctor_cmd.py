@@ -13,7 +13,7 @@ examples:
   eloledger doctor --offline                # static checks only, no network
   eloledger doctor --profile openrouter     # one profile: static checks + live probes
   eloledger doctor --ledger runs/exp1.jsonl --offline --model gpt-4o-mini
-  eloledger doctor --url https://gw.example/api --wire openai-chat --key-env GW_KEY
+  eloledger doctor --url https://gw.example/api/v1 --wire openai-chat --key-env GW_KEY
   eloledger doctor --format json | jq '.findings[] | select(.severity == "error")'
 
 exit status: 0 clean (or info only), 1 warnings, 2 errors (or bad arguments).
@@ -96,8 +96,9 @@ def handle(args: argparse.Namespace) -> int:
             )
         from eloledger.doctor.run import run_adhoc
 
+        probed = _client_url(args.url, args.wire[0])
         report = run_adhoc(
-            _client_url(args.url, args.wire[0]),
+            probed,
             args.wire[0],
             args.key_env,
             auth=args.auth,
@@ -105,6 +106,7 @@ def handle(args: argparse.Namespace) -> int:
             offline=args.offline,
             timeout=args.timeout,
         )
+        report.findings = _as_typed(args.url, probed, args.wire[0], report.findings)
     else:
         if args.key_env or args.auth:
             raise UserError(
@@ -174,12 +176,25 @@ def render_text(report, width: int | None = None) -> str:  # noqa: ANN001
 
 
 def _client_url(url: str, wire: str) -> str:
-    """Take the gateway root as a profile does (issue 19 item 10): ``--url https://gw/api`` is
-    probed at ``https://gw/api/v1`` for an OpenAI wire and as is for Anthropic. A URL with a
-    query or fragment is left as given, so the doctor names what was pasted."""
-    from eloledger.profiles.model import derive_base_url
+    """The URL the probe uses: the typed one as this client would need it (a gateway root gets
+    /v1 for an OpenAI wire, a pasted endpoint loses its path, an Anthropic base its /v1), so
+    the probe never doubles a path. A URL with a query or fragment is probed as given."""
+    from eloledger.doctor.urls import suggested_url
 
     if "?" in url or "#" in url or not url.strip():
         return url
-    client = {"anthropic": "anthropic", "gemini": "gemini"}.get(wire, "openai")
-    return derive_base_url(url, client)
+    return suggested_url(url, wire)
+
+
+def _as_typed(typed: str, probed: str, wire: str, findings: list) -> list:  # noqa: ANN001
+    """The URL findings of the URL as typed (what the user would paste into a client), in place
+    of those of the corrected URL the probe used: mending first hid ``url.missing_v1`` and
+    ``url.extra_v1``, and a pasted endpoint read "no problems found"."""
+    from eloledger.doctor.findings import sort_key
+    from eloledger.doctor.urls import check_url
+
+    if typed == probed:
+        return findings
+    own = check_url(typed, wire, target="adhoc", evidence=f"--url {typed}")
+    rest = [f for f in findings if f.evidence != f"--url {probed}"]
+    return sorted([*own, *rest], key=sort_key)

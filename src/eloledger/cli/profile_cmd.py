@@ -333,9 +333,25 @@ def _add(args: argparse.Namespace) -> int:
             f"profile {args.name!r} has no key",
             fix="pass --key-env VAR (the variable that holds it) or --key-stdin",
         )
+    profile.validate()  # its own messages first (a bad URL shape, a control character)
+    _refuse_bad_urls(profile)
     _save_with_key(profile, args)
     print(f"saved profile {profile.name!r} in {profiles_path()}")
     return 0
+
+
+def _refuse_bad_urls(profile) -> None:  # noqa: ANN001
+    """Refuse a URL the doctor itself calls an error (a pasted endpoint, a query, no scheme):
+    saved, it would be written into every client's config. Key checks wait for the doctor (the
+    key may be exported later)."""
+    from eloledger.doctor.profile_checks import profile_findings
+
+    for finding in profile_findings(profile):
+        if finding.severity == "error" and finding.code.startswith(("url.", "gemini.")):
+            raise UserError(
+                f"profile {profile.name!r}: {finding.code}: {finding.message}",
+                fix=finding.fix or "give the gateway root, e.g. https://gw.example/api",
+            )
 
 
 def _edit(args: argparse.Namespace) -> int:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from eloledger.textsafe import visible
@@ -41,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("spec", metavar="SPEC", help="experiment spec (TOML)")
+    parser.add_argument("spec", metavar="SPEC", help="experiment spec (TOML, or YAML: .yaml/.yml)")
     add_run_options(parser)
     parser.add_argument(
         "--resume",
@@ -82,6 +86,12 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="opt in to N task-bootstrap rounds instead of the sandwich (0 = no intervals)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--anchor",
+        metavar="ARM",
+        help="the arm at 1000 Elo (default: [experiment] anchor, else the arm named "
+        "'baseline', else the spec's first arm)",
+    )
     add_wide_option(parser)
 
 
@@ -128,47 +138,109 @@ def open_tui(**kwargs: Any) -> int | None:
 
 def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int:
     """Run headless, then print the Elo table (same core as 'eloledger elo')."""
-    import asyncio
-
     from eloledger.runner.counters import RunCounters
     from eloledger.runner.progress import progress_line, report_progress
     from eloledger.runner.run import run_experiment
     from eloledger.tables import fill, terminal_width
 
     check_interval_options(args)
+    args.elo_anchor = _chosen_anchor(spec, args)  # refused before a call is made
     counters = RunCounters()
 
     async def main() -> Any:
         reporter = None
         if not args.quiet:
             reporter = asyncio.create_task(report_progress(counters, sys.stderr, 1.0))
+        cancel = asyncio.Event()
         try:
-            return await run_experiment(
-                spec, counters=counters, resume=resume, shard=getattr(args, "shard", None)
-            )
+            with stop_on_ctrl_c(cancel):
+                return await run_experiment(
+                    spec,
+                    counters=counters,
+                    resume=resume,
+                    shard=getattr(args, "shard", None),
+                    cancel=cancel,
+                )
         finally:
             if reporter is not None:
                 reporter.cancel()
 
+    interrupted = (
+        f"eloledger: interrupted; the ledger {spec.ledger} is intact: "
+        "add --resume to finish the run"
+    )
     try:
         result = asyncio.run(main())
     except KeyboardInterrupt:
-        print(
-            f"eloledger: interrupted; the ledger {spec.ledger} is intact: "
-            "add --resume to finish the run",
-            file=sys.stderr,
-        )
+        print(interrupted, file=sys.stderr)
+        return 130
+    if result.stopped == "cancelled":  # ctrl-C: no new call started after the key
+        print(interrupted, file=sys.stderr)
         return 130
     if not args.quiet:
         print(progress_line(counters, terminal_width(sys.stderr)), file=sys.stderr)
     width = terminal_width(sys.stderr)  # a terminal's lines wrap between words, paths whole
     summary = "\n".join(fill(line, width, hang="  ") for line in _run_summary(result).split("\n"))
     print(summary, file=sys.stderr)
-    from eloledger import history  # issue 20: one line per run in the run index
+    from eloledger import history  # one line per run in the run index
 
-    if (warning := history.record_run(result, spec)) is not None:
+    entry, warning = history.index_run(result, spec)
+    if warning is not None:
         print(f"eloledger: warning: {warning}", file=sys.stderr)
-    return report(result, args)
+    status = report(result, args)
+    lines, failed = history.gate_lines(entry)  # the spec's [gates]: last, where CI logs end
+    for line in lines:
+        print(visible(f"eloledger: {line}"), file=sys.stderr)
+    return 1 if failed else status
+
+
+@contextlib.contextmanager
+def stop_on_ctrl_c(cancel: asyncio.Event) -> Iterator[None]:
+    """Ctrl-C sets the run's ``cancel`` event at once, so no new call starts after the key.
+
+    asyncio.run's own handler only cancels the main task, and a worker whose cancellation is
+    lost (a call finishing in the same loop pass) went on taking calls until the run was done.
+    A second ctrl-C interrupts as before. A shell's background job (SIGINT ignored) is left so.
+    """
+    loop = asyncio.get_running_loop()
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield
+        return
+
+    def on_sigint() -> None:
+        if cancel.is_set():  # the second key: stop waiting for in-flight calls
+            loop.remove_signal_handler(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            return
+        cancel.set()  # in-flight calls are cancelled; the one line on how to resume follows
+
+    previous = signal.getsignal(signal.SIGINT)  # asyncio.run's own, put back afterwards
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (ValueError, RuntimeError):  # not the main thread: asyncio.run's handling stays
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+
+
+def _chosen_anchor(spec: Any, args: argparse.Namespace) -> tuple[str | None, bool]:
+    """The Elo anchor (``--anchor``, the spec's, or the baseline) and whether it was asked for:
+    the guides read every arm against the baseline, not against the cheapest arm."""
+    from eloledger.errors import UserError
+
+    asked = getattr(args, "anchor", None)
+    if asked is None:
+        return spec.elo_anchor(), spec.anchor is not None
+    if asked not in {a.name for a in spec.arms}:
+        raise UserError(
+            f"--anchor {asked!r}: not an arm of the spec",
+            fix=f"use one of {', '.join(a.name for a in spec.arms)}",
+        )
+    return asked, True
 
 
 def check_interval_options(args: argparse.Namespace) -> None:
@@ -303,10 +375,11 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         return None, None, 0 if result.stopped == "completed" else 1
     from eloledger.cli import elo_cmd
 
+    anchor, asked = getattr(args, "elo_anchor", (None, False))
     ns = argparse.Namespace(
         comparisons=str(result.comparisons_path),
         ledger=str(result.ledger_path),
-        anchor=None,
+        anchor=anchor,
         # the same defaults as 'eloledger elo', so both print the same intervals (issue 19.9)
         intervals=getattr(args, "intervals", None),
         bootstrap=getattr(args, "bootstrap", None),
@@ -318,7 +391,13 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         wide=getattr(args, "wide", False),
     )
     try:
-        report = elo_cmd.compute(ns)
+        try:
+            report = elo_cmd.compute(ns)
+        except UserError:
+            if asked or anchor is None:
+                raise
+            ns.anchor = None  # the default anchor took part in no match: the table's own pick
+            report = elo_cmd.compute(ns)
     except UserError as exc:
         print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
         return None, None, 1

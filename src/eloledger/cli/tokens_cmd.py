@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 DESCRIPTION = """\
-Sum the tokens in one or several ledgers per arm, task, session, model, day, project or source.
+Sum the tokens in one or several ledgers per arm, task, session, model, day, project, source or
+run (run_id), or as a task x arm table (--by task,arm); --since keeps the calls from a date on.
 
 Only sample and select calls count (judge and probe calls are not an arm's cost). Token sums
 cover successful calls that reported usage; failed calls are counted in 'errors' and successful
@@ -30,12 +31,15 @@ examples:
   eloledger tokens runs/ --by model               # every ledger in a folder
   eloledger tokens runs/ledger.jsonl --sort cost --wide
   eloledger tokens runs/ledger.jsonl --by task --format csv > tokens_by_task.csv
+  eloledger tokens runs/ --by run --since 2026-11-20  # each run since a date
+  eloledger tokens runs/ledger.jsonl --by task,arm    # tokens per task under each arm
   eloledger tokens runs/ledger.jsonl --format json | jq '.groups[] | {name, total_tokens}'"""
 
 
 # summary.BY_CHOICES, spelled out: importing the summary (numpy) here slowed every command's
 # start by ~0.15 s (tests/test_issue21_import_speed.py checks the two agree).
-BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source")
+BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source", "run")
+CROSS_TAB = "task,arm"  # tasks down, arms across: total tokens in each cell
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +53,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "ledger", metavar="LEDGER", nargs="+", help="JSONL ledger(s): files, globs or folders"
     )
-    parser.add_argument("--by", choices=BY_CHOICES, default="arm", help="group by (default: arm)")
+    parser.add_argument(
+        "--by",
+        choices=(*BY_CHOICES, CROSS_TAB),
+        default="arm",
+        help="group by (default: arm); run = each run_id; task,arm = a task x arm table of "
+        "total tokens",
+    )
+    parser.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only calls from this UTC date or ISO time on (e.g. 2026-11-20 or "
+        "2026-11-20T09:30); rows without a time are left out",
+    )
     parser.add_argument(
         "--sort",
         choices=("name", "total", "cost"),
@@ -74,17 +90,21 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
     from eloledger.ledger.prices import load_prices
     from eloledger.ledger.tally import read_tally, tally_ledger
-    from eloledger.rating.gates import read_selected
     from eloledger.tables import render, table_width, to_json
 
     prices = load_prices()
     columns = (*SUMMARY_COLUMNS, "latency_ms", "ts", *(PRICE_COLUMNS if prices else ()))
     if args.by in ("session", "model", "project", "source") and args.by not in columns:
         columns = (*columns, args.by)
-    if args.split is None and not args.tag and args.tasks is None:
+    if args.by == "run":
+        columns = (*columns, "run_id")
+    since = _since(args.since)
+    if args.by == CROSS_TAB:
+        return _cross_tab(args, columns, since)
+    if args.split is None and not args.tag and args.tasks is None and since is None:
         tally, warnings = read_tally(args.ledger, columns, args.by, prices)  # streamed
     else:
-        ledger = read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
+        ledger = _selected(args, columns, since)
         tally, warnings = tally_ledger(ledger, args.by, prices)
     groups = _sorted(tally.groups(), args.sort)
     judge = tally.judge_summary()
@@ -109,6 +129,89 @@ def handle(args: argparse.Namespace) -> int:
         print(render(args.format, records, table_columns, width=width))
     else:
         print(render(args.format, groups, table_columns))
+    from eloledger.textsafe import visible
+
+    for message in warnings:
+        print(f"eloledger: warning: {visible(str(message))}", file=sys.stderr)
+    return 0
+
+
+def _since(text: str | None) -> float | None:
+    """--since as Unix seconds (a date or ISO time; no zone = UTC)."""
+    if text is None:
+        return None
+    from eloledger.errors import UserError
+    from eloledger.ledger.canonical import parse_ts
+
+    try:
+        value = parse_ts(text.strip())
+    except UserError:
+        value = None
+    if not isinstance(value, (int, float)):
+        raise UserError(
+            f"--since {text!r}: not a date or ISO time", fix="e.g. --since 2026-11-20"
+        ) from None
+    return float(value)
+
+
+def _selected(args: argparse.Namespace, columns: tuple[str, ...], since: float | None) -> Any:
+    """The rows --split/--tag/--tasks and --since choose, as one columnar ledger."""
+    from eloledger.rating.gates import read_selected
+
+    if since is None:
+        return read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
+    from eloledger.ledger.reader import read_rows
+
+    rows, warnings = _chosen_rows(args, since)
+    ledger = read_rows(rows, columns=columns)
+    ledger.warnings[:0] = warnings
+    return ledger
+
+
+def _chosen_rows(args: argparse.Namespace, since: float | None) -> tuple[list[dict], list[str]]:
+    """Canonical rows (duplicates dropped) that the selection flags and --since keep."""
+    from eloledger.ledger.merge import read_rows_many
+    from eloledger.rating.gates import chosen_rows
+
+    rows, warnings = read_rows_many(args.ledger)
+    rows = chosen_rows(rows, args.split, args.tag or (), args.tasks)
+    if since is not None:
+        rows = [r for r in rows if isinstance(r.get("ts"), (int, float)) and r["ts"] >= since]
+    return rows, warnings
+
+
+def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float | None) -> int:
+    """Tasks down, arms across, each cell the task's total tokens under that arm: each arm's
+    rows tallied by task, so a cell counts what ``--by arm`` counts (ok sample/select calls
+    with usage; judge calls are no arm's cost)."""
+    from eloledger.ledger.reader import read_rows
+    from eloledger.ledger.tally import tally_ledger
+    from eloledger.tables import Column, render, table_width, to_json
+
+    rows, warnings = _chosen_rows(args, since)
+    per_arm: dict[str, list[dict]] = {}
+    for row in rows:
+        if row.get("arm") is not None and str(row.get("role") or "sample") != "judge":
+            per_arm.setdefault(str(row["arm"]), []).append(row)
+    cells: dict[str, dict[str, int]] = {}
+    for arm, mine in sorted(per_arm.items()):
+        tally, said = tally_ledger(read_rows(mine, columns=columns), "task", None)
+        warnings += [w for w in said if w not in warnings]
+        for group in tally.groups():
+            cells.setdefault(str(group["name"]), {})[arm] = int(group["total_tokens"])
+    arms = sorted(per_arm)
+    if args.format == "json":
+        print(to_json({"by": CROSS_TAB, "arms": arms, "tasks": cells, "warnings": warnings}))
+        return 0
+    records: list[dict[str, Any]] = [
+        {"task": t, **{a: cells[t].get(a, 0) for a in arms}} for t in sorted(cells)
+    ]
+    records.append({"task": "TOTAL", **{a: sum(c.get(a, 0) for c in cells.values()) for a in arms}})
+    if args.format in ("table", "md"):
+        records = [{k: v if k == "task" else f"{v:,}" for k, v in r.items()} for r in records]
+    cols = [Column("task", "task"), *(Column(a, a) for a in arms)]
+    width = table_width(args.wide) if args.format == "table" else None
+    print(render(args.format, records, cols, width=width))
     from eloledger.textsafe import visible
 
     for message in warnings:

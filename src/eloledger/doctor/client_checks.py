@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from eloledger import clientfacts
 from eloledger.doctor.effective import UNTRUSTED_NOTE, Effective, tilde
 from eloledger.doctor.findings import Finding, FixAction, make
 from eloledger.doctor.keys import key_findings
+from eloledger.redact import mask
 
 
 def gemini_checks(eff: Effective) -> list[Finding]:
@@ -146,6 +148,7 @@ def codex_checks(eff: Effective) -> list[Finding]:
                         f'model_provider = "{pid}-gateway"',
                     )
                 )
+        findings += _foreign_keys(path, text, doc)
         legacy = [k for k in ("profiles", "profile") if k in doc]
         if legacy:
             line = _find_line(text, "profiles", None) or _find_line(text, "", "profile")
@@ -167,7 +170,9 @@ def codex_checks(eff: Effective) -> list[Finding]:
             continue
         key = next((s for s in settings if s.name == "key"), None)
         env_key = next((s for s in settings if s.name == "env_key"), None)
-        if env_key and (key is None or not key.raw):
+        if env_key and env_key.raw and not _ENV_NAME.match(env_key.raw):
+            findings.append(_key_in_env_key(client, env_key.raw, env_key.source.label))
+        elif env_key and (key is None or not key.raw):
             findings.append(
                 make(
                     "codex.env_key_unset",
@@ -182,6 +187,58 @@ def codex_checks(eff: Effective) -> list[Finding]:
         elif key and env_key:
             findings += key_findings(key.raw, client, key.source.label, env_key.raw or "key")
     return findings
+
+
+def _foreign_keys(path: Any, text: str, doc: dict) -> list[Finding]:
+    """``ANTHROPIC_*`` keys pasted into Codex's config.toml (a guide's Claude Code step done in
+    the wrong file): Codex ignores them, and Claude Code never sees them. Values never shown."""
+    found: list[str] = []
+
+    def walk(table: Any, prefix: str) -> None:
+        if isinstance(table, dict):
+            for key, value in table.items():
+                name = f"{prefix}{key}"
+                if str(key).upper().startswith("ANTHROPIC_"):
+                    found.append(name)
+                walk(value, f"{name}.")
+
+    walk(doc, "")
+    if not found:
+        return []
+    where = tilde(path)
+    last = str(found[0]).rsplit(".", 1)[-1]
+    line = next(
+        (n for n, raw in enumerate(text.splitlines(), 1) if raw.strip().startswith(last)), None
+    )
+    return [
+        make(
+            "codex.foreign_keys",
+            "codex",
+            f"{', '.join(found)} in Codex's config: Codex does not read Claude Code's settings, "
+            "and Claude Code does not read this file",
+            f"{where}:{line}" if line else where,
+            "remove them here; point Claude Code at the gateway with 'eloledger profile use "
+            "NAME --to claude' (or the env of ~/.claude/settings.json)",
+        )
+    ]
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _key_in_env_key(client: str, value: str, evidence: str) -> Finding:
+    """``env_key`` holding the key itself (the guides' "most common error"): Codex reads it as
+    a variable's name. The value is shown masked, never in an ``export`` line."""
+    return make(
+        "codex.env_key_unset",
+        client,
+        f"env_key holds what looks like the key itself ({mask(value)}), not a variable name: "
+        "Codex looks up an environment variable of that name and stops",
+        evidence,
+        'put the variable NAME there (env_key = "OPENAI_API_KEY", or your gateway\'s, e.g. '
+        '"TAOTOKEN_API_KEY"), export that variable with your key in the shell that runs codex, '
+        "and rotate the key if the file was shared",
+    )
 
 
 def _find_line(text: str, table: str, key: str | None) -> int | None:

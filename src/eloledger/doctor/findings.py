@@ -59,6 +59,7 @@ CODES: dict[str, tuple[str, str]] = {
     "codex.legacy_profiles": ("error", "Codex rejects [profiles.x] / top-level profile ="),
     "codex.builtin_redefined": ("error", "a built-in Codex provider id redefined (ignored)"),
     "codex.env_key_unset": ("error", "the variable named by env_key is unset or empty"),
+    "codex.foreign_keys": ("warning", "Claude Code's ANTHROPIC_* settings in Codex's config.toml"),
     "gemini.auth_type_missing": ("error", "Gemini settings.json lacks the gemini-api-key type"),
     "gemini.untrusted_folder": (
         "warning",

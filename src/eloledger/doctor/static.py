@@ -82,12 +82,50 @@ def live_config_findings(eff: Effective) -> list[Finding]:
                 keypath = ("model_providers", provider, "base_url")
                 _attach_url_fix(found, base.raw, "codex", (base.source.path, "toml", keypath))
             findings += found
+    findings += _exit_hosts(eff)
     findings += _claude_auth(eff)
     findings += _sdk_auth(eff)
     findings += gemini_checks(eff)
     findings += gemini_trust(eff)
     findings += codex_checks(eff)
     return findings
+
+
+def _exit_hosts(eff: Effective) -> list[Finding]:
+    """The guides' rule "every client's exit host is the same", across the live configs: the
+    base URLs each client really uses (not built-in defaults) point at one gateway."""
+    from urllib.parse import urlsplit
+
+    used: dict[str, tuple[str, str]] = {}  # client -> (url, where)
+    for client, var in BASE_URL_SETTINGS.items():
+        setting = eff.get(client, var)
+        if setting is not None and setting.raw and setting.source.label != "built-in default":
+            used[client] = (setting.raw, setting.source.label)
+    for client, settings in eff.settings.items():
+        base = next((x for x in settings if x.name == "base_url"), None)
+        if client.startswith("codex") and base and base.raw and base.source.path is not None:
+            used[client] = (base.raw, base.source.label)  # a config file's, not Codex's default
+    hosts: dict[str, list[str]] = {}
+    for client, (url, _) in used.items():
+        try:
+            host = urlsplit(url.strip()).netloc.lower()
+        except ValueError:
+            continue
+        if host:
+            hosts.setdefault(host, []).append(client)
+    if len(hosts) < 2:
+        return []
+    detail = "; ".join(f"{h}: {', '.join(c)}" for h, c in hosts.items())
+    return [
+        make(
+            "hosts.inconsistent",
+            "clients",
+            f"the live client configs send traffic to {len(hosts)} different hosts, so one "
+            "client's calls bypass the gateway the others use",
+            detail + " (" + ", ".join(f"{c} from {w}" for c, (_, w) in used.items()) + ")",
+            "switch every client to one profile: eloledger profile use NAME --to all",
+        )
+    ]
 
 
 # --- base URLs and shadowing ------------------------------------------------------------------

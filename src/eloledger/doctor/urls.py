@@ -173,6 +173,16 @@ def check_url(
 
     segments = [s for s in path.split("/") if s]
     if fam == "openai":
+        while len(segments) >= 2 and segments[-1] == segments[-2] == "v1":
+            findings.append(
+                (
+                    "url.extra_v1",
+                    f"the base URL ends in /v1/v1: {who} appends {_appends(wire)} to it, so "
+                    "every request goes to a doubled /v1",
+                )
+            )
+            path = path[: -len("/v1")]
+            segments.pop()
         if not any(_VERSION_SEGMENT.match(s) for s in segments) and not documented_form(
             parts.hostname or "", path
         ):

@@ -56,7 +56,7 @@ SUMMARY_FIELDS = (
     "mean_total_tokens",
     "task_mean_total_tokens",
 )
-BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source")
+BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source", "run")
 ARM_ROLES = ("sample", "select")
 TOKEN_COUNT_COLUMNS = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
 ABSURD_TOKENS = 1e12  # no single call is billed a trillion tokens
@@ -363,7 +363,7 @@ def _passed(ledger: Ledger, threshold: float | None) -> np.ndarray:
 def _key(by: str) -> str:
     if by not in BY_CHOICES:
         raise ValueError(f"by must be one of {', '.join(BY_CHOICES)}, not {by!r}")
-    return "task_id" if by == "task" else by
+    return {"task": "task_id", "run": "run_id"}.get(by, by)
 
 
 def _share(part: float, whole: float) -> float | None:

@@ -67,6 +67,7 @@ from eloledger.runner.shard import Shard
 from eloledger.runner.spec import MULTI_ROUND, ArmSpec, ExperimentSpec
 from eloledger.runner.state import LedgerState, read_state
 from eloledger.tasks import Task
+from eloledger.tasks.registry import made_ids_note
 from eloledger.words import plural
 
 
@@ -105,6 +106,8 @@ async def run_experiment(
         run = _Run(spec, endpoint, tasks, provider, writer, counters, state, run_id, pause, cancel)
         run.routes = routes
         run.shard = shard
+        if (note := made_ids_note(tasks)) is not None:
+            run.result.notes.append(note)
         if executables:
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
             endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
@@ -247,6 +250,10 @@ class _Run:
             base_url=endpoint.base_url,
         )
         self.budget_hit = False
+        # Set when the sampling phase is torn down (ctrl-C, the TUI closing): a worker whose
+        # cancellation was swallowed (3.11's wait_for returns a result that finished in the
+        # same loop pass as the cancel) must still start no new call.
+        self.closing = False
         self.judge_tokens = 0
         self.rng = random.Random(spec.seed)
         self.tests_gate = asyncio.Semaphore(2)
@@ -353,6 +360,9 @@ class _Run:
                 self.result.stopped = "cancelled"
             else:
                 gathered.result()  # a worker's error (a ledger write failing, a bug) surfaces here
+        except BaseException:  # ctrl-C, the TUI closing, a worker's error: stop for good
+            self.closing = True
+            raise
         finally:
             # Whatever ended the wait (done, cancel, ctrl-C, an error in one worker), no call may
             # outlive this phase: the writer and the HTTP client close right after it.
@@ -483,7 +493,7 @@ class _Run:
 
     # ----------------------------------------------------------------------------- one call
     def _stopping(self) -> bool:
-        if self.cancel is not None and self.cancel.is_set():
+        if self.closing or (self.cancel is not None and self.cancel.is_set()):
             return True
         if self.breaker.tripped:
             return True

@@ -38,7 +38,7 @@ SANDBOXES = ("auto", "bwrap", "none")  # eloledger.sandbox.KINDS
 
 _EXPERIMENT_KEYS = {
     "name", "profile", "model", "wire_api", "ledger", "concurrency", "seed", "sessions",
-    "timeout_s", "description",
+    "timeout_s", "description", "anchor",
 }  # fmt: skip
 _BUDGET_KEYS = {"per_task_tokens", "max_total_tokens"}
 _TASKS_KEYS = {
@@ -174,6 +174,7 @@ class ExperimentSpec:
     per_task_tokens: int | None = None
     max_total_tokens: int | None = None
     arms: list[ArmSpec] = field(default_factory=list)
+    anchor: str | None = None  # [experiment] anchor: the arm at 1000 Elo (see elo_anchor)
     judge: JudgeSpec = field(default_factory=JudgeSpec)
     retry: RetrySpec = field(default_factory=RetrySpec)
     sim: SimSpec = field(default_factory=SimSpec)
@@ -182,6 +183,14 @@ class ExperimentSpec:
 
     def comparisons_path(self) -> Path:
         return _sibling(self.ledger, ".comparisons.csv")
+
+    def elo_anchor(self) -> str | None:
+        """The arm the run's Elo table sets at 1000: ``[experiment] anchor``, else the baseline
+        as the guides name it (an arm called ``baseline``, else the spec's first arm)."""
+        if self.anchor is not None:
+            return self.anchor
+        names = [a.name for a in self.arms]
+        return "baseline" if "baseline" in names else (names[0] if names else None)
 
     def results_path(self) -> Path:
         return _sibling(self.ledger, ".results.csv")
@@ -225,6 +234,11 @@ def parse_spec(
     text: str, *, path: Path | None = None, ledger: str | Path | None = None
 ) -> ExperimentSpec:
     where = str(path) if path else "<spec>"
+    if path is not None and is_yaml(path):
+        from eloledger.runner.yaml_spec import yaml_tables
+
+        data, loc = yaml_tables(text, where)
+        return _build(data, loc, where, path, ledger)
     if text.startswith("\ufeff"):
         raise UserError(
             f"{where}:1: the file starts with a UTF-8 byte order mark (BOM), which TOML forbids",
@@ -242,7 +256,18 @@ def parse_spec(
         raise UserError(
             f"{where}:{line}: not valid TOML: {message}", fix="correct the TOML on that line"
         ) from None
-    loc = _Locator(text, where)
+    return _build(data, _Locator(text, where), where, path, ledger)
+
+
+def is_yaml(path: Path) -> bool:
+    """A spec written as the guides write theirs (``.yaml``/``.yml``), not TOML."""
+    return path.suffix.lower() in (".yaml", ".yml")
+
+
+def _build(
+    data: dict[str, Any], loc: Any, where: str, path: Path | None, ledger: str | Path | None
+) -> ExperimentSpec:
+    """The spec from its tables (TOML or YAML), every key checked; errors name its line."""
     base_dir = path.resolve().parent if path else Path.cwd()
 
     for table, value in data.items():
@@ -293,6 +318,7 @@ def parse_spec(
         timeout_s=g.float("timeout_s", default=120.0, low=0.001),
         base_dir=base_dir,
     )
+    spec.anchor = g.str("anchor")
     ledger_value = ledger if ledger is not None else g.str("ledger")
     default_ledger = f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.ledger.jsonl"
     ledger_path = Path(ledger_value) if ledger_value else Path(default_ledger)
@@ -366,6 +392,11 @@ def parse_spec(
                 )
             seen.add(arm.name)
             spec.arms.append(arm)
+    if spec.anchor is not None and spec.anchor not in seen:
+        raise UserError(
+            f"{loc.at('experiment', 'anchor')}: anchor = {spec.anchor!r} is not an arm",
+            fix=f"use one of {', '.join(repr(a.name) for a in spec.arms)}",
+        )
 
     g = _Getter(loc, "judge", data.get("judge", {}))
     spec.judge = JudgeSpec(
@@ -415,7 +446,12 @@ def parse_spec(
                 fix=f"use one of {', '.join(FAULT_MODES)}",
             )
     if "gates" in data:  # bad gates fail now, before a token is spent (issue 20)
-        check_spec_gates(path, [a.name for a in spec.arms])
+        if path is not None and is_yaml(path):
+            from eloledger.runner.yaml_spec import yaml_gates
+
+            yaml_gates(path, data, [a.name for a in spec.arms])
+        else:
+            check_spec_gates(path, [a.name for a in spec.arms])
     spec.locator = loc
     return spec
 
@@ -466,7 +502,13 @@ def _sweep(loc: _Locator, index: int, data: Any) -> list[Any]:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         return [{**data, "n": values[0]}]  # the name error is reported by _parse_arm
-    return [{**data, "n": v, "name": f"{name}_n{v}"} for v in values]
+    # the ladder's n = 1 member is its baseline: one greedy answer (temperature 0), as the
+    # guides assume; the ladder's temperature is for the members that sample
+    return [
+        {**{k: x for k, x in data.items() if not (v == 1 and k == "temperature")},
+         "n": v, "name": f"{name}_n{v}"}
+        for v in values
+    ]  # fmt: skip
 
 
 def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None) -> ArmSpec:
@@ -548,7 +590,7 @@ def _parse_arm(loc: _Locator, index: int, data: Any, per_task_tokens: int | None
             fix='put {prompt} where the task text goes, e.g. "Think step by step.\\n\\n{prompt}"',
         )
     # no sampling (one answer at a time): temperature 0, as the guides' baselines assume
-    greedy = count == 1 and kind in ("single", "refine")
+    greedy = count == 1 and kind in ("single", "refine", "best_of_n", "self_consistency")
     return ArmSpec(
         name=name,
         kind=kind,

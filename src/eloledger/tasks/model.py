@@ -38,3 +38,6 @@ class Task:
     scorer: str | None = field(default=None, repr=False, compare=False)
     scorer_cmd: tuple[str, ...] = ()
     direction: str = "max"
+    # set when the file has no id column: the id was made from its name and line
+    # ("gsm8k-test:17"), so the run says once how its tasks are named
+    id_made_from: str | None = field(default=None, repr=False, compare=False)

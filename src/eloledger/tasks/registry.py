@@ -22,6 +22,7 @@ import orjson
 from eloledger.errors import UserError
 from eloledger.tasks.model import Task
 from eloledger.textsafe import first_control, visible
+from eloledger.words import plural
 
 BUILTIN_SETS: dict[str, tuple[str, ...]] = {
     "arith": ("arith.jsonl",),
@@ -140,9 +141,17 @@ def parse_records(
     shape = shape or _Shape()
     tasks: list[Task] = []
     seen: dict[str, int] = {}
+    stem = PurePosixPath(label.replace("\\", "/")).name.split(".")[0] or "task"
     for number, row in records:
         where = f"{label}:{number}" if unit == "line" else f"{label}: row {number}"
+        made = None
+        if isinstance(row, dict) and "id" not in shape.fields and _needs_id(row, shape):
+            # a real GSM8K file (question, answer: no id): a stable id from file and line
+            made = f"{stem}:{number}"
+            row = {**row, "task_id": made}
         task = _parse_line(where, row, open_ended, shape)
+        if made is not None:
+            task.id_made_from = f"{label} {unit} numbers"
         if task.task_id in seen:
             raise UserError(
                 f"{where}: duplicate task_id {task.task_id!r} "
@@ -154,6 +163,26 @@ def parse_records(
     if not tasks:
         raise UserError(f"{label}: no tasks in file", fix=_JSONL_FIX)
     return tasks
+
+
+def _needs_id(row: dict[str, Any], shape: _Shape) -> bool:
+    """A row of a known shape (its prompt found) with no id under any name; a row whose
+    prompt is not found either keeps the error that says to name the columns."""
+    if any(row.get(name) is not None for name in _NAMES["id"]):
+        return False
+    prompts = (shape.fields["prompt"],) if "prompt" in shape.fields else _NAMES["prompt"]
+    return any(isinstance(row.get(name), str) for name in prompts)
+
+
+def made_ids_note(tasks: Iterable[Task]) -> str | None:
+    """One line on tasks whose ids were made from their file's name and line, or None."""
+    made = [t for t in tasks if t.id_made_from]
+    if not made:
+        return None
+    return (
+        f"{plural(len(made), 'task')} without an id column: named from "
+        f"{made[0].id_made_from} ({made[0].task_id}, ...); add task_id to each row to name them"
+    )
 
 
 def load_dataset_tasks(
