@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from eloledger.tasks import load_tasks
+from agent_standin import MODEL_CALL
 from sandbox_support import need_sandbox, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
@@ -34,6 +35,8 @@ if "--help" in sys.argv:
     sys.exit(0)
 plan = json.loads((here / "plan.json").read_text())
 model = sys.argv[sys.argv.index("--model") + 1]
+""" + MODEL_CALL + r"""
+model_call()  # through the meter: the session's only way out
 def emit(event):
     print(json.dumps(event), flush=True)
 def attempt(fn):
@@ -120,7 +123,8 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "Event loop is closed" not in done.stderr and "Traceback" not in done.stderr
-    rows = {r["arm"]: r for r in map(json.loads, ledger.read_text().splitlines())}
+    rows = {r["arm"]: r for r in map(json.loads, ledger.read_text().splitlines())
+            if r["role"] == "sample"}  # fmt: skip
     hostile, fixer = rows["hostile"], rows["fixer"]
     # the session ended when the CLI exited, not at timeout_s, though a sleeper held stdout
     assert hostile["status"] == "ok" and elapsed < 60, (hostile, elapsed)
@@ -136,8 +140,8 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     assert probe["uid"] not in (0, os.getuid()) and probe["pid"] < 10
     for key in ("secret", "bashrc", "install", "ledger"):
         assert probe[key].startswith("failed"), (key, probe[key])
-    # the network it needs is there: an HTTP answer (the simulator 404s /v1/models), not a
-    # refused connection (URLError)
+    # its way out is there: an HTTP answer (the meter refuses a request without the session's
+    # token), not a refused connection (URLError)
     assert probe["gateway"] in ("200", "failed: HTTPError"), probe["gateway"]
     assert {p: p.read_bytes() for p in before} == before
     evidence = Path(hostile["evidence"])
