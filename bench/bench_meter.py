@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -87,6 +88,7 @@ async def main(calls: int, block: int) -> None:
         relay = subprocess.Popen(
             [sys.executable, "-I", "-S", str(RELAY), str(session.socket_path), str(relay_port),
              "--", "sleep", "3600"],
+            stdout=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         _wait_port(relay_port)
         direct_url = f"http://127.0.0.1:{sim_port}"
@@ -114,6 +116,8 @@ async def main(calls: int, block: int) -> None:
         await meter.aclose()
         for proc in (relay, sim):
             if proc is not None:
+                if proc is relay:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the relay and its child
                 proc.kill()
                 proc.wait()
     p50 = {k: statistics.median(v) for k, v in lat.items()}

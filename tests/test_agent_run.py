@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import MODEL_CALL, canonical
 from eloledger.errors import UserError
 from eloledger.runner.run import run_experiment
 from eloledger.tasks import load_tasks
-from agent_standin import MODEL_CALL, canonical
 
 LOG_READERS = importlib.util.find_spec("eloledger.agents.logscan") is not None
 FAKE_CLAUDE = r"""#!/usr/bin/env python3

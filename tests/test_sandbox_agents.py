@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from eloledger.tasks import load_tasks
 from agent_standin import MODEL_CALL
+from eloledger.tasks import load_tasks
 from sandbox_support import need_sandbox, processes_with
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")

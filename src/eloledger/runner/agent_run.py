@@ -344,16 +344,15 @@ def checkpoint_rows(
     session_row: dict[str, Any], outcome: SessionOutcome, task: Task, ledger: Path
 ) -> list[dict[str, Any]]:
     """The session's judged snapshots as ``role = "checkpoint"`` rows (the row contract shared
-    with the rating side): increasing budgets on the session row's own token count, the last
+    with the rating side): increasing budgets on the session row's own (metered) count, the last
     one the final folder with the session's own verdict. No token fields: never counted."""
     if outcome.verdict is None:
         return []  # nothing judged the session (an answer-only task, or no tests): no curve
     final_tokens = int(session_row.get("total_tokens") or 0)
     final_turns, final_s = int(session_row.get("turns") or 0), round(outcome.wall_s, 3)
-    logged = read_log_usage(outcome.state.agent, outcome.evidence_dir / "home")
-    log_total = logged.total.total_tokens if logged is not None and logged.calls else None
+    # each snapshot's budget is the meter's count when it was taken (the session's own scale)
     kept = finalize(
-        [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, log_total
+        [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, final_tokens
     )
     verdicts = {id(m): v for m, v in outcome.checkpoints}
     base = {

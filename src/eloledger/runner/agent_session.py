@@ -45,7 +45,6 @@ from eloledger.judges.workdir import safe_copy
 from eloledger.meter import Meter, MeteredCall, Upstream, behind_meter, client_root
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
-from eloledger.runner.agent_crosscheck import read_log_usage
 from eloledger.runner.checkpoints import Checkpointer, Mark
 from eloledger.tasks import Task
 
@@ -147,7 +146,7 @@ async def run_agent_session(
         if job.checkpoints:
             ckpt = Checkpointer(
                 job.checkpoints, work, job.evidence_dir / "checkpoints", state,
-                read_log_tokens=lambda: _log_tokens(job.agent, home), start=job.checkpoint_start,
+                read_log_tokens=lambda: _metered_tokens(state), start=job.checkpoint_start,
             )  # fmt: skip
         try:
             returncode = await _run_cli(argv, work, env, job, parser, state, on_progress, ckpt)
@@ -207,10 +206,10 @@ def _on_call(
         on_progress(state)
 
 
-def _log_tokens(agent: str, home: Path) -> int | None:
-    """The CLI's session log's count so far (exact per call; None without a log reader)."""
-    logged = read_log_usage(agent, home)
-    return logged.total.total_tokens if logged is not None and logged.calls else None
+def _metered_tokens(state: SessionState) -> int | None:
+    """The meter's count so far (exact per call): each snapshot's budget. The CLI's session
+    log is not used: the agent can write it."""
+    return state.metered.total_tokens if state.metered is not None else None
 
 
 async def _run_cli(
