@@ -117,6 +117,14 @@ async def test_only_the_sessions_own_token_on_its_own_socket_is_accepted(
     assert one.refused == 5 and one.calls == []
     ok = await _post(one, {"x-api-key": one.token})
     assert ok.status_code == 200 and len(one.calls) == 1 and two.calls == []
+    # with its own token, still only model calls: nothing else gets the real key
+    assert one.socket_path is not None
+    transport = httpx2.AsyncHTTPTransport(uds=str(one.socket_path))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://meter") as client:
+        for path in ("/key/generate", "/v1/files", "/v1beta/models/%2e%2e/%2e%2e/key/generate"):
+            other = await client.post(path, json={}, headers={"x-api-key": one.token})
+            assert other.status_code == 404, path
+    assert sum(sim.stats.requests.values()) == requests_before + 1
 
 
 @pytest.mark.parametrize("fault", ["no_usage", "zero_usage"])

@@ -46,6 +46,13 @@ _HOP = frozenset(
      "accept-encoding"}
 )  # fmt: skip
 _CREDENTIALS = ("authorization", "x-api-key", "x-goog-api-key")
+# What an agent CLI asks of a gateway; anything else (a LiteLLM /key/generate, files, batches)
+# is answered 404 here and never sent with the real key.
+_PATHS = frozenset(
+    {"/", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses", "/v1/chat/completions",
+     "/v1/models"}
+)  # fmt: skip
+_PREFIXES = ("/v1/models/", "/v1beta/models")
 _MAX_WHOLE_BODY = 64 << 20  # a non-streamed answer is relayed whole; bigger is refused
 
 
@@ -178,6 +185,11 @@ class Meter:
         if req.headers.get("upgrade"):  # Codex's WebSocket try: no, at once (it falls back)
             writer.write(_json(404, {"error": {"message": "no websocket here"}}, close=True))
             return False
+        if not _allowed(req.path):
+            message = f"the meter forwards model calls only, not {req.method} {req.path[:80]}"
+            writer.write(_json(404, {"error": {"message": message}}, close=not req.keep_alive))
+            await writer.drain()
+            return req.keep_alive
         target = _with_key(req, session.token, session.upstream.api_key)
         if target is None:
             session.refused += 1
@@ -305,6 +317,13 @@ class Meter:
         session.calls.append(call)
         if session.on_call is not None:
             session.on_call(call)
+
+
+def _allowed(path: str) -> bool:
+    """A model-call path, with no dot segment or escape that could climb out of it."""
+    if "%" in path or "\\" in path or any(p in (".", "..") for p in path.split("/")):
+        return False
+    return path in _PATHS or path.startswith(_PREFIXES)
 
 
 def _with_key(req: Request, token: str, key: str) -> str | None:
