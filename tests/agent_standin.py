@@ -22,6 +22,19 @@ def model_call(text="2+2?", model="sim-small"):
 '''
 
 
+# A stand-in ``claude``'s first lines: its --help (the runner checks flags against it), its
+# plan (plan.json beside it), its --model, and ``model_call``.
+HEAD = r"""#!/usr/bin/env python3
+import json, os, pathlib, socket, subprocess, sys, time, urllib.request
+here = pathlib.Path(__file__).resolve().parent
+if "--help" in sys.argv:
+    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
+    sys.exit(0)
+plan = json.loads((here / "plan.json").read_text())
+model = sys.argv[sys.argv.index("--model") + 1]
+""" + MODEL_CALL
+
+
 def canonical(usage: dict) -> tuple[int, int]:
     """(prompt, completion) of an Anthropic usage object on the ledger's mapping."""
     prompt = sum(int(usage.get(k) or 0) for k in

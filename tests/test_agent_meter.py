@@ -36,6 +36,16 @@ async def meter():
     await m.aclose()
 
 
+async def _streamed_chat(oa: openai.AsyncOpenAI) -> None:
+    """One streamed chat completion that asks for usage (read to its end)."""
+    chat = await oa.chat.completions.create(
+        model="sim-small", messages=[{"role": "user", "content": "4+4?"}], stream=True,
+        stream_options={"include_usage": True},
+    )  # fmt: skip
+    async for _ in chat:
+        pass
+
+
 def _served(sim: SimServer) -> tuple[int, int]:
     return sim.stats.prompt_tokens, sim.stats.completion_tokens
 
@@ -58,12 +68,7 @@ async def test_each_wire_is_forwarded_with_the_real_key_and_counted_from_the_ans
         model="sim-large", max_tokens=64, messages=[{"role": "user", "content": "3+3?"}]
     )
     seen.append(_served(sim))
-    chat = await oa.chat.completions.create(
-        model="sim-small", messages=[{"role": "user", "content": "4+4?"}], stream=True,
-        stream_options={"include_usage": True},
-    )  # fmt: skip
-    async for _ in chat:
-        pass
+    await _streamed_chat(oa)
     seen.append(_served(sim))
     resp = await oa.responses.create(model="sim-small", input="5+5?", stream=True)
     async for _ in resp:
@@ -135,12 +140,7 @@ async def test_an_answer_without_usage_is_estimated_never_a_free_call(
         Upstream(sim.base_url, REAL_KEY, (("x-sim-fault", fault),)), tcp=True
     )
     oa = openai.AsyncOpenAI(base_url=client_root(session) + "/v1", api_key=session.token)
-    chat = await oa.chat.completions.create(
-        model="sim-small", messages=[{"role": "user", "content": "4+4?"}], stream=True,
-        stream_options={"include_usage": True},
-    )  # fmt: skip
-    async for _ in chat:
-        pass
+    await _streamed_chat(oa)
     await oa.close()
     (call,) = session.calls
     row = call.row()

@@ -26,22 +26,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_standin import MODEL_CALL, canonical
+from agent_standin import HEAD, canonical
 from sandbox_support import need_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 REAL_KEY = "sk-real-meter-key-" + "3c" * 12
 PEER_PORT = 47901
-STAND_IN = r"""#!/usr/bin/env python3
-import json, os, pathlib, socket, sys, time
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-""" + MODEL_CALL + r"""
+STAND_IN = HEAD + r"""
 def emit(event):
     print(json.dumps(event), flush=True)
 def reach(family, address, seconds):

@@ -24,22 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_standin import MODEL_CALL, canonical
+from agent_standin import HEAD, canonical
 from eloledger.errors import UserError
 from eloledger.runner.run import run_experiment
 from eloledger.tasks import load_tasks
 
 LOG_READERS = importlib.util.find_spec("eloledger.agents.logscan") is not None
-FAKE_CLAUDE = r"""#!/usr/bin/env python3
-import json, os, pathlib, subprocess, sys, time
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-""" + MODEL_CALL + r"""
-answered = model_call()  # one real model call, through the run's meter
+FAKE_CLAUDE = HEAD + r"""
 log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
 log.parent.mkdir(parents=True, exist_ok=True)
 log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
@@ -47,8 +38,10 @@ log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId":
     "model": model, "usage": {"input_tokens": 90, "output_tokens": 7}}}) + "\n")
 with open(here / "calls.log", "a") as log:
     log.write(json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "argv": sys.argv[1:],
-                          "pid": os.getpid(), "files": sorted(os.listdir(".")),
-                          "usage": answered}) + "\n")
+                          "pid": os.getpid(), "files": sorted(os.listdir("."))}) + "\n")
+answered = model_call()  # one real model call, through the run's meter
+with open(here / "answers.log", "a") as log:
+    log.write(json.dumps(answered) + "\n")
 def emit(event):
     print(json.dumps(event), flush=True)
 emit({"type": "system", "subtype": "init", "session_id": "sid-" + str(os.getpid()), "model": model})
@@ -131,8 +124,8 @@ def _rows(path: Path) -> list[dict]:
 
 def _answered(clients: Path) -> list[tuple[int, int]]:
     """(prompt, completion) of each model answer the stand-ins received, in the order logged."""
-    lines = (clients / "calls.log").read_text().splitlines()
-    return [canonical(json.loads(x)["usage"]) for x in lines]
+    lines = (clients / "answers.log").read_text().splitlines()
+    return [canonical(json.loads(x)) for x in lines]
 
 
 def _load(path: Path):
@@ -200,6 +193,7 @@ def test_each_session_is_isolated_and_gets_the_key_only_in_its_environment(
     homes = {c["env"]["HOME"] for c in calls}
     cwds = {c["cwd"] for c in calls}
     assert len(homes) == 2 and len(cwds) == 2  # a fresh HOME and workdir per session
+    assert all(c > 0 for _, c in _answered(clients))  # the simulator took the meter's real key
     tokens = {c["env"]["ANTHROPIC_API_KEY"] for c in calls}
     assert len(tokens) == 2  # a token of its own per session: the key is the meter's
     for c in calls:
@@ -207,7 +201,6 @@ def test_each_session_is_isolated_and_gets_the_key_only_in_its_environment(
         assert "OPENAI_API_KEY" not in c["env"]  # nothing of the parent's environment
         assert "sk-sim-key-777" not in json.dumps(c)  # not in its environment nor its argv
         assert c["env"]["ANTHROPIC_API_KEY"].startswith("eloledger-session-")
-        assert c["usage"]["output_tokens"] > 0  # the simulator took the real key the meter sent
         assert c["files"] == ["stats.py", "test_stats.py"]
         assert not Path(c["cwd"]).exists()  # the temp folder is removed afterwards
     ledger_text = spec.ledger.read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_standin import MODEL_CALL
+from agent_standin import HEAD
 from eloledger.tasks import load_tasks
 from sandbox_support import need_sandbox, processes_with
 
@@ -27,15 +27,7 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-agent-" + "5e" * 12
 MARKER = "4244.5151"
-STAND_IN = r"""#!/usr/bin/env python3
-import json, os, pathlib, sys, urllib.request
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-""" + MODEL_CALL + r"""
+STAND_IN = HEAD + r"""
 model_call()  # through the meter: the session's only way out
 def emit(event):
     print(json.dumps(event), flush=True)
