@@ -14,42 +14,46 @@ or stderr (they are the CLI's).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import socket
 import sys
+import threading
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    """Copy one direction until it ends (blocking calls: a thread each, no event loop, so a
+    streamed answer costs two system calls per chunk here and nothing more)."""
     try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, OSError):
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
         pass
-    finally:
-        with contextlib.suppress(ConnectionError, OSError):
-            writer.close()
+    with contextlib.suppress(OSError):
+        dst.shutdown(socket.SHUT_WR)
 
 
-async def _serve(listener: socket.socket, path: str, child: int) -> int:
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _connection(client: socket.socket, path: str) -> None:
+    with client, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as meter:
         try:
-            up_reader, up_writer = await asyncio.open_unix_connection(path)
+            meter.connect(path)
         except OSError:
-            writer.close()
             return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        back = threading.Thread(target=_pipe, args=(meter, client), daemon=True)
+        back.start()
+        _pipe(client, meter)
+        back.join()
 
-    server = await asyncio.start_server(connection, sock=listener)
-    loop = asyncio.get_running_loop()
-    _, status = await loop.run_in_executor(None, os.waitpid, child, 0)
-    server.close()
-    if os.WIFSIGNALED(status):
-        return 128 + os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
+
+def _serve(listener: socket.socket, path: str) -> None:
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            continue
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=_connection, args=(client, path), daemon=True).start()
 
 
 def main() -> None:
@@ -59,7 +63,6 @@ def main() -> None:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(128)
-    listener.setblocking(False)
     child = os.fork()
     if child == 0:
         listener.close()
@@ -69,8 +72,9 @@ def main() -> None:
         except OSError as exc:
             os.write(2, f"cannot start {argv[0]}: {exc}\n".encode())
             os._exit(127)
-    code = asyncio.run(_serve(listener, path, child))
-    os._exit(code)
+    threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
+    _, status = os.waitpid(child, 0)
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
 
 
 if __name__ == "__main__":
