@@ -7,6 +7,7 @@ the session's token; what the simulator says it served is the truth each call ro
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import anthropic
 import httpx2
@@ -174,3 +175,34 @@ async def test_the_answering_model_comes_from_litellm_headers_when_the_body_has_
     (call,) = session.calls
     assert (call.model_asked, call.model_answered) == ("gpt-big", "gpt-small-0613")
     assert (call.usage.prompt_tokens, call.usage.completion_tokens) == (11, 3)  # type: ignore[union-attr]
+
+
+async def test_a_configured_proxy_is_honoured_and_bypassed_where_the_user_says(
+    sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Straight to the gateway on plain streams only where no proxy applies; else httpx2
+    (which goes through the proxy: here a closed port, so the call fails as a 502 row)."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    for env in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(env, f"http://127.0.0.1:{port}")
+    for bypass, expected in (("", 502), ("127.0.0.1", 200)):
+        for env in ("no_proxy", "NO_PROXY"):
+            monkeypatch.setenv(env, bypass)
+        meter = Meter(timeout_s=10)
+        try:
+            session = await meter.open(Upstream(sim.base_url, REAL_KEY), tcp=True)
+            async with httpx2.AsyncClient(trust_env=False) as client:
+                answer = await client.post(
+                    client_root(session) + "/v1/messages",
+                    json={"model": "sim-small", "max_tokens": 16,
+                          "messages": [{"role": "user", "content": "hi"}]},  # fmt: skip
+                    headers={"x-api-key": session.token},
+                )
+        finally:
+            await meter.aclose()
+        assert answer.status_code == expected, bypass
+        (call,) = session.calls
+        assert call.http_status == expected and call.ok is (expected == 200)

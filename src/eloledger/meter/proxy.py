@@ -5,7 +5,8 @@ into that session's sandbox, where :mod:`.relay` exposes it on the sandbox's own
 and its own random token. The CLI is configured with that token as its "key"; the meter
 accepts a request only on the session's socket and only with the session's token, puts the
 real key in its place (in the same header form the CLI used) and forwards to the profile's
-gateway with httpx2 (the transport the SDKs use). The answer is relayed as it arrives, and a
+gateway (plain asyncio streams, :mod:`.upstream`; httpx2 where a proxy is configured). The
+answer is relayed as it arrives, and a
 :class:`~.tap.Tap` reads its usage and answering model on the way: one
 :class:`~.call.MeteredCall` per model call, from the gateway's bytes, never from the agent.
 
@@ -24,7 +25,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -37,6 +38,7 @@ from eloledger.agents.usage import CallUsage
 from eloledger.doctor.gateways import request_id
 from eloledger.meter.call import MeteredCall
 from eloledger.meter.tap import GEMINI, MODEL_HEADERS, Tap, asked_model, wire_of
+from eloledger.meter.upstream import Answer, Gateway, direct_ok
 from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
 
 # Never forwarded either way: connection-level headers, and what the meter rewrites itself.
@@ -95,6 +97,7 @@ class Meter:
         self._dir: Path | None = None
         self._client: httpx2.AsyncClient | None = None
         self._count = 0
+        self._gateways: dict[str, Gateway | None] = {}  # None: through httpx2 (a proxy)
         self.sessions: list[MeterSession] = []
 
     async def open(
@@ -155,6 +158,10 @@ class Meter:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        for gateway in self._gateways.values():
+            if gateway is not None:
+                await gateway.close()
+        self._gateways.clear()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -198,14 +205,11 @@ class Meter:
             return req.keep_alive
         headers = _forward_headers(req, session.upstream)
         wire = wire_of(req.path) if req.method == "POST" else None
-        assert self._client is not None
         started, wall = time.perf_counter(), time.time()
-        request = self._client.build_request(
-            req.method, session.upstream.root_url + target, headers=headers, content=req.body
-        )
         try:
-            response = await self._client.send(request, stream=True)
-        except httpx2.HTTPError as exc:
+            answer, done = await self._send(session.upstream.root_url, req, target, headers)
+        except (httpx2.HTTPError, OSError, TimeoutError, ValueError,
+                asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:  # fmt: skip
             message = f"the meter could not reach the gateway: {type(exc).__name__}"
             writer.write(_json(502, {"error": {"message": message}}, close=True))
             if wire is not None:
@@ -213,30 +217,50 @@ class Meter:
                              None, wall, message)  # fmt: skip
             return False
         try:
-            return await self._relay(session, req, wire, response, writer, started, wall)
+            return await self._relay(session, req, wire, answer, writer, started, wall)
         finally:
-            await response.aclose()
+            await done()
+
+    async def _send(
+        self, root: str, req: Request, target: str, headers: list[tuple[str, str]]
+    ) -> tuple[Answer, Callable[[], Awaitable[None]]]:
+        """The gateway's answer (head read, body to come) and what releases it: on plain
+        streams where nothing stands between (:mod:`.upstream`), else through httpx2."""
+        gateway = self._gateways.get(root)
+        if gateway is None and root not in self._gateways:
+            gateway = Gateway(root, self.timeout_s) if direct_ok(root) else None
+            self._gateways[root] = gateway
+        if gateway is not None:
+            answer = await gateway.send(req.method, target, headers, req.body)
+            return answer, answer.body.aclose  # type: ignore[attr-defined]
+        assert self._client is not None
+        request = self._client.build_request(req.method, root + target, headers=headers,
+                                             content=req.body)  # fmt: skip
+        response = await self._client.send(request, stream=True)
+        items = [(k.lower(), v) for k, v in response.headers.multi_items()]
+        return Answer(response.status_code, items, response.aiter_bytes()), response.aclose
 
     async def _relay(
         self,
         session: MeterSession,
         req: Request,
         wire: str | None,
-        response: httpx2.Response,
+        response: Answer,
         writer: asyncio.StreamWriter,
         started: float,
         wall: float,
     ) -> bool:
-        streamed = "text/event-stream" in response.headers.get("content-type", "")
+        streamed = "text/event-stream" in response.header("content-type")
         tap = Tap(wire or "", streamed) if wire is not None else None
         keep = req.keep_alive
-        head = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _HOP]
+        head = [(k, v) for k, v in response.headers if k not in _HOP]
         sent = 0
         ttft: float | None = None
         gone = False  # the client hung up: the answer is still read to the end (it is billed)
+        status = response.status
         if streamed:
-            writer.write(_head(response.status_code, head, chunked=True, keep=keep))
-            async for data in response.aiter_bytes():
+            writer.write(_head(status, head, chunked=True, keep=keep))
+            async for data in response.body:
                 if ttft is None:
                     ttft = (time.perf_counter() - started) * 1000.0
                 sent += len(data)
@@ -251,23 +275,21 @@ class Meter:
             if not gone:
                 writer.write(LAST_CHUNK)
         else:
-            body = await _read_capped(response)
+            body = await _read_capped(response.body)
             sent = len(body)
             if tap is not None:
                 tap.feed(body)
-            writer.write(_head(response.status_code, [*head, ("content-length", str(sent))],
-                               chunked=False, keep=keep) + body)  # fmt: skip
+            writer.write(_head(status, [*head, ("content-length", str(sent))], chunked=False,
+                               keep=keep) + body)  # fmt: skip
         if tap is not None:
             tap.finish()
             error = tap.error
-            if response.status_code >= 400:
-                error = error or _error_of(response.status_code, body if not streamed else b"")
-            model = tap.model or next(
-                (response.headers[h] for h in MODEL_HEADERS if response.headers.get(h)), None
-            )
-            self._record(session, req, wire or "", response.status_code, streamed, tap, sent,
-                         started, ttft, model, wall, error,
-                         request_id(response.headers))  # fmt: skip
+            if status >= 400:
+                error = error or _error_of(status, body if not streamed else b"")
+            fields = dict(response.headers)
+            model = tap.model or next((fields[h] for h in MODEL_HEADERS if fields.get(h)), None)
+            self._record(session, req, wire or "", status, streamed, tap, sent, started, ttft,
+                         model, wall, error, request_id(fields))  # fmt: skip
         with contextlib.suppress(ConnectionError):
             await writer.drain()
         return keep and not gone
@@ -365,10 +387,10 @@ def _forward_headers(req: Request, upstream: Upstream) -> list[tuple[str, str]]:
     return out
 
 
-async def _read_capped(response: httpx2.Response) -> bytes:
+async def _read_capped(body: AsyncIterator[bytes]) -> bytes:
     parts: list[bytes] = []
     size = 0
-    async for data in response.aiter_bytes():
+    async for data in body:
         size += len(data)
         if size > _MAX_WHOLE_BODY:
             raise ConnectionError("answer too large")
