@@ -52,17 +52,6 @@ def read_log_usage(agent: str, home: Path) -> LogUsage | None:
     return LogUsage(total, rows)
 
 
-def compare(report: CallUsage | None, logged: LogUsage | None) -> str:
-    """agree / disagree on prompt and completion tokens; unchecked when one side is missing."""
-    if report is None or logged is None or not logged.calls:
-        return UNCHECKED
-    same = (report.prompt_tokens, report.completion_tokens) == (
-        logged.total.prompt_tokens,
-        logged.total.completion_tokens,
-    )
-    return AGREE if same else DISAGREE
-
-
 def cross_check(
     calls: list[MeteredCall], report: CallUsage | None, logged: LogUsage | None
 ) -> tuple[str, str | None]:
