@@ -183,11 +183,11 @@ def test_sessions_reach_neither_each_other_nor_the_host_and_never_hold_the_key(
     rows = _run(tmp_path, temp_home, monkeypatch, ["server", "client"], plan)
     sessions = {r["arm"]: r for r in rows if r["role"] == "sample"}
     assert set(sessions) == {"server", "client"}
-    assert all(r["usage_source"] == "server" and r["total_tokens"] > 0 for r in sessions.values())
     probe = json.loads(Path(sessions["client"]["evidence"], "work", "probe.json").read_text())
     for target in ("peer", "host", "abstract"):
         assert probe[target].startswith("failed"), (target, probe[target])
     assert REAL_KEY not in json.dumps(probe["env"])
+    assert all(r["usage_source"] == "server" and r["total_tokens"] > 0 for r in sessions.values())
     assert probe["env"]["ANTHROPIC_API_KEY"].startswith("eloledger-session-")
     for path in tmp_path.rglob("*"):  # the spec holds it (the simulator's key): nothing else
         if path.is_file() and not path.is_symlink() and path.name != "spec.toml":
