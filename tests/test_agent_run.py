@@ -24,19 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import HEAD, canonical
 from eloledger.errors import UserError
 from eloledger.runner.run import run_experiment
 from eloledger.tasks import load_tasks
 
 LOG_READERS = importlib.util.find_spec("eloledger.agents.logscan") is not None
-FAKE_CLAUDE = r"""#!/usr/bin/env python3
-import json, os, pathlib, subprocess, sys, time
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
+FAKE_CLAUDE = HEAD + r"""
 log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
 log.parent.mkdir(parents=True, exist_ok=True)
 log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
@@ -45,6 +39,9 @@ log.write_text(json.dumps({"type": "assistant", "sessionId": "sid", "requestId":
 with open(here / "calls.log", "a") as log:
     log.write(json.dumps({"cwd": os.getcwd(), "env": dict(os.environ), "argv": sys.argv[1:],
                           "pid": os.getpid(), "files": sorted(os.listdir("."))}) + "\n")
+answered = model_call()  # one real model call, through the run's meter
+with open(here / "answers.log", "a") as log:
+    log.write(json.dumps(answered) + "\n")
 def emit(event):
     print(json.dumps(event), flush=True)
 emit({"type": "system", "subtype": "init", "session_id": "sid-" + str(os.getpid()), "model": model})
@@ -116,8 +113,19 @@ limit = {limit}
     return path
 
 
-def _rows(path: Path) -> list[dict]:
+def _all_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _rows(path: Path) -> list[dict]:
+    """The session rows (without the meter's per-call rows)."""
+    return [r for r in _all_rows(path) if r.get("role") != "call"]
+
+
+def _answered(clients: Path) -> list[tuple[int, int]]:
+    """(prompt, completion) of each model answer the stand-ins received, in the order logged."""
+    lines = (clients / "answers.log").read_text().splitlines()
+    return [canonical(json.loads(x)) for x in lines]
 
 
 def _load(path: Path):
@@ -148,18 +156,25 @@ def test_agent_arms_run_judge_the_edited_files_and_record_the_final_report(
     result = asyncio.run(run_experiment(spec))
     rows = _rows(spec.ledger)
     assert len(rows) == 4  # 2 tasks x 2 arms x 1 session: one row per session
+    calls = [r for r in _all_rows(spec.ledger) if r.get("role") == "call"]
+    assert len(calls) == 4  # one model call per session, metered
+    answered = sorted(_answered(clients))
+    assert sorted((c["prompt_tokens"], c["completion_tokens"]) for c in calls) == answered
     for row in rows:
-        # modelUsage 100 fresh + 1000 cache read + 50 cache write in, 20 out
-        assert (row["prompt_tokens"], row["completion_tokens"]) == (1150, 20)
-        assert (row["cached_tokens"], row["cache_write_tokens"]) == (1000, 50)
-        assert row["usage_source"] == "report" and row["agent"] == "claude-code"
+        # the meter's count of the one call, not the report (1150 in, 20 out) nor the log
+        (call,) = [c for c in calls if (c["task_id"], c["arm"]) == (row["task_id"], row["arm"])]
+        assert (row["prompt_tokens"], row["completion_tokens"]) == (
+            call["prompt_tokens"], call["completion_tokens"])  # fmt: skip
+        assert row["usage_source"] == "server" and row["agent"] == "claude-code"
+        assert call["model"] == "sim-small" and call["model_answered"] == "sim-small"
+        assert row["calls"] == 1 and call["status"] == "ok" and call["latency_ms"] > 0
         assert (row["turns"], row["tool_calls"], row["status"]) == (2, 1, "ok")
-        # the stand-in's session log (90 in, 7 out) deliberately differs from its report
-        assert row["usage_check"] == ("disagree" if LOG_READERS else "unchecked")
+        # the stand-in's report (1150 in, 20 out) deliberately differs from what it spent
+        assert row["usage_check"] == "disagree" and "reported 1170" in row["usage_check_detail"]
         assert Path(row["evidence"], "stream.jsonl").is_file()
     passed = {r["arm"]: r["passed"] for r in rows}
     assert passed == {"fixer": True, "lazy": False}
-    assert result.comparisons == 2 and result.arm_tokens == 4 * 1170
+    assert result.comparisons == 2 and result.arm_tokens == sum(a + b for a, b in answered)
     with spec.comparisons_path().open(newline="") as fh:
         comparisons = list(csv.DictReader(fh))
     assert comparisons and all(float(c["outcome"]) == 1.0 for c in comparisons)
@@ -178,11 +193,14 @@ def test_each_session_is_isolated_and_gets_the_key_only_in_its_environment(
     homes = {c["env"]["HOME"] for c in calls}
     cwds = {c["cwd"] for c in calls}
     assert len(homes) == 2 and len(cwds) == 2  # a fresh HOME and workdir per session
+    assert all(c > 0 for _, c in _answered(clients))  # the simulator took the meter's real key
+    tokens = {c["env"]["ANTHROPIC_API_KEY"] for c in calls}
+    assert len(tokens) == 2  # a token of its own per session: the key is the meter's
     for c in calls:
         assert c["env"]["HOME"] != os.environ["HOME"]
         assert "OPENAI_API_KEY" not in c["env"]  # nothing of the parent's environment
-        assert c["env"]["ANTHROPIC_API_KEY"] == "sk-sim-key-777"
-        assert not any("sk-sim-key" in a for a in c["argv"])
+        assert "sk-sim-key-777" not in json.dumps(c)  # not in its environment nor its argv
+        assert c["env"]["ANTHROPIC_API_KEY"].startswith("eloledger-session-")
         assert c["files"] == ["stats.py", "test_stats.py"]
         assert not Path(c["cwd"]).exists()  # the temp folder is removed afterwards
     ledger_text = spec.ledger.read_text()
@@ -200,9 +218,9 @@ def test_timeout_kills_the_whole_process_group_and_writes_a_timeout_row(
     assert time.monotonic() - started < 30
     (row,) = _rows(spec.ledger)
     assert (row["status"], row["error_class"]) == ("error", "timeout")
-    # no final report: the session log's count when it can be read, else the stream's estimate
-    assert row["usage_source"] == ("log" if LOG_READERS else "estimated")
-    assert row["total_tokens"] > 0  # never a zero-token row
+    # no final report: the meter's count of the call it made before it hung
+    assert row["usage_source"] == "server"
+    assert (row["prompt_tokens"], row["completion_tokens"]) == _answered(clients)[0]
     child = int((clients / "child.pid").read_text())
     time.sleep(0.2)
     assert not _alive(child), "the CLI's child survived the timeout"
@@ -305,9 +323,10 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
     # killed before its CLI started has one too: its folder was made, its CLI never ran)
     for r in interrupted:  # that counts what the killed CLI's session log shows it spent
         assert r["will_retry"] is True and r["attempt"] == 1
-        logged = LOG_READERS and _unit(r["task_id"], r["arm"]) in rerun  # its CLI had started
-        assert r["usage_source"] == ("log" if logged else "missing")
-        assert r.get("prompt_tokens", 0) == (90 if logged else 0)
+        logged = _unit(r["task_id"], r["arm"]) in rerun  # its CLI had started
+        # the meter's record on disk (its call ends before the 3 s wait)
+        assert r["usage_source"] == ("server" if logged else "missing")
+        assert (r.get("prompt_tokens", 0) > 0) is bool(logged)
     assert all(r["attempt"] == 2 for r in final if _unit(r["task_id"], r["arm"]) in cut)
     assert all(r["passed"] for r in final if r["arm"] == "fixer")
 
@@ -348,8 +367,8 @@ def test_hard_budget_stops_a_running_session_and_keeps_its_tokens(
     assert result.stopped == "budget" and len(rows) == 2  # concurrency 2: both were running
     for row in rows:
         assert row["error_class"] == "budget"
-        assert row["usage_source"] == ("log" if LOG_READERS else "estimated")
-        assert row["total_tokens"] >= 90  # the prompt it had already sent is counted
+        assert row["usage_source"] == "server"
+        assert row["total_tokens"] in {sum(a) for a in _answered(clients)}  # its call counted
     pids = [json.loads(x)["pid"] for x in (clients / "calls.log").read_text().splitlines()]
     assert not [p for p in pids if _alive(p)]
 

@@ -1,4 +1,4 @@
-"""The Run view's agent sessions: live turn, tool calls, tokens (estimated, then exact), time."""
+"""The Run view's agent sessions: live turn, tool calls, tokens (estimated, then metered), time."""
 
 from __future__ import annotations
 
@@ -35,7 +35,10 @@ async def test_sessions_move_live_then_finish_from_their_ledger_row() -> None:
         assert line.split()[5:7] == ["3", "2"]  # turn, tool calls
         minutes, seconds = line.split()[8].split(":")
         assert 65 <= 60 * int(minutes) + int(seconds) < 125  # elapsed (the app may start slowly)
-        state.set_report({"m": CallUsage(prompt_tokens=5000, completion_tokens=120)})
+        state.set_report({"m": CallUsage(prompt_tokens=900, completion_tokens=1)})  # a claim
+        await pilot.pause(0.3)
+        assert "~4.32k" in _line_of(screen_text(app), "agent-mean")  # still the estimate
+        state.add_metered(CallUsage(prompt_tokens=5000, completion_tokens=120))  # the meter's
         await pilot.pause(0.3)
         assert "5.12k" in _line_of(screen_text(app), "agent-mean")  # exact: no "~"
         assert "~" not in _line_of(screen_text(app), "agent-mean")

@@ -52,6 +52,7 @@ def test_agent_final_messages_on_answer_tasks_are_judged(
     spec = load_spec(tmp_path / "spec.toml")
     result = asyncio.run(run_experiment(spec))
     rows = [json.loads(x) for x in spec.ledger.read_text().splitlines() if x.strip()]
+    rows = [r for r in rows if r["role"] != "call"]  # the sessions (not their metered calls)
     assert len(rows) == 4 and all(r["content"] == "done" for r in rows)
     # the stand-in always answers "done": right on one task, wrong on the other
     assert {(r["task_id"], r["passed"]) for r in rows} == {

@@ -1,13 +1,15 @@
 """Issue 22, runner side: checkpoints inside agent sessions, through the real runner.
 
-A stand-in ``claude`` (Claude Code's stream-json shapes, facts/agent-samples) plays five model
-calls, each logged to its session log with known usage, each followed by a tool step that
-writes a better answer (10 x the call's number) to answer.txt; its final report counts one
-call more than the log (as the real CLI's tool-less first call). It runs in the OS sandbox like
-a real CLI, and the task's scorer judges each snapshot there too. Checked: the 1.5x grid, the
-budgets (log + the report's extra call, never past the session's), snapshots hard-linking the
-unchanged file, copies made off the event loop, the final checkpoint = the session's verdict,
-no token fields on checkpoint rows and the session row as without checkpoints.
+A stand-in ``claude`` (Claude Code's stream-json shapes, facts/agent-samples) makes one
+tool-less model call and then five more, each through the run's meter to the simulator with a
+longer prompt than the last, each logged to its session log with the usage it got back and
+followed by a tool step that writes a better answer (10 x the call's number) to answer.txt; its
+log leaves the tool-less call out (as the real CLI's). It runs in the OS sandbox like a real
+CLI, and the task's scorer judges each snapshot there too. Checked: the 1.5x grid, the budgets
+(the meter's count when the snapshot was taken, never past the session's), snapshots
+hard-linking the unchanged file, copies made off the event loop, the final checkpoint = the
+session's verdict, no token fields on checkpoint rows and the session row as without
+checkpoints.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import MODEL_CALL, canonical
 from eloledger.runner.run import run_experiment
 from eloledger.runner.spec import load_spec
 
@@ -31,20 +34,20 @@ if "--help" in sys.argv:
     print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
     sys.exit(0)
 model = sys.argv[sys.argv.index("--model") + 1]
+""" + MODEL_CALL + r"""
 log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
 log.parent.mkdir(parents=True, exist_ok=True)
 def emit(event):
     print(json.dumps(event), flush=True)
 emit({"type": "system", "subtype": "init", "session_id": "sid", "model": model})
-total = {"inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0}
+answers = [model_call("hi")]  # the tool-less first call, which no session log records
 for k in range(1, 6):
-    usage = {"input_tokens": 1000, "cache_read_input_tokens": 1000 * (k - 1), "output_tokens": 50}
+    usage = model_call("word " * (200 * k * k))  # each call's prompt well past the last
+    answers.append(usage)
     with log.open("a") as fh:
         fh.write(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": f"r{k}",
             "timestamp": f"2026-12-01T00:00:0{k}Z", "cwd": os.getcwd(), "message": {"id": f"m{k}",
             "model": model, "usage": usage}}) + "\n")
-    total["inputTokens"] += 1000; total["outputTokens"] += 50
-    total["cacheReadInputTokens"] += 1000 * (k - 1)
     emit({"type": "assistant", "message": {"id": f"m{k}", "content": [{"type": "tool_use",
           "id": f"t{k}", "name": "Bash", "input": {"command": "echo"}}],
           "usage": dict(usage, output_tokens=1)}})
@@ -53,14 +56,21 @@ for k in range(1, 6):
     emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": f"t{k}",
           "content": "ok"}]}})
     time.sleep(0.3)  # the next model call
-total["inputTokens"] += 500  # the tool-less first call, which no session log records
+total = {"inputTokens": sum(a["input_tokens"] for a in answers),
+         "outputTokens": sum(a["output_tokens"] for a in answers)}
+pathlib.Path("answers.json").write_text(json.dumps(answers))
 emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": 5, "result": "done",
       "session_id": "sid", "modelUsage": {model: total}})
 """
-CUM = [1000 * k + 50 for k in range(1, 6)]  # per call: 1000 fresh + cache reads + 50 out
-CUM = [sum(CUM[: i + 1]) for i in range(5)]  # 1050, 3100, 6150, 10200, 15250 in the log
-FINAL = CUM[-1] + 500
 SCORER = "def score(work):\n    return float(open(work + '/answer.txt').read() or 0)\n"
+
+
+def _cum(session: dict) -> list[int]:
+    """The meter's count after each of the five logged calls (the tool-less one included),
+    from the answers the stand-in received."""
+    answers = json.loads(Path(session["evidence"], "work", "answers.json").read_text())
+    totals = [sum(canonical(a)) for a in answers]
+    return [sum(totals[: k + 1]) for k in range(1, 6)]
 
 
 @pytest.fixture
@@ -90,6 +100,9 @@ name = "ckpt"
 profile = "sim"
 ledger = "ckpt.ledger.jsonl"
 
+[sim]
+speed = 100
+
 [tasks]
 source = "tasks.jsonl"
 
@@ -105,7 +118,9 @@ timeout_s = 120
 
 
 def _rows(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    """Session and checkpoint rows (the meter's per-call rows left out)."""
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return [r for r in rows if r["role"] != "call"]
 
 
 def test_token_checkpoints_follow_the_grid_with_exact_budgets_and_judged_snapshots(
@@ -125,12 +140,14 @@ def test_token_checkpoints_follow_the_grid_with_exact_budgets_and_judged_snapsho
     rows = _rows(spec.ledger)
     (session,) = [r for r in rows if r["role"] == "sample"]
     marks = [r for r in rows if r["role"] == "checkpoint"]
-    assert session["status"] == "ok" and session["total_tokens"] == FINAL
+    cum = _cum(session)
+    assert session["status"] == "ok" and session["total_tokens"] == cum[-1]
     assert session["score"] == 50.0 and session["passed"] is None and session["direction"] == "max"
-    # the grid from the first call (1050): 1575, 2363, 3544, 5316, 7973, 11960 -> crossed at
-    # calls 1, 2, 3, 4, 5; the fifth's budget is the session's: it is the final checkpoint
+    # the grid from the first count seen (after call 1), x1.5 a step: the prompts grow faster,
+    # so it is crossed at calls 1, 2, 3, 4, 5; the fifth's budget is the session's: it is
+    # the final checkpoint
     budgets = [r["budget_tokens"] for r in marks]
-    assert budgets == [c + 500 for c in CUM[:4]] + [FINAL]
+    assert budgets == cum
     for r, paid in zip(marks[:-1], range(1, 5), strict=True):
         assert r["score"] <= 10 * paid  # the work in a snapshot never outruns its budget
         assert r["budget_turns"] <= paid + 1
@@ -154,6 +171,7 @@ def test_turn_checkpoints_and_the_session_row_is_the_same_as_without(
     plain = load_spec(_spec(tmp_path, ""))
     asyncio.run(run_experiment(plain))
     (before,) = _rows(plain.ledger)
+    cum = _cum(before)
     plain.ledger.unlink()
     shutil.rmtree(plain.ledger.parent / "ckpt.agents", ignore_errors=True)
     spec = load_spec(_spec(tmp_path, 'checkpoints = "turns"\ncheckpoint_start = 2'))
@@ -167,7 +185,7 @@ def test_turn_checkpoints_and_the_session_row_is_the_same_as_without(
     marks = [r for r in rows if r["role"] == "checkpoint"]
     # turns grid 2, 3, 4.5 -> snapshots after turns 2, 3 and 5 (5 = the end: the final one)
     assert [r["budget_turns"] for r in marks[:-1]] == [2, 3]
-    assert [r["budget_tokens"] for r in marks] == [CUM[1] + 500, CUM[2] + 500, FINAL]
+    assert [r["budget_tokens"] for r in marks] == [cum[1], cum[2], cum[4]]
     assert [r["score"] for r in marks] == [20.0, 30.0, 50.0]
 
 
@@ -186,6 +204,7 @@ def test_seconds_checkpoints_are_taken_between_events_on_their_grid(
     assert all(s >= step for s, step in zip(seconds, steps, strict=True)), (seconds, steps)
     assert seconds == sorted(seconds)
     tokens = [r["budget_tokens"] for r in marks]
-    assert tokens == sorted(set(tokens)) and tokens[-1] == session["total_tokens"] == FINAL
-    assert all(t - 500 in CUM for t in tokens[:-1])  # each at a logged call boundary, exactly
+    cum = _cum(session)
+    assert tokens == sorted(set(tokens)) and tokens[-1] == session["total_tokens"] == cum[-1]
+    assert all(t in cum for t in tokens[:-1])  # each at a metered call boundary, exactly
     assert marks[-1]["score"] == session["score"] == 50.0

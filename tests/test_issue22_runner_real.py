@@ -88,7 +88,7 @@ def test_real_cli_sessions_leave_judged_checkpoints_on_a_rising_budget(
     rows = run_offline(tmp_path, SPEC.format(arms=_arm(agent)))
     sessions = [r for r in rows if r.get("role") == "sample"]
     assert len(sessions) == len(tasks)
-    assert all(r["status"] == "ok" and r["usage_source"] == "report" for r in sessions), sessions
+    assert all(r["status"] == "ok" and r["usage_source"] == "server" for r in sessions), sessions
     for s in sessions:
         mine = [r for r in rows if r.get("role") == "checkpoint" and r["task_id"] == s["task_id"]]
         assert len(mine) >= 3, [(r["budget_tokens"], r["score"]) for r in mine]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import HEAD
 from eloledger.tasks import load_tasks
 from sandbox_support import need_sandbox, processes_with
 
@@ -26,14 +27,8 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-agent-" + "5e" * 12
 MARKER = "4244.5151"
-STAND_IN = r"""#!/usr/bin/env python3
-import json, os, pathlib, sys, urllib.request
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
+STAND_IN = HEAD + r"""
+model_call()  # through the meter: the session's only way out
 def emit(event):
     print(json.dumps(event), flush=True)
 def attempt(fn):
@@ -120,7 +115,8 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert "Event loop is closed" not in done.stderr and "Traceback" not in done.stderr
-    rows = {r["arm"]: r for r in map(json.loads, ledger.read_text().splitlines())}
+    rows = {r["arm"]: r for r in map(json.loads, ledger.read_text().splitlines())
+            if r["role"] == "sample"}  # fmt: skip
     hostile, fixer = rows["hostile"], rows["fixer"]
     # the session ended when the CLI exited, not at timeout_s, though a sleeper held stdout
     assert hostile["status"] == "ok" and elapsed < 60, (hostile, elapsed)
@@ -136,8 +132,8 @@ def test_a_hostile_agent_is_contained_and_an_honest_one_passes(
     assert probe["uid"] not in (0, os.getuid()) and probe["pid"] < 10
     for key in ("secret", "bashrc", "install", "ledger"):
         assert probe[key].startswith("failed"), (key, probe[key])
-    # the network it needs is there: an HTTP answer (the simulator 404s /v1/models), not a
-    # refused connection (URLError)
+    # its way out is there: an HTTP answer (the meter refuses a request without the session's
+    # token), not a refused connection (URLError)
     assert probe["gateway"] in ("200", "failed: HTTPError"), probe["gateway"]
     assert {p: p.read_bytes() for p in before} == before
     evidence = Path(hostile["evidence"])

@@ -4,9 +4,12 @@
 (tests/agent_gateway.py, not the simulator) run together inside one ``unshare -n`` network
 namespace; this file is that driver (``python test_e2e_agents.py JOB``). The gateway's scripted
 agent runs a shell command that writes the fixed file, then answers; it bills every request
-with different, known usage (cache reads/writes, reasoning). Checked per arm: the ledger's
-tokens equal what the gateway billed to that client, the tests judged the files the CLI
-edited, failures are error rows with their class, and the session logs are kept as evidence.
+with different, known usage (cache reads/writes, reasoning). Every CLI runs in the OS sandbox
+with no network but the run's meter (its relay on the sandbox's own 127.0.0.1), holding only
+a session token. Checked per arm: each metered call's tokens equal one billed request's, the
+session rows sum them, the CLI's report and log agree with the meter, the tests judged the
+files the CLI edited (Codex's own nested sandbox ran its shell command), failures are error
+rows with their class, and the session logs are kept as evidence.
 """
 
 from __future__ import annotations
@@ -140,8 +143,13 @@ def _arm(name: str, agent: str, extra: str = "") -> str:
         f"timeout_s = 240\n{extra}\n"  # fmt: skip
 
 
-def _rows(path: Path) -> list[dict]:
+def _all_rows(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _rows(path: Path) -> list[dict]:
+    """Session rows (the meter's per-call rows left out)."""
+    return [r for r in _all_rows(path) if r.get("role") != "call"]
 
 
 def _usage(row: dict) -> CallUsage:
@@ -162,17 +170,23 @@ def test_agent_arms_tokens_equal_what_the_gateway_billed(tmp_path: Path) -> None
     out = _run_in_namespace(tmp_path, _spec(arms))
     rows = _rows(tmp_path / "agents.ledger.jsonl")
     assert len(rows) == 2 * len(agents)  # one row per session
+    every = _all_rows(tmp_path / "agents.ledger.jsonl")
     for agent in agents:
         mine = [r for r in rows if r["arm"] == agent]
         assert all(r["status"] == "ok" for r in mine), [r.get("error") for r in mine]
         assert all(r["passed"] is True for r in mine)  # the tests judged the edited files
-        assert all(r["usage_source"] == "report" for r in mine)
-        # with the importer's log readers present the report must agree with the session log
-        assert all(r["usage_check"] == ("agree" if LOG_READERS else "unchecked") for r in mine)
-        if LOG_READERS:
-            calls = sum(len((Path(r["evidence"]) / "calls.jsonl").read_text().splitlines())
-                        for r in mine)  # fmt: skip
-            assert calls == sum(1 for b in out["billed"] if b["wire"] == WIRE[agent])
+        assert all(r["usage_source"] == "server" for r in mine)  # the meter's count
+        # the CLI's report and its session log agree with the meter
+        assert all(r["usage_check"] == "agree" for r in mine), [
+            r.get("usage_check_detail") for r in mine]  # fmt: skip
+        # one call row per billed request, each with exactly the tokens that request billed
+        calls = [r for r in every if r.get("role") == "call" and r["arm"] == agent]
+        billed_calls = [b["canonical"] for b in out["billed"] if b["wire"] == WIRE[agent]]
+        fields = tuple(CallUsage.__dataclass_fields__)
+        assert sorted(tuple(c[k] for k in fields) for c in calls) == sorted(
+            tuple(b[k] for k in fields) for b in billed_calls)  # fmt: skip
+        assert all(c["model"] == "gw-model" and c["status"] == "ok" for c in calls)
+        assert sum(r["calls"] for r in mine) == len(calls)
         assert all(r["tool_calls"] >= 1 and r["turns"] >= 1 for r in mine)
         ledger = CallUsage()
         for r in mine:
@@ -187,6 +201,11 @@ def test_agent_arms_tokens_equal_what_the_gateway_billed(tmp_path: Path) -> None
         assert (evidence / "stream.jsonl").stat().st_size > 0
         assert list((evidence / "home").rglob("*.jsonl")), "the CLI's session log was not kept"
     assert gw.GOOD_KEY not in (tmp_path / "agents.ledger.jsonl").read_text()
+    evidence = tmp_path / "agents.agents"
+    assert evidence.is_dir()
+    for path in evidence.rglob("*"):  # all a CLI wrote or saw
+        if path.is_file() and not path.is_symlink():
+            assert gw.GOOD_KEY.encode() not in path.read_bytes(), path
     if len(agents) > 1:
         assert out["comparisons"] >= 1
 
@@ -198,6 +217,7 @@ def test_claude_turn_limit_and_wrong_key_are_error_rows_with_tokens(tmp_path: Pa
     out = _run_in_namespace(tmp_path, _spec(_arm("short", "claude-code", "max_turns = 1"), 1))
     (row,) = _rows(tmp_path / "agents.ledger.jsonl")
     assert (row["status"], row["error_class"]) == ("error", "max_turns")
+    assert row["usage_source"] == "server"
     billed = CallUsage()
     for b in out["billed"]:
         billed = billed + CallUsage(**b["canonical"])
@@ -227,7 +247,7 @@ def test_demo_agents_spec_on_the_simulator_tokens_equal_what_it_served(tmp_path:
     out = _run_in_namespace(tmp_path, text, sim=True)
     rows = _rows(tmp_path / "agents.ledger.jsonl")
     assert len(rows) == 2 * (1 + 1 + 1 + 3)  # 2 tasks; codex-best3 runs 3 sessions each
-    assert all(r["usage_source"] == "report" for r in rows)
+    assert all(r["usage_source"] == "server" for r in rows)
     assert all(r["status"] == "ok" or r.get("error_class") == "max_turns" for r in rows)
     assert {r.get("error_class") for r in rows if r["arm"] != "claude-2turns"} == {None}
     ledger = {k: sum(r[k] for r in rows) for k in ("prompt_tokens", "completion_tokens")}

@@ -1,8 +1,11 @@
 """What one agent session has done so far, as read from its CLI's live event stream.
 
 Each CLI's ``headless`` module folds its stream into this one shape, so the runner, the
-counters and the Run view never need to know which CLI produced it. Only the final report
-(``final``) is an exact count; ``est_tokens`` is a running estimate shown until it arrives.
+counters and the Run view never need to know which CLI produced it. The exact count is the
+meter's (``metered``, summed as each model call ends, from the gateway's answers); the stream
+only gives ``est_tokens``, a running estimate shown until the first call is metered, and
+``final``, the CLI's own report, which is a cross-check and never the count (the agent's
+tools can write to the CLI's stdout).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ class SessionState:
     turns: int = 0  # model turns seen so far (the final report's count when it has one)
     tool_calls: int = 0
     est_tokens: int = 0  # estimated from the stream until the final report
-    final: CallUsage | None = None  # the CLI's final report, summed over its models
+    final: CallUsage | None = None  # the CLI's final report, summed over its models (a claim)
+    metered: CallUsage | None = None  # the meter's sum of the calls ended so far (the count)
     models: dict[str, CallUsage] = field(default_factory=dict)  # per model, from the report
     model: str | None = None
     result_text: str = ""
@@ -42,8 +46,11 @@ class SessionState:
 
     @property
     def tokens(self) -> int:
-        """Exact once the final report is in, estimated before."""
-        return self.final.total_tokens if self.final is not None else self.est_tokens
+        """The meter's exact count once a call has ended, the stream's estimate before."""
+        return self.metered.total_tokens if self.metered is not None else self.est_tokens
+
+    def add_metered(self, usage: CallUsage) -> None:
+        self.metered = usage if self.metered is None else self.metered + usage
 
     @property
     def elapsed_s(self) -> float:

@@ -1,18 +1,23 @@
-"""Cross-check a session's final report against the session log its CLI wrote.
+"""Cross-check the meter's count of a session against what the CLI says it spent.
 
-The log readers are the importer's (``eloledger.agents.<cli>.logs`` with the shared
-deduplicating scanner), so the two sources are read by independent code. When the readers are
-not installed the check says ``unchecked`` rather than pretending to agree.
+The meter (:mod:`eloledger.meter`) is the source: it read every model call off the gateway's
+answers. The CLI's final report and the session log it wrote are the agent's own claims (its
+tools can write both), so they only confirm or contradict the meter: ``usage_check`` is
+``agree``, ``disagree`` (with a one-line ``usage_check_detail``) or ``unchecked`` when the CLI
+said nothing. The log readers are the importer's (``eloledger.agents.<cli>.logs`` with the
+shared deduplicating scanner), so the sources are read by independent code.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from eloledger.agents.usage import CallUsage
+from eloledger.meter import MeteredCall
 
 _PACKAGES = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli"}
 AGREE, DISAGREE, UNCHECKED = "agree", "disagree", "unchecked"
@@ -47,12 +52,43 @@ def read_log_usage(agent: str, home: Path) -> LogUsage | None:
     return LogUsage(total, rows)
 
 
-def compare(report: CallUsage | None, logged: LogUsage | None) -> str:
-    """agree / disagree on prompt and completion tokens; unchecked when one side is missing."""
-    if report is None or logged is None or not logged.calls:
-        return UNCHECKED
-    same = (report.prompt_tokens, report.completion_tokens) == (
-        logged.total.prompt_tokens,
-        logged.total.completion_tokens,
-    )
-    return AGREE if same else DISAGREE
+def cross_check(
+    calls: list[MeteredCall], report: CallUsage | None, logged: LogUsage | None
+) -> tuple[str, str | None]:
+    """``(usage_check, detail)``: the report must equal the meter's sum (prompt and
+    completion), and every call in the session log must be one the meter counted (the log may
+    leave calls out: Claude Code logs no entry for its first, tool-less call)."""
+    metered = CallUsage()
+    for call in calls:
+        metered = metered + call.counted
+    notes: list[str] = []
+    checked = False
+    if report is not None:
+        checked = True
+        if (report.prompt_tokens, report.completion_tokens) != (
+            metered.prompt_tokens,
+            metered.completion_tokens,
+        ):
+            notes.append(
+                f"the CLI reported {report.total_tokens} tokens, the meter counted "
+                f"{metered.total_tokens} in {len(calls)} calls"
+            )
+    if logged is not None and logged.calls:
+        checked = True
+        left = Counter(
+            (c.usage.prompt_tokens, c.usage.completion_tokens) for c in calls if c.usage
+        )
+        unmatched = 0
+        for row in logged.calls:
+            key = (int(row.get("prompt_tokens") or 0), int(row.get("completion_tokens") or 0))
+            if left[key] > 0:
+                left[key] -= 1
+            else:
+                unmatched += 1
+        if unmatched:
+            notes.append(
+                f"{unmatched} of the session log's {len(logged.calls)} calls match no metered call"
+            )
+    if not checked:
+        return UNCHECKED, None
+    return (DISAGREE, "; ".join(notes)) if notes else (AGREE, None)

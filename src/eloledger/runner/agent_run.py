@@ -3,9 +3,14 @@
 A call of an agent arm is one whole session (``sample`` numbers the arm's ``n`` independent
 sessions of a task, so best-of-n picks among whole sessions). It is the unit of ``--resume``:
 a session with a row in the ledger is never run again, one without is run from scratch.
-Each session writes exactly one ledger row: the CLI's final report (``usage_source =
-"report"``), checked against its session log (``usage_check``), or an error row with its
-class (auth, max_turns, timeout, crash, api) and whatever tokens are known.
+Every model call of a session goes through the run's meter (:mod:`eloledger.meter`, started
+with the first session, stopped by :meth:`AgentSessions.close`) and becomes one ledger row of
+``role = "call"`` (tokens from the gateway's answer, latency, status, ``model`` asked for and
+``model_answered``). The session then writes one row (``role = "sample"``, what rating reads):
+its tokens are the sum of its calls (``usage_source = "server"``, or ``"estimated"`` when a
+call's answer carried no usage), checked against the CLI's final report and session log
+(``usage_check``), with the verdict, or an error row with its class (auth, max_turns, timeout,
+crash, api). Call rows are never counted again on top of their session's row.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.agents.events import SessionState
+from eloledger.agents.usage import CallUsage
 from eloledger.errors import UserError
 from eloledger.judges.scorer import is_scored
+from eloledger.meter import Meter, session_usage
 from eloledger.runner.agent_clis import (
     CLIENT_OF,
     HEADLESS,
@@ -28,10 +35,15 @@ from eloledger.runner.agent_clis import (
     find_cli,
     unknown_flag,
 )
-from eloledger.runner.agent_crosscheck import compare, read_log_usage
+from eloledger.runner.agent_crosscheck import cross_check, read_log_usage
 
 __all__ = ["AgentSessions", "SessionState", "agents_only_endpoint", "check_agent_arms"]
-from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_session
+from eloledger.runner.agent_session import (
+    METER_LOG,
+    AgentJob,
+    SessionOutcome,
+    run_agent_session,
+)
 from eloledger.runner.checkpoints import finalize
 from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
 from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
@@ -139,6 +151,12 @@ class AgentSessions:
         self.evidence_root = _sibling(spec.ledger, ".agents")
         self.live: dict[tuple[str, str, int, int], SessionState] = {}  # sessions running now
         self.overhead: list[tuple[float, float]] = []  # (own CPU s, wall s) per session
+        timeout = max((a.agent.timeout_s for _, a in agent_arms(spec) if a.agent), default=600.0)
+        self.meter = Meter(timeout_s=timeout + 60)  # one per run: every session's way out
+
+    async def close(self) -> None:
+        """Stop the run's meter (the run calls this once, at its end)."""
+        await self.meter.aclose()
 
     def evidence_dir(
         self, task: Task, arm: ArmSpec, session: int, sample: int, attempt: int
@@ -186,6 +204,7 @@ class AgentSessions:
             sandbox=self.spec.judge.sandbox,
             checkpoints=a.checkpoints,
             checkpoint_start=a.checkpoint_start,
+            meter=self.meter,
         )
         key = (task.task_id, arm.name, session, sample)
         state = SessionState(agent=a.agent, task_id=task.task_id, arm=arm.name, session=session)
@@ -198,9 +217,10 @@ class AgentSessions:
         cpu0 = time.process_time()
         row = self._row(task, arm, session, sample, ep, outcome)
         row["attempt"] = attempt
+        calls = [{**_identity(row), **call.row()} for call in outcome.calls]
         marks = checkpoint_rows(row, outcome, task, self.spec.ledger) if a.checkpoints else []
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
-        return [*rows, row, *marks]
+        return [*rows, *calls, row, *marks]
 
     def _interrupted(
         self,
@@ -216,6 +236,7 @@ class AgentSessions:
         were billed, so they are counted; ``will_retry`` keeps the session unfinished."""
         a = arm.agent
         assert a is not None
+        metered = read_metered(evidence)
         logged = read_log_usage(a.agent, evidence / "home")
         row: dict[str, Any] = {
             "run_id": self.run_id, "experiment": self.spec.name, "task_id": task.task_id,
@@ -226,7 +247,12 @@ class AgentSessions:
             "error": "eloledger stopped during this session; it is run again",
             "evidence": str(evidence), "ts": time.time(),
         }  # fmt: skip
-        if logged is not None and logged.calls:
+        if metered is not None:  # the meter's record, written as each call ended
+            usage, count = metered
+            row.update(usage.as_row())
+            row["usage_source"] = "server"
+            row["calls"] = count
+        elif logged is not None and logged.calls:
             row.update(logged.total.as_row())
             row["usage_source"] = "log"
             row["turns"] = len(logged.calls)
@@ -254,9 +280,12 @@ class AgentSessions:
         a = arm.agent
         assert a is not None
         logged = read_log_usage(a.agent, outcome.evidence_dir / "home")
-        check = compare(s.final, logged)
+        calls = outcome.calls
+        check, detail = cross_check(calls, s.final, logged)
         if logged is not None and logged.calls:
             _write_calls(outcome.evidence_dir / "calls.jsonl", logged.calls)
+        asked = list(dict.fromkeys(c.model_asked for c in calls if c.model_asked))
+        answered = list(dict.fromkeys(c.model_answered for c in calls if c.model_answered))
         row: dict[str, Any] = {
             "run_id": self.run_id,
             "experiment": self.spec.name,
@@ -267,22 +296,29 @@ class AgentSessions:
             "round": 0,
             "role": "sample",
             "agent": a.agent,
-            "model": ",".join(s.models) if s.models and "?" not in s.models else s.model,
+            "model": ",".join(asked) if asked else s.model,
+            "model_answered": ",".join(answered) if answered else None,
             "profile": ep.profile,
             "base_url": ep.root_url,
             "wire_api": WIRE_OF[a.agent],
             "call_id": s.session_id,
         }
-        if s.final is not None:
-            row.update(s.final.as_row())
-            row["usage_source"] = "report"
-        elif logged is not None and logged.calls:
-            row.update(logged.total.as_row())  # killed before its report: the log's count
-            row["usage_source"] = "log"
-        else:
-            row["total_tokens"] = s.est_tokens
-            row["usage_source"] = "estimated"
+        metered, source = session_usage(calls)
+        if calls:
+            row.update(metered.as_row())  # the meter's: the sum of the session's calls
+            row["usage_source"] = source
+            if source == "estimated":
+                row["usage_note"] = "no_usage"
+                row["warning"] = "the gateway sent no usage for some calls: estimated from bytes"
+        else:  # no model call went out: whatever the CLI claims, nothing was metered
+            row["usage_source"] = "missing"
+            row["warning"] = "the meter saw no model call in this session"
         row["usage_check"] = check
+        if detail:
+            row["usage_check_detail"] = detail
+        row["calls"] = len(calls)
+        if outcome.refused:
+            row["meter_refused"] = outcome.refused  # requests without the session's token
         row["turns"] = s.turns
         row["tool_calls"] = s.tool_calls
         row["latency_ms"] = round(outcome.wall_s * 1000, 1)
@@ -308,16 +344,15 @@ def checkpoint_rows(
     session_row: dict[str, Any], outcome: SessionOutcome, task: Task, ledger: Path
 ) -> list[dict[str, Any]]:
     """The session's judged snapshots as ``role = "checkpoint"`` rows (the row contract shared
-    with the rating side): increasing budgets on the session row's own token count, the last
+    with the rating side): increasing budgets on the session row's own (metered) count, the last
     one the final folder with the session's own verdict. No token fields: never counted."""
     if outcome.verdict is None:
         return []  # nothing judged the session (an answer-only task, or no tests): no curve
     final_tokens = int(session_row.get("total_tokens") or 0)
     final_turns, final_s = int(session_row.get("turns") or 0), round(outcome.wall_s, 3)
-    logged = read_log_usage(outcome.state.agent, outcome.evidence_dir / "home")
-    log_total = logged.total.total_tokens if logged is not None and logged.calls else None
+    # each snapshot's budget is the meter's count when it was taken (the session's own scale)
     kept = finalize(
-        [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, log_total
+        [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, final_tokens
     )
     verdicts = {id(m): v for m, v in outcome.checkpoints}
     base = {
@@ -342,6 +377,34 @@ def checkpoint_rows(
         row["ts"] = time.time()
         rows.append(row)
     return rows
+
+
+_IDENTITY = ("run_id", "experiment", "task_id", "arm", "session", "sample", "agent", "profile",
+             "base_url", "attempt")  # fmt: skip
+
+
+def _identity(session_row: dict[str, Any]) -> dict[str, Any]:
+    """The fields a call row shares with its session's row."""
+    return {k: session_row[k] for k in _IDENTITY if k in session_row}
+
+
+def read_metered(evidence: Path) -> tuple[CallUsage, int] | None:
+    """The meter's record of a session whose process died (``meter.jsonl``, written by
+    eloledger outside the sandbox as each call ended): its sum and call count."""
+    import orjson
+
+    path = evidence / METER_LOG
+    if not path.is_file():
+        return None
+    total, count = CallUsage(), 0
+    for line in path.read_bytes().splitlines():
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # a torn last line
+        fields = {k: int(row.get(k) or 0) for k in CallUsage.__dataclass_fields__}
+        total, count = total + CallUsage(**fields), count + 1
+    return (total, count) if count else None
 
 
 def _write_calls(path: Path, rows: list[dict[str, Any]]) -> None:

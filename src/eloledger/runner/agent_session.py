@@ -5,12 +5,17 @@ own HOME, ``<evidence_dir>/home`` (so the user's real ``~/.claude``, ``~/.codex`
 are never read or written). The CLI runs in the OS sandbox (:mod:`eloledger.sandbox`, unless
 ``[judge] sandbox = "none"``): those two folders and a temp folder writable, the CLI's install
 tree and the system read-only, the user's HOME, other sessions, the ledger and eloledger's
-state out of view, its own uid and PID namespace, the network shared (it must reach the
-gateway). Its shell commands (Claude Code's Bash, Gemini's --yolo) run in there too. The
-session ends when the CLI exits: what it left running dies with its PID namespace. The child's environment is built from nothing: PATH, HOME, locale
-and the CLI's own variables, so the key reaches only that process and no key of the user's
-shell leaks in. The child leads its own process group; a timeout, a cancelled run or a budget
+state out of view, its own uid and PID namespace, and no network: its own network namespace
+whose only way out is the run's meter (:mod:`eloledger.meter`), reached through a relay on the
+sandbox's own 127.0.0.1. Its shell commands (Claude Code's Bash, Gemini's --yolo) run in there
+too. The session ends when the CLI exits: what it left running dies with its PID namespace.
+The child's environment is built from nothing: PATH, HOME, locale and the CLI's own
+variables; its "key" is the session's meter token, so the real key never enters the sandbox
+and no key of the user's shell leaks in. The child leads its own process group; a timeout, a cancelled run or a budget
 stop kills the group, and the kernel kills the CLI if eloledger itself dies (PDEATHSIG).
+
+Tokens: the meter's calls (one per model call, from the gateway's answers); the CLI's stream
+is only a live estimate and its final report a cross-check.
 
 Evidence: the raw event stream, stderr, the session logs the CLI wrote under its HOME (kept
 there from the start, so a session killed with eloledger still leaves its log for ``--resume``
@@ -30,20 +35,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from eloledger import sandbox
 from eloledger.agents.events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.judges.rule import Verdict
 from eloledger.judges.scorer import judge_work
 from eloledger.judges.workdir import safe_copy
+from eloledger.meter import Meter, MeteredCall, Upstream, behind_meter, client_root
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
-from eloledger.runner.agent_crosscheck import read_log_usage
 from eloledger.runner.checkpoints import Checkpointer, Mark
 from eloledger.tasks import Task
 
 _STREAM_LIMIT = 16 * 1024 * 1024  # one event line (Claude's init line lists every tool)
 _STDERR_KEEP = 64 * 1024
 _LOG_DIRS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
+METER_LOG = "meter.jsonl"  # the meter's calls, as they end (outside the sandbox's reach)
 
 
 @dataclass
@@ -62,12 +70,13 @@ class AgentJob:
     timeout_s: float
     evidence_dir: Path
     auth: str = "x-api-key"  # Claude Code's header form (the profile's auth)
-    headers: dict[str, str] = field(default_factory=dict)  # extra request headers
+    headers: dict[str, str] = field(default_factory=dict)  # the meter adds them upstream
     judge_timeout_s: float = 5.0
     judge_memory_mb: int = 512
     sandbox: str = "auto"  # the [judge] sandbox: where the task's tests judge the work folder
     checkpoints: str | None = None  # tokens | turns | seconds (runner.checkpoints)
     checkpoint_start: float | None = None
+    meter: Meter | None = None  # the run's meter (None: one of its own, for this session only)
 
 
 @dataclass
@@ -80,6 +89,8 @@ class SessionOutcome:
     evidence_dir: Path
     home_logs: list[Path] = field(default_factory=list)  # the CLI's session logs, kept
     checkpoints: list[tuple[Mark, Verdict | None]] = field(default_factory=list)  # judged
+    calls: list[MeteredCall] = field(default_factory=list)  # the meter's, one per model call
+    refused: int = 0  # requests to the meter without this session's token
 
 
 async def run_agent_session(
@@ -92,6 +103,12 @@ async def run_agent_session(
     module = HEADLESS[job.agent]
     register_secret(job.api_key)
     job.evidence_dir.mkdir(parents=True, exist_ok=True)
+    meter = job.meter or Meter(timeout_s=job.timeout_s + 60)
+    sandboxed = sandbox.resolve(job.sandbox) == "bwrap"
+    metered = await meter.open(
+        Upstream(_upstream_root(job), job.api_key, tuple(job.headers.items())), tcp=not sandboxed,
+        on_call=lambda call: _on_call(job.evidence_dir, state, call, on_progress),
+    )  # fmt: skip
     base = Path(tempfile.mkdtemp(prefix="eloledger-agent-"))
     try:
         work, home = base / "work", job.evidence_dir / "home"
@@ -99,15 +116,14 @@ async def run_agent_session(
         launch = module.launch(
             LaunchRequest(
                 prompt=job.task.prompt,
-                root_url=job.root_url,
-                api_key=job.api_key,
+                root_url=client_root(metered),
+                api_key=metered.token,
                 workdir=str(work),
                 model=job.model,
                 max_turns=job.max_turns,
                 effort=job.effort,
                 args=tuple(job.args),
                 auth=job.auth,
-                headers=tuple(job.headers.items()),
             )
         )
         _write_tree(home, launch.home_files, mode=0o600)
@@ -116,13 +132,14 @@ async def run_agent_session(
         env = _child_env(job.executable, home, base, launch.env)
         parser = module.StreamParser(state)
         argv = [str(job.executable), *launch.argv[1:]]
-        if sandbox.resolve(job.sandbox) == "bwrap":
+        if sandboxed:
+            argv, mounts = behind_meter(argv, metered, sandbox.python())
             argv = sandbox.command(
                 argv,
                 rw_dirs=[work, home, base / "tmp"],
-                ro_dirs=cli_dirs(job.executable, env["PATH"]),
+                ro_dirs=[*cli_dirs(job.executable, env["PATH"]), *mounts],
                 limits=agent_limits(job.timeout_s),
-                network=True,  # the gateway; Codex keeps its own -s workspace-write inside
+                network=False,  # the meter's relay is the only way out
                 cwd=str(work),
                 nested_sandbox=job.agent == "codex",  # its bwrap needs a user namespace
             )
@@ -130,7 +147,7 @@ async def run_agent_session(
         if job.checkpoints:
             ckpt = Checkpointer(
                 job.checkpoints, work, job.evidence_dir / "checkpoints", state,
-                read_log_tokens=lambda: _log_tokens(job.agent, home), start=job.checkpoint_start,
+                read_log_tokens=lambda: _metered_tokens(state), start=job.checkpoint_start,
             )  # fmt: skip
         try:
             returncode = await _run_cli(argv, work, env, job, parser, state, on_progress, ckpt)
@@ -151,6 +168,9 @@ async def run_agent_session(
         logs = _keep_evidence(work, job.evidence_dir)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+        await meter.close_session(metered)
+        if job.meter is None:
+            await meter.aclose()
     return SessionOutcome(
         state=state,
         verdict=verdict,
@@ -160,13 +180,37 @@ async def run_agent_session(
         evidence_dir=job.evidence_dir,
         home_logs=logs,
         checkpoints=judged,
+        calls=list(metered.calls),
+        refused=metered.refused,
     )
 
 
-def _log_tokens(agent: str, home: Path) -> int | None:
-    """The CLI's session log's count so far (exact per call; None without a log reader)."""
-    logged = read_log_usage(agent, home)
-    return logged.total.total_tokens if logged is not None and logged.calls else None
+def _upstream_root(job: AgentJob) -> str:
+    """The gateway root the CLI's request paths are appended to: Codex's URL ends in ``/v1``
+    and Codex adds ``/v1`` to the meter's root itself, so it is taken off here."""
+    root = job.root_url.rstrip("/")
+    return root.removesuffix("/v1") if job.agent == "codex" else root
+
+
+def _on_call(
+    evidence: Path,
+    state: SessionState,
+    call: MeteredCall,
+    on_progress: Callable[[SessionState], None] | None,
+) -> None:
+    """A model call ended: the live count becomes the meter's (exact) from here on, and the
+    call is on disk at once (a run killed mid-session still knows what it spent)."""
+    state.add_metered(call.counted)
+    with open(evidence / METER_LOG, "ab") as fh:
+        fh.write(orjson.dumps(call.row()) + b"\n")
+    if on_progress is not None:
+        on_progress(state)
+
+
+def _metered_tokens(state: SessionState) -> int | None:
+    """The meter's count so far (exact per call): each snapshot's budget. The CLI's session
+    log is not used: the agent can write it."""
+    return state.metered.total_tokens if state.metered is not None else None
 
 
 async def _run_cli(

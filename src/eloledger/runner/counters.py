@@ -101,7 +101,7 @@ class RunCounters:
     def apply_row(self, row: dict[str, Any]) -> None:
         """Fold one finished ledger row into the counters (used live and when watching)."""
         role = row.get("role") or "sample"
-        if role in ("judge", "probe", "checkpoint"):  # checkpoints: never calls or tokens
+        if role in ("judge", "probe", "checkpoint", "call"):  # agent calls: in their session row
             return
         arm = self.arm(str(row.get("arm") or "?"))
         status = row.get("status") or "ok"

@@ -112,6 +112,7 @@ async def run_experiment(
             sim_root = endpoint.base_url.removesuffix("/v1") if endpoint.is_sim else None
             endpoints = agent_run.resolve_agent_endpoints(spec, sim_root)
             run.agents = agent_run.AgentSessions(spec, executables, endpoints, run_id, resume)
+            stack.push_async_callback(run.agents.close)  # the run's meter
             counters.agent_sessions = run.agents.live
         return await run.execute()
 
@@ -478,7 +479,7 @@ class _Run:
                 c.settle_estimate(arm, shown)
         for row in rows:
             row.update(self._task_labels(call.task))
-            if row.get("role") == "checkpoint":  # issue 22: a judged snapshot, not a call
+            if row.get("role") in ("checkpoint", "call"):  # a snapshot; a call in its session's sum
                 self.writer.append(row)
                 continue
             if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:

@@ -1,7 +1,7 @@
 """Agent sessions in the Run view: one line per session, running ones first.
 
 A running session shows what its CLI's event stream has said so far (turn, tool calls,
-tokens: ``~`` while estimated, exact once the final report is in, and elapsed time); the
+tokens: ``~`` while estimated, exact once the meter counted a call, and elapsed time); the
 runner's live ``SessionState`` objects sit in ``RunCounters.agent_sessions``. Finished
 sessions come from the counters' request lines, which a followed ledger fills as well, so
 ``eloledger watch`` shows the same list. Pulled by the Run view's timer, never per event.
@@ -47,7 +47,7 @@ def session_lines(counters: RunCounters, now: float | None = None) -> list[Sessi
     for (task_id, arm, _session, sample), s in list(counters.agent_sessions.items()):
         lines.append(
             SessionLine("running", arm, task_id, sample, s.agent, s.turns, s.tool_calls,
-                        s.tokens, s.final is not None, now - s.started)
+                        s.tokens, s.metered is not None, now - s.started)
         )  # fmt: skip
     lines.sort(key=lambda x: -(x.elapsed_s or 0))
     finished = [r for r in reversed(counters.requests) if r.agent]
