@@ -10,8 +10,8 @@ class (auth, max_turns, timeout, crash, api) and whatever tokens are known.
 
 from __future__ import annotations
 
+import asyncio
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ from eloledger.runner.agent_session import AgentJob, SessionOutcome, run_agent_s
 from eloledger.runner.checkpoints import finalize
 from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
 from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
+from eloledger.safetree import remove_tree
 from eloledger.tasks import Task
 
 WIRE_OF = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini"}
@@ -163,10 +164,14 @@ class AgentSessions:
         rows = []
         evidence = self.evidence_dir(task, arm, session, sample, attempt)
         if evidence.exists() and self.resume:
-            rows.append(self._interrupted(task, arm, session, sample, attempt, ep, evidence))
+            rows.append(  # off the loop: it reads the session logs the agent left
+                await asyncio.to_thread(
+                    self._interrupted, task, arm, session, sample, attempt, ep, evidence
+                )
+            )
             attempt += 1
             evidence = self.evidence_dir(task, arm, session, sample, attempt)
-        shutil.rmtree(evidence, ignore_errors=True)  # left by an unrelated earlier ledger
+        await asyncio.to_thread(remove_tree, evidence)  # left by an unrelated earlier ledger
         job = AgentJob(
             agent=a.agent,
             executable=self.executables[arm.name],
@@ -196,9 +201,13 @@ class AgentSessions:
         finally:
             self.live.pop(key, None)
         cpu0 = time.process_time()
-        row = self._row(task, arm, session, sample, ep, outcome)
+        row = await asyncio.to_thread(self._row, task, arm, session, sample, ep, outcome)
         row["attempt"] = attempt
-        marks = checkpoint_rows(row, outcome, task, self.spec.ledger) if a.checkpoints else []
+        marks = (
+            await asyncio.to_thread(checkpoint_rows, row, outcome, task, self.spec.ledger)
+            if a.checkpoints
+            else []
+        )
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
         return [*rows, row, *marks]
 

@@ -1,0 +1,396 @@
+"""Copy or remove a folder that an untrusted process may still be writing, without leaving it.
+
+Why: an agent's work folder and HOME are written by code eloledger does not trust, and that
+code can keep swapping a folder for a symlink (``renameat2(RENAME_EXCHANGE)`` in a loop) while
+eloledger walks it. A walk by path names (``os.walk``, ``shutil.copytree``, ``Path.rglob``) can
+be steered out of the folder between a check and an open, onto a host key or
+``/proc/self/environ``. Here every step goes through a directory file descriptor:
+
+* each folder is opened by its one-component name relative to its parent's descriptor with
+  ``O_NOFOLLOW | O_DIRECTORY``: a name swapped for a symlink fails to open (``ELOOP`` /
+  ``ENOTDIR``) instead of being followed, so the walk never leaves the tree it started in;
+* a file is opened the same way with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO or device never
+  blocks) and copied only when ``fstat`` on that descriptor says it is a regular file on the
+  root's own file system; symlinks, FIFOs, sockets and devices are never copied or kept;
+* bytes are counted as they are copied (``/proc/self/pagemap`` has ``st_size`` 0 and 256 GB
+  of content): the walk stops at the byte cap, and at caps on files, folders, depth and names
+  listed; an explicit stack, no recursion (a 1200-deep tree is a cap, not a RecursionError);
+* copies get eloledger's private modes: 0600 files, 0700 folders.
+
+A walk that trips a cap stops and says which (:attr:`CopyReport.tripped`): the caller fails
+that one session with that note, never the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_OUT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+CHUNK = 1 << 20
+FILE_MODE, DIR_MODE = 0o600, 0o700
+LEFT_OUT_KEEP = 50  # names of left-out entries kept for the report
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much one copy may take; the first one crossed stops it (see :class:`CopyReport`)."""
+
+    files: int = 20_000
+    bytes: int = 256 << 20
+    folders: int = 5_000
+    depth: int = 32  # two descriptors per level stay open while the walk is below it
+    entries: int = 100_000  # names listed, copied or not (symlinks, FIFOs, skipped files)
+
+
+# (inode, size, mtime, ctime) of each copied file by its path in the copy: a later snapshot
+# hard-links a file whose four are unchanged (the agent can set mtime, never ctime).
+Manifest = dict[str, tuple[int, int, int, int]]
+
+
+@dataclass
+class CopyReport:
+    files: int = 0
+    folders: int = 0
+    bytes: int = 0
+    entries: int = 0
+    linked: int = 0  # files hard-linked from the previous copy instead of copied
+    left_out: list[str] = field(default_factory=list)  # the first LEFT_OUT_KEEP, with why
+    tripped: str | None = None  # the cap that stopped the copy, in words
+    manifest: Manifest = field(default_factory=dict)
+    modes: tuple[int, int] = (FILE_MODE, DIR_MODE)  # of the files and folders made
+
+    def leave(self, rel: str, why: str) -> None:
+        if len(self.left_out) < LEFT_OUT_KEEP:
+            self.left_out.append(f"{rel} ({why})")
+
+
+class _Tripped(Exception):
+    pass
+
+
+@dataclass
+class _Frame:
+    src: int
+    dst: int
+    rel: str
+    depth: int
+    names: list[tuple[str, bool]]  # (name, is a folder by its directory entry), popped
+
+
+def copy_tree(
+    src: Path,
+    dst: Path,
+    *,
+    skip: frozenset[str] = frozenset(),
+    caps: Caps = Caps(),
+    only: Sequence[str] = ("",),
+    previous: tuple[Path, Manifest] | None = None,
+    readable: bool = False,
+) -> CopyReport:
+    """Copy the regular files and folders of ``src`` into ``dst`` (made 0700) as described in
+    the module docstring; folders named in ``skip`` are left out. ``only`` limits the copy to
+    those sub-folders of ``src`` (each opened component by component, never through a
+    symlink; a missing one is no error). ``previous`` = (an earlier copy, its manifest): its
+    unchanged files are hard-linked instead of copied. ``readable``: 0644/0755 instead of the
+    private modes, for a throwaway copy a sandbox's own uid must read."""
+    report = CopyReport(modes=(0o644, 0o755) if readable else (FILE_MODE, DIR_MODE))
+    dst.mkdir(mode=report.modes[1], parents=True, exist_ok=True)
+    root = os.open(src, _DIR_FLAGS)
+    out = os.open(dst, _DIR_FLAGS)
+    prev = os.open(previous[0], _DIR_FLAGS) if previous is not None else None
+    old = previous[1] if previous is not None else {}
+    try:
+        dev = os.fstat(root).st_dev
+        for sub in only:
+            parts = [p for p in sub.split("/") if p]
+            try:
+                with _descend(root, out, parts, report) as (s, d):
+                    if s is not None:
+                        _walk(s, d, "/".join(parts), len(parts), dev, skip, caps, report, prev, old)
+            except _Tripped:
+                break
+    finally:
+        for fd in (root, out, prev):
+            if fd is not None:
+                os.close(fd)
+    return report
+
+
+@contextlib.contextmanager
+def _descend(
+    root: int, out: int, parts: list[str], report: CopyReport
+) -> Iterator[tuple[int | None, int | None]]:
+    """Descriptors of ``parts`` below both roots (made in the copy), or (None, None)."""
+    opened: list[int] = []
+    s, d = root, out
+    try:
+        for part in parts:
+            try:
+                s = _open_dir(part, s)
+            except OSError:
+                yield None, None
+                return
+            opened.append(s)
+            d = _make_dir(part, d, report.modes[1])
+            opened.append(d)
+        yield (os.dup(s), os.dup(d))
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _walk(
+    src: int,
+    dst: int,
+    rel: str,
+    depth: int,
+    dev: int,
+    skip: frozenset[str],
+    caps: Caps,
+    report: CopyReport,
+    prev: int | None,
+    old: Manifest,
+) -> None:
+    """Depth first with an explicit stack; owns (and closes) ``src`` and ``dst``."""
+    stack: list[_Frame] = []
+    try:
+        stack.append(_Frame(src, dst, rel, depth, _list(src, caps, report)))
+        while stack:
+            top = stack[-1]
+            if not top.names:
+                stack.pop()
+                os.close(top.src)
+                os.close(top.dst)
+                continue
+            name, is_dir = top.names.pop()
+            path = f"{top.rel}/{name}" if top.rel else name
+            if is_dir:
+                if name in skip:
+                    continue
+                child = _enter(top, name, path, dev, caps, report)
+                if child is not None:
+                    stack.append(child)
+                continue
+            _copy_file(top, name, path, dev, caps, report, prev, old)
+    except _Tripped:
+        for frame in stack:
+            os.close(frame.src)
+            os.close(frame.dst)
+        raise
+
+
+def _list(fd: int, caps: Caps, report: CopyReport) -> list[tuple[str, bool]]:
+    """A folder's names, sorted in reverse (popped from the end: in order)."""
+    names: list[tuple[str, bool]] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            report.entries += 1
+            if report.entries > caps.entries:
+                _trip(report, f"more than {caps.entries:,} names")
+            names.append((entry.name, entry.is_dir(follow_symlinks=False)))
+    names.sort(reverse=True)
+    return names
+
+
+def _enter(
+    top: _Frame, name: str, path: str, dev: int, caps: Caps, report: CopyReport
+) -> _Frame | None:
+    if top.depth + 1 > caps.depth:
+        _trip(report, f"folders more than {caps.depth} deep")
+    report.folders += 1
+    if report.folders > caps.folders:
+        _trip(report, f"more than {caps.folders:,} folders")
+    try:
+        fd = _open_dir(name, top.src)
+    except OSError:
+        report.leave(path, "changed while copied: not a folder any more")
+        return None
+    try:
+        if os.fstat(fd).st_dev != dev:
+            report.leave(path, "another file system")
+            os.close(fd)
+            return None
+        out = _make_dir(name, top.dst, report.modes[1])
+        return _Frame(fd, out, path, top.depth + 1, _list(fd, caps, report))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _copy_file(
+    top: _Frame,
+    name: str,
+    path: str,
+    dev: int,
+    caps: Caps,
+    report: CopyReport,
+    prev: int | None,
+    old: Manifest,
+) -> None:
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=top.src)
+    except OSError:
+        report.leave(path, "symlink, or not a regular file")  # ELOOP, ENXIO (socket), ...
+        return
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            report.leave(path, "not a regular file")
+            return
+        if st.st_dev != dev:
+            report.leave(path, "another file system")
+            return
+        report.files += 1
+        if report.files > caps.files:
+            _trip(report, f"more than {caps.files:,} files")
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if prev is not None and old.get(path) == key and _link(prev, path, name, top.dst):
+            report.linked += 1
+            report.bytes += st.st_size
+            if report.bytes > caps.bytes:
+                _trip(report, f"more than {caps.bytes:,} bytes")
+        else:
+            _copy_bytes(fd, name, top.dst, caps, report)
+        report.manifest[path] = key
+    finally:
+        os.close(fd)
+
+
+def _copy_bytes(fd: int, name: str, dst: int, caps: Caps, report: CopyReport) -> None:
+    """Read in chunks and count what is read: never past the byte cap, whatever the size."""
+    out = os.open(name, _OUT_FLAGS, report.modes[0], dir_fd=dst)
+    try:
+        while True:
+            room = caps.bytes - report.bytes
+            chunk = os.read(fd, min(CHUNK, room) if room > 0 else 1)
+            if not chunk:
+                return
+            if room <= 0:
+                _trip(report, f"more than {caps.bytes:,} bytes")
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(out, view) :]
+            report.bytes += len(chunk)
+    finally:
+        os.close(out)
+
+
+def _link(prev: int, path: str, name: str, dst: int) -> bool:
+    try:
+        os.link(path, name, src_dir_fd=prev, dst_dir_fd=dst, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def _open_dir(name: str, parent: int) -> int:
+    if not name or name in (".", "..") or "/" in name:
+        raise OSError(errno.EINVAL, "not one path component", name)
+    return os.open(name, _DIR_FLAGS, dir_fd=parent)
+
+
+def _make_dir(name: str, parent: int, mode: int) -> int:
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, mode, dir_fd=parent)
+    return _open_dir(name, parent)
+
+
+def _trip(report: CopyReport, why: str) -> None:
+    report.tripped = why
+    raise _Tripped(why)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything below it, however deep or wide; never follows a symlink
+    (a symlink inside is removed, not its target). No recursion, a bounded number of open
+    descriptors: a folder deeper than ``_MOVE_UP_DEPTH`` is first moved up to the top folder.
+    Best effort: what cannot be removed is left, nothing is raised."""
+    try:
+        parent = os.open(path.parent, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        try:
+            top = _open_dir(path.name, parent)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(path.name, dir_fd=parent)  # a file or a symlink
+            return
+        with contextlib.suppress(OSError):
+            _empty(top)
+        with contextlib.suppress(OSError):
+            os.rmdir(path.name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+_MOVE_UP_DEPTH = 64
+
+
+def _empty(top: int) -> None:
+    """Empty the folder open as ``top`` (closes it)."""
+    # (descriptor, its name in the folder above, its sub-folders still to remove)
+    stack: list[tuple[int, str, list[str]]] = [(top, "", _clear(top))]
+    moved = 0
+    try:
+        while stack:
+            fd, name, todo = stack[-1]
+            if not todo:
+                todo += _clear(fd)  # what appeared meanwhile (or was moved up to the top)
+            if not todo:
+                stack.pop()
+                os.close(fd)
+                if stack:
+                    try:
+                        os.rmdir(name, dir_fd=stack[-1][0])
+                    except OSError:
+                        return  # not empty after all (a writer still at work): give up
+                continue
+            child = todo.pop()
+            if len(stack) >= _MOVE_UP_DEPTH:  # too deep: move it up beside the others
+                moved += 1
+                up = f".eloledger-rm-{moved}-{secrets.token_hex(6)}"
+                with contextlib.suppress(OSError):
+                    os.rename(child, up, src_dir_fd=fd, dst_dir_fd=top)
+                continue
+            try:
+                opened = _open_dir(child, fd)
+            except OSError:
+                _chmod_open(child, fd)
+                try:
+                    opened = _open_dir(child, fd)
+                except OSError:
+                    return  # cannot be opened even as its owner: left where it is
+            stack.append((opened, child, _clear(opened)))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def _clear(fd: int) -> list[str]:
+    """Unlink what is not a folder; the names of the folders (one listing: a rescan from the
+    start after each removal was quadratic in a wide folder)."""
+    folders = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.name, dir_fd=fd)
+    return folders
+
+
+def _chmod_open(name: str, parent: int) -> None:
+    """A folder its owner made unreadable (0000) is made 0700 again (best effort)."""
+    with contextlib.suppress(OSError, NotImplementedError):
+        os.chmod(name, DIR_MODE, dir_fd=parent, follow_symlinks=False)
