@@ -103,7 +103,9 @@ def copy_tree(
     unchanged files are hard-linked instead of copied. ``readable``: 0644/0755 instead of the
     private modes, for a throwaway copy a sandbox's own uid must read."""
     report = CopyReport(modes=(0o644, 0o755) if readable else (FILE_MODE, DIR_MODE))
-    dst.mkdir(mode=report.modes[1], parents=True, exist_ok=True)
+    for folder in [*reversed(dst.parents), dst]:  # the missing ones in the copy's mode
+        if not folder.is_dir():
+            folder.mkdir(mode=report.modes[1], exist_ok=True)
     root = os.open(src, _DIR_FLAGS)
     out = os.open(dst, _DIR_FLAGS)
     prev = os.open(previous[0], _DIR_FLAGS) if previous is not None else None
@@ -180,7 +182,11 @@ def _walk(
                 if child is not None:
                     stack.append(child)
                 continue
-            _copy_file(top, name, path, dev, caps, report, prev, old)
+            swapped = _copy_file(top, name, path, dev, caps, report, prev, old)
+            if swapped is not None:  # a folder now (renamed into place): walked as one
+                child = _enter(top, name, path, dev, caps, report, swapped)
+                if child is not None:
+                    stack.append(child)
     except _Tripped:
         for frame in stack:
             os.close(frame.src)
@@ -202,18 +208,26 @@ def _list(fd: int, caps: Caps, report: CopyReport) -> list[tuple[str, bool]]:
 
 
 def _enter(
-    top: _Frame, name: str, path: str, dev: int, caps: Caps, report: CopyReport
+    top: _Frame,
+    name: str,
+    path: str,
+    dev: int,
+    caps: Caps,
+    report: CopyReport,
+    fd: int | None = None,
 ) -> _Frame | None:
+    """The frame of a sub-folder (``fd``: already open, a file entry that became a folder)."""
     if top.depth + 1 > caps.depth:
         _trip(report, f"folders more than {caps.depth} deep")
     report.folders += 1
     if report.folders > caps.folders:
         _trip(report, f"more than {caps.folders:,} folders")
-    try:
-        fd = _open_dir(name, top.src)
-    except OSError:
-        report.leave(path, "changed while copied: not a folder any more")
-        return None
+    if fd is None:
+        try:
+            fd = _open_dir(name, top.src)
+        except OSError:
+            report.leave(path, "changed while copied: not a folder any more")
+            return None
     try:
         if os.fstat(fd).st_dev != dev:
             report.leave(path, "another file system")
@@ -235,20 +249,24 @@ def _copy_file(
     report: CopyReport,
     prev: int | None,
     old: Manifest,
-) -> None:
+) -> int | None:
+    """Copy one file; a descriptor of it when it turned out to be a folder (then not closed)."""
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=top.src)
     except OSError:
         report.leave(path, "symlink, or not a regular file")  # ELOOP, ENXIO (socket), ...
-        return
+        return None
     try:
         st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode) and name not in (".", ".."):
+            out, fd = fd, -1
+            return out
         if not stat.S_ISREG(st.st_mode):
             report.leave(path, "not a regular file")
-            return
+            return None
         if st.st_dev != dev:
             report.leave(path, "another file system")
-            return
+            return None
         report.files += 1
         if report.files > caps.files:
             _trip(report, f"more than {caps.files:,} files")
@@ -259,10 +277,16 @@ def _copy_file(
             if report.bytes > caps.bytes:
                 _trip(report, f"more than {caps.bytes:,} bytes")
         else:
-            _copy_bytes(fd, name, top.dst, caps, report)
+            try:
+                _copy_bytes(fd, name, top.dst, caps, report)
+            except OSError as exc:  # unreadable (EIO), or a name met twice: left out
+                report.leave(path, exc.strerror or "cannot be copied")
+                return None
         report.manifest[path] = key
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
+    return None
 
 
 def _copy_bytes(fd: int, name: str, dst: int, caps: Caps, report: CopyReport) -> None:
