@@ -60,4 +60,7 @@ def keep_work(work: Path, evidence: Path) -> CopyReport:
     """The final copy of the work folder, ``<evidence>/work`` (what is judged and kept)."""
     target = evidence / "work"
     remove_tree(target)
-    return safe_copy(work, target, skip=SKIP)
+    report = safe_copy(work, target, skip=SKIP)
+    if report.tripped is not None:
+        remove_tree(target)  # a part of the tree is not what the agent left: none is kept
+    return report
