@@ -109,15 +109,14 @@ def copy_tree(
     root = os.open(src, _DIR_FLAGS)
     out = os.open(dst, _DIR_FLAGS)
     prev = os.open(previous[0], _DIR_FLAGS) if previous is not None else None
-    old = previous[1] if previous is not None else {}
     try:
-        dev = os.fstat(root).st_dev
+        walk = _Walk(os.fstat(root).st_dev, caps, report, skip, prev, previous[1] if previous else {})
         for sub in only:
             parts = [p for p in sub.split("/") if p]
             try:
                 with _descend(root, out, parts, report) as (s, d):
-                    if s is not None:
-                        _walk(s, d, "/".join(parts), len(parts), dev, skip, caps, report, prev, old)
+                    if s is not None and d is not None:
+                        walk.run(s, d, "/".join(parts), len(parts))
             except _Tripped:
                 break
     finally:
@@ -150,162 +149,150 @@ def _descend(
             os.close(fd)
 
 
-def _walk(
-    src: int,
-    dst: int,
-    rel: str,
-    depth: int,
-    dev: int,
-    skip: frozenset[str],
-    caps: Caps,
-    report: CopyReport,
-    prev: int | None,
-    old: Manifest,
-) -> None:
-    """Depth first with an explicit stack; owns (and closes) ``src`` and ``dst``."""
-    stack: list[_Frame] = []
-    try:
-        stack.append(_Frame(src, dst, rel, depth, _list(src, caps, report)))
-        while stack:
-            top = stack[-1]
-            if not top.names:
-                stack.pop()
-                os.close(top.src)
-                os.close(top.dst)
-                continue
-            name, is_dir = top.names.pop()
-            path = f"{top.rel}/{name}" if top.rel else name
-            if is_dir:
-                if name in skip:
-                    continue
-                child = _enter(top, name, path, dev, caps, report)
-                if child is not None:
-                    stack.append(child)
-                continue
-            swapped = _copy_file(top, name, path, dev, caps, report, prev, old)
-            if swapped is not None:  # a folder now (renamed into place): walked as one
-                child = _enter(top, name, path, dev, caps, report, swapped)
-                if child is not None:
-                    stack.append(child)
-    except _Tripped:
-        for frame in stack:
-            os.close(frame.src)
-            os.close(frame.dst)
-        raise
+@dataclass
+class _Walk:
+    """One copy's walk: what it may take, what it did, and the earlier copy it links from."""
 
+    dev: int  # the root's file system: nothing on another is copied
+    caps: Caps
+    report: CopyReport
+    skip: frozenset[str]
+    prev: int | None  # the earlier copy's root, for hard links
+    old: Manifest
 
-def _list(fd: int, caps: Caps, report: CopyReport) -> list[tuple[str, bool]]:
-    """A folder's names, sorted in reverse (popped from the end: in order)."""
-    names: list[tuple[str, bool]] = []
-    with os.scandir(fd) as entries:
-        for entry in entries:
-            report.entries += 1
-            if report.entries > caps.entries:
-                _trip(report, f"more than {caps.entries:,} names")
-            names.append((entry.name, entry.is_dir(follow_symlinks=False)))
-    names.sort(reverse=True)
-    return names
-
-
-def _enter(
-    top: _Frame,
-    name: str,
-    path: str,
-    dev: int,
-    caps: Caps,
-    report: CopyReport,
-    fd: int | None = None,
-) -> _Frame | None:
-    """The frame of a sub-folder (``fd``: already open, a file entry that became a folder)."""
-    if top.depth + 1 > caps.depth:
-        _trip(report, f"folders more than {caps.depth} deep")
-    report.folders += 1
-    if report.folders > caps.folders:
-        _trip(report, f"more than {caps.folders:,} folders")
-    if fd is None:
+    def run(self, src: int, dst: int, rel: str, depth: int) -> None:
+        """Depth first with an explicit stack; owns (and closes) ``src`` and ``dst``."""
+        stack = [self._frame(src, dst, rel, depth)]
         try:
-            fd = _open_dir(name, top.src)
-        except OSError:
-            report.leave(path, "changed while copied: not a folder any more")
-            return None
-    try:
-        if os.fstat(fd).st_dev != dev:
-            report.leave(path, "another file system")
-            os.close(fd)
-            return None
-        out = _make_dir(name, top.dst, report.modes[1])
-        return _Frame(fd, out, path, top.depth + 1, _list(fd, caps, report))
-    except BaseException:
-        os.close(fd)
-        raise
+            while stack:
+                top = stack[-1]
+                if not top.names:
+                    stack.pop()
+                    os.close(top.src)
+                    os.close(top.dst)
+                    continue
+                name, is_dir = top.names.pop()
+                path = f"{top.rel}/{name}" if top.rel else name
+                if is_dir and name in self.skip:
+                    continue
+                fd = None if is_dir else self._copy_file(top, name, path)
+                if is_dir or fd is not None:  # fd: a file entry that is a folder by now
+                    child = self._enter(top, name, path, fd)
+                    if child is not None:
+                        stack.append(child)
+        finally:
+            for frame in stack:
+                os.close(frame.src)
+                os.close(frame.dst)
 
+    def _frame(self, src: int, dst: int, rel: str, depth: int) -> _Frame:
+        """A folder's frame: its names listed (``src`` and ``dst`` closed if that fails)."""
+        try:
+            return _Frame(src, dst, rel, depth, self._list(src))
+        except BaseException:
+            os.close(src)
+            os.close(dst)
+            raise
 
-def _copy_file(
-    top: _Frame,
-    name: str,
-    path: str,
-    dev: int,
-    caps: Caps,
-    report: CopyReport,
-    prev: int | None,
-    old: Manifest,
-) -> int | None:
-    """Copy one file; a descriptor of it when it turned out to be a folder (then not closed)."""
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=top.src)
-    except OSError:
-        report.leave(path, "symlink, or not a regular file")  # ELOOP, ENXIO (socket), ...
-        return None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode) and name not in (".", ".."):
-            out, fd = fd, -1
-            return out
-        if not stat.S_ISREG(st.st_mode):
-            report.leave(path, "not a regular file")
-            return None
-        if st.st_dev != dev:
-            report.leave(path, "another file system")
-            return None
-        report.files += 1
-        if report.files > caps.files:
-            _trip(report, f"more than {caps.files:,} files")
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        if prev is not None and old.get(path) == key and _link(prev, path, name, top.dst):
-            report.linked += 1
-            report.bytes += st.st_size
-            if report.bytes > caps.bytes:
-                _trip(report, f"more than {caps.bytes:,} bytes")
-        else:
+    def _list(self, fd: int) -> list[tuple[str, bool]]:
+        """A folder's names, sorted in reverse (popped from the end: in order)."""
+        names: list[tuple[str, bool]] = []
+        report, limit = self.report, self.caps.entries
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                report.entries += 1
+                if report.entries > limit:
+                    _trip(report, f"more than {limit:,} names")
+                names.append((entry.name, entry.is_dir(follow_symlinks=False)))
+        names.sort(reverse=True)
+        return names
+
+    def _enter(self, top: _Frame, name: str, path: str, fd: int | None) -> _Frame | None:
+        """The frame of a sub-folder (``fd``: already open, a file entry that became one)."""
+        caps, report = self.caps, self.report
+        if top.depth + 1 > caps.depth:
+            if fd is not None:
+                os.close(fd)
+            _trip(report, f"folders more than {caps.depth} deep")
+        report.folders += 1
+        if report.folders > caps.folders:
+            if fd is not None:
+                os.close(fd)
+            _trip(report, f"more than {caps.folders:,} folders")
+        if fd is None:
             try:
-                _copy_bytes(fd, name, top.dst, caps, report)
-            except OSError as exc:  # unreadable (EIO), or a name met twice: left out
-                report.leave(path, exc.strerror or "cannot be copied")
+                fd = _open_dir(name, top.src)
+            except OSError:
+                report.leave(path, "changed while copied: not a folder any more")
                 return None
-        report.manifest[path] = key
-    finally:
-        if fd >= 0:
+        try:
+            if os.fstat(fd).st_dev != self.dev:
+                report.leave(path, "another file system")
+                os.close(fd)
+                return None
+            out = _make_dir(name, top.dst, report.modes[1])
+        except BaseException:
             os.close(fd)
-    return None
+            raise
+        return self._frame(fd, out, path, top.depth + 1)
 
+    def _copy_file(self, top: _Frame, name: str, path: str) -> int | None:
+        """Copy one file; a descriptor of it when it is a folder by now (then left open)."""
+        report = self.report
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=top.src)
+        except OSError:
+            report.leave(path, "symlink, or not a regular file")  # ELOOP, ENXIO (socket), ...
+            return None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                fd, folder = -1, fd
+                return folder
+            if not stat.S_ISREG(st.st_mode) or st.st_dev != self.dev:
+                report.leave(path, "not a regular file of this folder's file system")
+                return None
+            report.files += 1
+            if report.files > self.caps.files:
+                _trip(report, f"more than {self.caps.files:,} files")
+            key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            if self.prev is not None and self.old.get(path) == key and _link(
+                self.prev, path, name, top.dst
+            ):
+                report.linked += 1
+                self._count(st.st_size)
+            else:
+                try:
+                    self._copy_bytes(fd, name, top.dst)
+                except OSError as exc:  # unreadable (EIO), or a name met twice: left out
+                    report.leave(path, exc.strerror or "cannot be copied")
+                    return None
+            report.manifest[path] = key
+            return None
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
-def _copy_bytes(fd: int, name: str, dst: int, caps: Caps, report: CopyReport) -> None:
-    """Read in chunks and count what is read: never past the byte cap, whatever the size."""
-    out = os.open(name, _OUT_FLAGS, report.modes[0], dir_fd=dst)
-    try:
-        while True:
-            room = caps.bytes - report.bytes
-            chunk = os.read(fd, min(CHUNK, room) if room > 0 else 1)
-            if not chunk:
-                return
-            if room <= 0:
-                _trip(report, f"more than {caps.bytes:,} bytes")
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(out, view) :]
-            report.bytes += len(chunk)
-    finally:
-        os.close(out)
+    def _copy_bytes(self, fd: int, name: str, dst: int) -> None:
+        """Read in chunks and count what is read: never past the byte cap, whatever the size."""
+        out = os.open(name, _OUT_FLAGS, self.report.modes[0], dir_fd=dst)
+        try:
+            while True:
+                room = self.caps.bytes - self.report.bytes
+                chunk = os.read(fd, min(CHUNK, room) if room > 0 else 1)
+                if not chunk:
+                    return
+                self._count(len(chunk))
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view) :]
+        finally:
+            os.close(out)
+
+    def _count(self, size: int) -> None:
+        self.report.bytes += size
+        if self.report.bytes > self.caps.bytes:
+            _trip(self.report, f"more than {self.caps.bytes:,} bytes")
 
 
 def _link(prev: int, path: str, name: str, dst: int) -> bool:
