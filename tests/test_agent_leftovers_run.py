@@ -152,6 +152,8 @@ def bwrap() -> None:
     need_sandbox()
 
 
+# (about 20-60 s on two shared cores: the agent's 20,000 folders are made and removed for real,
+# and five sandboxed sessions run; one run for all five keeps it to one runner start-up)
 def test_what_agents_leave_costs_their_own_session_only(
     tmp_path: Path, temp_home: Path, bwrap: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

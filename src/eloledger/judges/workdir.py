@@ -21,7 +21,12 @@ from eloledger import sandbox
 from eloledger.judges.code import TestsVerdict, judge_folder
 from eloledger.safetree import Caps, CopyReport, copy_tree
 
-SKIP = frozenset({"__pycache__", ".git", "node_modules"})
+# caches and installs an agent may leave (never judged: the candidate runs with -I -S), so a
+# virtual environment does not trip the copy's caps
+SKIP = frozenset(
+    {"__pycache__", ".git", "node_modules", ".venv", ".tox", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache"}
+)  # fmt: skip
 CAPS = Caps()
 MAX_FILES = CAPS.files
 MAX_BYTES = CAPS.bytes  # within the candidate sandbox's tmpfs (judges.code)
