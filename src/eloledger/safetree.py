@@ -389,7 +389,10 @@ def _empty(top: int) -> None:
 
 def _clear(fd: int) -> list[str]:
     """Unlink what is not a folder; the names of the folders (one listing: a rescan from the
-    start after each removal was quadratic in a wide folder)."""
+    start after each removal was quadratic in a wide folder). The folder is made 0700 first:
+    its owner may have made it read-only (0500), which keeps even its owner from unlinking."""
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, DIR_MODE)
     folders = []
     with os.scandir(fd) as entries:
         for entry in entries:
@@ -402,6 +405,19 @@ def _clear(fd: int) -> list[str]:
 
 
 def _chmod_open(name: str, parent: int) -> None:
-    """A folder its owner made unreadable (0000) is made 0700 again (best effort)."""
-    with contextlib.suppress(OSError, NotImplementedError):
-        os.chmod(name, DIR_MODE, dir_fd=parent, follow_symlinks=False)
+    """A folder its owner made unreadable (0000) is made 0700 again (best effort). Opened
+    with ``O_PATH | O_NOFOLLOW | O_DIRECTORY`` (no read right needed, never a symlink) and
+    changed through its ``/proc/self/fd`` entry: a chmod by name would follow a symlink
+    swapped in its place."""
+    path_flag = getattr(os, "O_PATH", 0)
+    if not path_flag:
+        return
+    try:
+        fd = os.open(name, path_flag | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.chmod(f"/proc/self/fd/{fd}", DIR_MODE)
+    finally:
+        os.close(fd)
