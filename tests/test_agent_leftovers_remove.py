@@ -10,14 +10,14 @@ subprocess with the system Python.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from agent_standin import as_root, normal_user
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux file modes and /proc")
 
@@ -53,22 +53,9 @@ print(json.dumps({"gone": not tree.exists(), "kept": (outside / "keep.txt").read
 
 @pytest.mark.parametrize("who", ["root", "user"])
 def test_remove_tree_removes_every_shape_and_follows_no_link(who: str) -> None:
-    user: list[str] = []
-    python, src = sys.executable, Path(__file__).resolve().parents[1] / "src"
     with tempfile.TemporaryDirectory(prefix="eloledger-rm-") as name:
-        folder = Path(name)
-        if who == "user":
-            if os.geteuid() != 0 or not shutil.which("setpriv"):
-                pytest.skip("needs root (to become a normal user) and setpriv")
-            if not Path("/usr/bin/python3").exists():
-                pytest.skip("needs /usr/bin/python3")
-            folder.chmod(0o755)
-            src = Path(shutil.copytree(src, folder / "src", ignore=shutil.ignore_patterns("*.pyc")))
-            folder = folder / "run"
-            folder.mkdir()
-            os.chown(folder, 1234, 1234)
-            user = ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups"]
-            python = "/usr/bin/python3"
+        become = normal_user if who == "user" else as_root
+        user, python, src, folder = become(Path(name))
         done = subprocess.run(
             [*user, python, "-c", REMOVER, str(folder)], capture_output=True, text=True,
             timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(src)},

@@ -28,24 +28,15 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import SRC, install
 from eloledger.tasks import load_tasks
 from sandbox_support import need_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-leftover-" + "a1" * 12
-STAND_IN = r"""#!/usr/bin/env python3
-import json, os, pathlib, sys
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-home = pathlib.Path(os.environ["HOME"])
-logs = home / ".claude" / "projects" / "-work"
-def emit(event):
-    print(json.dumps(event), flush=True)
+STAND_IN = r"""
+logs = log.parent
 def chain(top, depth):
     fd = os.open(top, os.O_RDONLY)
     for _ in range(depth):
@@ -53,9 +44,7 @@ def chain(top, depth):
         fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
         os.close(old)
     os.close(fd)
-emit({"type": "system", "subtype": "init", "session_id": "sid", "model": model})
-logs.mkdir(parents=True, exist_ok=True)
-with open(logs / "sid.jsonl", "a") as fh:
+with open(log, "a") as fh:
     fh.write(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": "r1",
         "message": {"id": "m1", "model": model, "usage": {"input_tokens": 10,
         "output_tokens": 2}}}) + "\n")
@@ -83,11 +72,6 @@ ARMS = ("fifo", "deep", "wide", "linked", "fixer")
 
 
 def _install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "clients" / "node_modules" / ".bin"
-    bin_dir.mkdir(parents=True)
-    script = bin_dir / "claude"
-    script.write_text(STAND_IN)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     victim = tmp_path / "victim" / ".claude" / "projects"
     (victim / "-home-victim").mkdir(parents=True)
     (victim / "-home-victim" / "v.jsonl").write_text(
@@ -98,13 +82,7 @@ def _install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     solutions: dict[str, str] = {}
     for task in load_tasks("builtin:agent-code"):
         solutions.update(task.solution_files or {})
-    plan = {"victim": str(victim), "solutions": solutions}
-    (bin_dir / "plan.json").write_text(json.dumps(plan))
-    for folder in (tmp_path, *bin_dir.parents[:3], bin_dir):
-        if folder.is_relative_to(tmp_path):
-            folder.chmod(0o755)  # the sandbox's own uid runs it
-    monkeypatch.setenv("ELOLEDGER_CLIENTS_DIR", str(tmp_path / "clients"))
-    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
+    install(tmp_path, STAND_IN, {"victim": str(victim), "solutions": solutions}, monkeypatch)
 
 
 def _spec(tmp_path: Path, arms: tuple[str, ...]) -> Path:
@@ -124,8 +102,7 @@ def _run(tmp_path: Path, *extra: str, timeout: float = 240) -> subprocess.Comple
     """``eloledger run`` in its own process group (killed whole if it hangs: a failure)."""
     tmp = tmp_path / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(tmp),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}  # fmt: skip
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(SRC)}
     argv = [sys.executable, "-m", "eloledger", "run", str(tmp_path / "spec.toml"), "--headless",
             "--quiet", "--bootstrap", "0", *extra]  # fmt: skip
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env, text=True, start_new_session=True,

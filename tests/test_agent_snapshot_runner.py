@@ -23,25 +23,14 @@ from pathlib import Path
 
 import pytest
 
+from agent_standin import SRC, install
 from sandbox_support import need_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-runner-" + "c4" * 12
 MARKER = "ELOLEDGER_RUNNER_MARKER_" + "9e" * 8
-STAND_IN = r"""#!/usr/bin/env python3
-import ctypes, json, os, pathlib, sys, time
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-log = pathlib.Path(os.environ["HOME"], ".claude", "projects", "-work", "sid.jsonl")
-log.parent.mkdir(parents=True, exist_ok=True)
-def emit(event):
-    print(json.dumps(event), flush=True)
-emit({"type": "system", "subtype": "init", "session_id": "sid", "model": model})
+STAND_IN = r"""
 for real, link, target, names in (("d", "l", plan["host"], ["id_key"]),
                                    ("p", "q", "/proc/self", ["environ", "pagemap"])):
     os.mkdir(real)
@@ -92,15 +81,7 @@ def test_checkpoints_of_a_swapping_agent_hold_no_host_file(
     host.mkdir(mode=0o700)
     (host / "id_key").write_text(CANARY)
     (host / "id_key").chmod(0o600)
-    bin_dir = tmp_path / "clients" / "node_modules" / ".bin"
-    bin_dir.mkdir(parents=True)
-    script = bin_dir / "claude"
-    script.write_text(STAND_IN)
-    script.chmod(0o755)
-    (bin_dir / "plan.json").write_text(json.dumps({"host": str(host)}))
-    for folder in (tmp_path, *bin_dir.parents[:3], bin_dir):
-        if folder.is_relative_to(tmp_path):
-            folder.chmod(0o755)  # the sandbox's own uid runs it
+    install(tmp_path, STAND_IN, {"host": str(host)}, monkeypatch)
     task = {"task_id": "opt", "kind": "agent", "prompt": "Improve answer.txt.",
             "files": {"answer.txt": "0"}, "scorer": SCORER}  # fmt: skip
     (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n")
@@ -109,9 +90,7 @@ def test_checkpoints_of_a_swapping_agent_hold_no_host_file(
         '[tasks]\nsource = "tasks.jsonl"\n[[arms]]\nname = "agent"\nkind = "agent"\n'
         'agent = "claude-code"\nmodel = "m"\ntimeout_s = 120\ncheckpoints = "tokens"\n'
     )
-    env = {**os.environ, MARKER: "1", "ELOLEDGER_CLIENTS_DIR": str(tmp_path / "clients"),
-           "PATH": "/usr/local/bin:/usr/bin:/bin",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}  # fmt: skip
+    env = {**os.environ, MARKER: "1", "PYTHONPATH": str(SRC)}
     done = subprocess.run(
         [sys.executable, "-m", "eloledger", "run", "spec.toml", "--headless", "--quiet",
          "--bootstrap", "0"],

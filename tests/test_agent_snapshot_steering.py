@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -22,6 +21,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from agent_standin import as_root, normal_user
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="renameat2 and /proc: Linux")
 
@@ -126,24 +127,11 @@ def _check_evidence(out: Path) -> None:
 
 @pytest.mark.parametrize("who", ["root", "user"])
 def test_a_swapping_agent_never_steers_a_snapshot_or_the_final_copy(who: str) -> None:
-    if who == "user":
-        if os.geteuid() != 0 or not shutil.which("setpriv") or not Path("/usr/bin/python3").exists():
-            pytest.skip("needs root (to become a normal user), setpriv and /usr/bin/python3")
-    elif os.geteuid() != 0:
+    if who == "root" and os.geteuid() != 0:
         pytest.skip("the root-only key file needs root")
     with tempfile.TemporaryDirectory(prefix="eloledger-steer-") as name:
-        folder = Path(name)
-        src = Path(__file__).resolve().parents[1] / "src"
-        user: list[str] = []
-        python = sys.executable
-        if who == "user":
-            folder.chmod(0o755)
-            src = Path(shutil.copytree(src, folder / "src", ignore=shutil.ignore_patterns("*.pyc")))
-            run = folder / "run"
-            run.mkdir()
-            os.chown(run, 1234, 1234)
-            user = ["setpriv", "--reuid", "1234", "--regid", "1234", "--clear-groups"]
-            python, folder = "/usr/bin/python3", run
+        become = normal_user if who == "user" else as_root
+        user, python, src, folder = become(Path(name))
         result = _run_copier(folder, user, python, src)
         assert result["snapshots"] >= 10, result  # each one raced against the swapper
         out = folder / "out"
