@@ -349,42 +349,57 @@ _MOVE_UP_DEPTH = 64
 
 def _empty(top: int) -> None:
     """Empty the folder open as ``top`` (closes it)."""
-    # (descriptor, its name in the folder above, its sub-folders still to remove)
-    stack: list[tuple[int, str, list[str]]] = [(top, "", _clear(top))]
+    stack: list[_Gone] = [_Gone(top, "")]
     moved = 0
     try:
         while stack:
-            fd, name, todo = stack[-1]
-            if not todo:
-                todo += _clear(fd)  # what appeared meanwhile (or was moved up to the top)
-            if not todo:
+            here = stack[-1]
+            if not here.todo:
+                here.scans += 1
+                if here.scans > _RESCANS + (moved if here.fd == top else 0):
+                    return  # a writer keeps adding folders: give up, never loop forever
+                here.todo = _clear(here.fd)  # first, or what appeared meanwhile (moved up)
+            if not here.todo:
                 stack.pop()
-                os.close(fd)
+                os.close(here.fd)
                 if stack:
                     try:
-                        os.rmdir(name, dir_fd=stack[-1][0])
+                        os.rmdir(here.name, dir_fd=stack[-1].fd)
                     except OSError:
                         return  # not empty after all (a writer still at work): give up
                 continue
-            child = todo.pop()
+            child = here.todo.pop()
             if len(stack) >= _MOVE_UP_DEPTH:  # too deep: move it up beside the others
                 moved += 1
                 up = f".eloledger-rm-{moved}-{secrets.token_hex(6)}"
                 with contextlib.suppress(OSError):
-                    os.rename(child, up, src_dir_fd=fd, dst_dir_fd=top)
+                    os.rename(child, up, src_dir_fd=here.fd, dst_dir_fd=top)
                 continue
             try:
-                opened = _open_dir(child, fd)
+                opened = _open_dir(child, here.fd)
             except OSError:
-                _chmod_open(child, fd)
+                _chmod_open(child, here.fd)
                 try:
-                    opened = _open_dir(child, fd)
+                    opened = _open_dir(child, here.fd)
                 except OSError:
                     return  # cannot be opened even as its owner: left where it is
-            stack.append((opened, child, _clear(opened)))
+            stack.append(_Gone(opened, child))
     finally:
-        for fd, _, _ in stack:
-            os.close(fd)
+        for gone in stack:
+            os.close(gone.fd)
+
+
+_RESCANS = 3  # listings of one folder while removing it (the top: one more per folder moved up)
+
+
+@dataclass
+class _Gone:
+    """A folder being removed: its descriptor, its name above, its sub-folders still to go."""
+
+    fd: int
+    name: str
+    todo: list[str] = field(default_factory=list)
+    scans: int = 0
 
 
 def _clear(fd: int) -> list[str]:
