@@ -256,11 +256,12 @@ class _Walk:
             if report.files > self.caps.files:
                 _trip(report, f"more than {self.caps.files:,} files")
             key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            if self.prev is not None and self.old.get(path) == key and _link(
-                self.prev, path, name, top.dst
-            ):
+            unchanged = self.prev is not None and self.old.get(path) == key
+            if unchanged and report.bytes + st.st_size > self.caps.bytes:
+                self._over()  # linked, it would count its whole size
+            if unchanged and _link(self.prev, path, name, top.dst):  # type: ignore[arg-type]
                 report.linked += 1
-                self._count(st.st_size)
+                report.bytes += st.st_size
             else:
                 try:
                     self._copy_bytes(fd, name, top.dst)
@@ -282,17 +283,17 @@ class _Walk:
                 chunk = os.read(fd, min(CHUNK, room) if room > 0 else 1)
                 if not chunk:
                     return
-                self._count(len(chunk))
+                if room <= 0:  # one byte more than the cap allows: stop, that byte unwritten
+                    self._over()
+                self.report.bytes += len(chunk)
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(out, view) :]
         finally:
             os.close(out)
 
-    def _count(self, size: int) -> None:
-        self.report.bytes += size
-        if self.report.bytes > self.caps.bytes:
-            _trip(self.report, f"more than {self.caps.bytes:,} bytes")
+    def _over(self) -> None:
+        _trip(self.report, f"more than {self.caps.bytes:,} bytes")
 
 
 def _link(prev: int, path: str, name: str, dst: int) -> bool:
