@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from agent_standin import MODEL_CALL, canonical
+from eloledger.runner import checkpoints
 from eloledger.runner.run import run_experiment
 from eloledger.runner.spec import load_spec
 
@@ -127,14 +128,13 @@ def test_token_checkpoints_follow_the_grid_with_exact_budgets_and_judged_snapsho
     tmp_path: Path, clients: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     copied_in: list[str] = []
-    real_copy = shutil.copyfile
+    real_copy = checkpoints.copy_tree
 
     def spy(src, dst, *a, **k):  # noqa: ANN001, ANN002, ANN003
-        if "/checkpoints/" in str(dst):  # (shutil is shared: the judge's copies pass here too)
-            copied_in.append(threading.current_thread().name)
+        copied_in.append(threading.current_thread().name)
         return real_copy(src, dst, *a, **k)
 
-    monkeypatch.setattr("eloledger.runner.checkpoints.shutil.copyfile", spy)
+    monkeypatch.setattr(checkpoints, "copy_tree", spy)
     spec = load_spec(_spec(tmp_path, 'checkpoints = "tokens"'))
     asyncio.run(run_experiment(spec))
     rows = _rows(spec.ledger)

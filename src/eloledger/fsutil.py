@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 SECRET_MODE = 0o600
 STALE_TEMP_SECONDS = 60.0  # a temp file this old belongs to no live writer
@@ -53,6 +54,29 @@ def read_text(path: Path) -> str | None:
             return handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def open_regular(path: Path | str) -> BinaryIO | None:
+    """``open(path, "rb")`` for a regular file only; None for anything else (a FIFO, socket or
+    device: never blocks, a FIFO's writer is never waited for) or a file that cannot be opened.
+
+    Why: log folders are read while other programs (or an agent) write them, and a FIFO named
+    ``*.jsonl`` opened the plain way blocks its reader forever. ``O_NONBLOCK`` makes the open
+    return at once, ``fstat`` on the descriptor (not the name) decides.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+    except OSError:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 def read_config_text(path: Path) -> str | None:

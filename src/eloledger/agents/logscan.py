@@ -14,6 +14,8 @@ Shared by ``eloledger import`` (which saves the offsets and appends rows to a le
   keeps that from double counting.
 
 Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size.
+A FIFO, socket or device named like a log is never opened for reading (``fsutil.open_regular``:
+a FIFO would block the scan forever).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Protocol
 import orjson
 
 from eloledger.agents.logcall import FALLBACK, Call, Unknown
+from eloledger.fsutil import open_regular
 from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
@@ -156,7 +159,11 @@ class LogScanner:
             return
         parser = self.fmt.Parser(path, dict(state.parser))
         pending: OrderedDict[str, list[Any]] = OrderedDict()
-        with open(path, "rb") as fh:
+        fh = open_regular(path)
+        if fh is None:  # replaced by a FIFO or removed since _open
+            self.report.files -= 1
+            return None
+        with fh:
             if os.fstat(fh.fileno()).st_ino != stat.st_ino:  # replaced since _open: again
                 self.report.files -= 1
                 return self.scan_file(path)
@@ -181,9 +188,8 @@ class LogScanner:
         """The file's state if it has new bytes to read (counted in ``report.files``)."""
         if self._unchanged(path):
             return None, None
-        try:
-            fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
+        fh = open_regular(path)  # a FIFO, socket or device named *.jsonl is never read
+        if fh is None:
             return None, None
         with fh:
             stat = os.fstat(fh.fileno())
@@ -461,9 +467,8 @@ def _parse_file(task: tuple) -> tuple | None:
     parser_module = importlib.import_module(fmt_name)
     parser = parser_module.Parser(path, parser_state)
     items: list[Item] = []
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError:
+    fh = open_regular(path)
+    if fh is None:
         return None
     with fh:
         if os.fstat(fh.fileno()).st_ino != ino:

@@ -18,6 +18,7 @@ from typing import Any
 
 from eloledger.agents.usage import CallUsage
 from eloledger.meter import MeteredCall
+from eloledger.runner.evidence import private_logs
 
 _PACKAGES = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli"}
 AGREE, DISAGREE, UNCHECKED = "agree", "disagree", "unchecked"
@@ -30,7 +31,8 @@ class LogUsage:
 
 
 def read_log_usage(agent: str, home: Path) -> LogUsage | None:
-    """Every deduplicated model call in the logs under the session's HOME; None if unreadable."""
+    """Every deduplicated model call in the logs under the session's HOME (read from a private
+    copy, :func:`~eloledger.runner.evidence.private_logs`); None if unreadable."""
     try:
         logs = importlib.import_module(f"eloledger.agents.{_PACKAGES[agent]}.logs")
         from eloledger.agents.logscan import LogScanner  # type: ignore[import-not-found]
@@ -38,8 +40,11 @@ def read_log_usage(agent: str, home: Path) -> LogUsage | None:
         return None
     rows: list[dict[str, Any]] = []
     scanner = LogScanner(logs, emit=rows.append, settle_s=0.0)
-    for root in logs.default_roots({"HOME": str(home)}):
-        scanner.scan(logs.find_files(root))
+    with private_logs(home) as copy:  # the agent's HOME is never read in place
+        if copy is None:
+            return None
+        for root in logs.default_roots({"HOME": str(copy)}):
+            scanner.scan(logs.find_files(root))
     total = CallUsage()
     for row in rows:
         total = total + CallUsage(

@@ -15,8 +15,8 @@ crash, api). Call rows are never counted again on top of their session's row.
 
 from __future__ import annotations
 
+import asyncio
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +47,7 @@ from eloledger.runner.agent_session import (
 from eloledger.runner.checkpoints import finalize
 from eloledger.runner.resolve import SIM_DEFAULT_MODEL, SIM_PROFILE, Endpoint
 from eloledger.runner.spec import ArmSpec, ExperimentSpec, _sibling, spec_line
+from eloledger.safetree import remove_tree
 from eloledger.tasks import Task
 
 WIRE_OF = {"claude-code": "anthropic", "codex": "openai-responses", "gemini-cli": "gemini"}
@@ -181,10 +182,14 @@ class AgentSessions:
         rows = []
         evidence = self.evidence_dir(task, arm, session, sample, attempt)
         if evidence.exists() and self.resume:
-            rows.append(self._interrupted(task, arm, session, sample, attempt, ep, evidence))
+            rows.append(  # off the loop: it reads the session logs the agent left
+                await asyncio.to_thread(
+                    self._interrupted, task, arm, session, sample, attempt, ep, evidence
+                )
+            )
             attempt += 1
             evidence = self.evidence_dir(task, arm, session, sample, attempt)
-        shutil.rmtree(evidence, ignore_errors=True)  # left by an unrelated earlier ledger
+        await asyncio.to_thread(remove_tree, evidence)  # left by an unrelated earlier ledger
         job = AgentJob(
             agent=a.agent,
             executable=self.executables[arm.name],
@@ -215,10 +220,14 @@ class AgentSessions:
         finally:
             self.live.pop(key, None)
         cpu0 = time.process_time()
-        row = self._row(task, arm, session, sample, ep, outcome)
+        row = await asyncio.to_thread(self._row, task, arm, session, sample, ep, outcome)
         row["attempt"] = attempt
         calls = [{**_identity(row), **call.row()} for call in outcome.calls]
-        marks = checkpoint_rows(row, outcome, task, self.spec.ledger) if a.checkpoints else []
+        marks = (
+            await asyncio.to_thread(checkpoint_rows, row, outcome, task, self.spec.ledger)
+            if a.checkpoints
+            else []
+        )
         self.overhead.append((outcome.own_cpu_s + time.process_time() - cpu0, outcome.wall_s))
         return [*rows, *calls, row, *marks]
 

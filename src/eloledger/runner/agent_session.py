@@ -41,17 +41,18 @@ from eloledger import sandbox
 from eloledger.agents.events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.judges.rule import Verdict
 from eloledger.judges.scorer import judge_work
-from eloledger.judges.workdir import safe_copy
 from eloledger.meter import Meter, MeteredCall, Upstream, behind_meter, client_root
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
 from eloledger.runner.checkpoints import Checkpointer, Mark
+from eloledger.runner.evidence import keep_home_logs, keep_work
+from eloledger.safetree import remove_tree
 from eloledger.tasks import Task
 
 _STREAM_LIMIT = 16 * 1024 * 1024  # one event line (Claude's init line lists every tool)
 _STDERR_KEEP = 64 * 1024
-_LOG_DIRS = (".claude/projects", ".codex/sessions", ".gemini/tmp")
 METER_LOG = "meter.jsonl"  # the meter's calls, as they end (outside the sandbox's reach)
+COPY_LIMIT = "copy_limit"  # the error class of a session whose folders trip a copy cap
 
 
 @dataclass
@@ -154,20 +155,29 @@ async def run_agent_session(
         finally:
             if ckpt is not None:
                 await ckpt.finish()
-            sandbox.chown_back(home)  # root mode: the CLI's files were its fresh uid's
-            sandbox.chown_back(work)
         state.ended = time.monotonic()
         opts = {"timeout_s": job.judge_timeout_s, "memory_mb": job.judge_memory_mb,
                 "sandbox_kind": job.sandbox}  # fmt: skip
-        # also after a timeout: the files it left are its result
-        verdict = await asyncio.to_thread(judge_work, work, job.task, **opts)
-        judged = [
-            (m, await asyncio.to_thread(judge_work, m.path, job.task, **opts))
-            for m in (ckpt.marks if ckpt is not None else [])
-        ]
-        logs = _keep_evidence(work, job.evidence_dir)
+        # also after a timeout: the files it left are its result. Judged from the final copy
+        # (evidence.keep_work), never the folder it wrote; a cap it trips fails it alone.
+        verdict, judged, logs = None, [], []
+        try:
+            logs, tripped = await asyncio.to_thread(_keep_evidence, work, job.evidence_dir)
+            tripped = tripped or (ckpt.note if ckpt is not None else None)
+            if tripped is not None:
+                state.fail(COPY_LIMIT, f"{tripped}: not judged")
+            else:
+                verdict = await asyncio.to_thread(
+                    judge_work, job.evidence_dir / "work", job.task, **opts
+                )
+                judged = [
+                    (m, await asyncio.to_thread(judge_work, m.path, job.task, **opts))
+                    for m in (ckpt.marks if ckpt is not None else [])
+                ]
+        except (OSError, RecursionError) as exc:
+            state.fail(CRASH, f"the files it left could not be kept: {exc}")
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, base)
         await meter.close_session(metered)
         if job.meter is None:
             await meter.aclose()
@@ -238,6 +248,8 @@ async def _run_cli(
     except OSError as exc:
         state.fail(CRASH, f"cannot start {argv[0]}: {exc}")
         return None
+    if ckpt is not None:
+        ckpt.pid = proc.pid  # its processes are stopped while a snapshot is copied
     stderr_parts: list[bytes] = []
     with open(job.evidence_dir / "stream.jsonl", "w", encoding="utf-8") as stream_log:
 
@@ -381,17 +393,13 @@ def _write_tree(root: Path, files: dict[str, str], mode: int | None = None) -> N
             target.chmod(mode)
 
 
-def _keep_evidence(work: Path, evidence: Path) -> list[Path]:
-    """Keep the CLI's session logs (drop the rest of its HOME: caches) and the final tree."""
-    home = evidence / "home"
-    keep = {home / rel for rel in _LOG_DIRS}
-    for path in sorted(home.rglob("*"), reverse=True):  # deepest first
-        if any(path == k or k in path.parents or path in k.parents for k in keep):
-            continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
-    kept = sorted(p for k in keep if k.is_dir() for p in k.rglob("*.jsonl") if p.is_file())
-    safe_copy(work, evidence / "work")  # no symlink out of the folder is kept or followed
-    return kept
+def _keep_evidence(work: Path, evidence: Path) -> tuple[list[Path], str | None]:
+    """Keep the CLI's session logs (drop the rest of its HOME: caches) and the final tree,
+    both copied through directory descriptors (:mod:`.evidence`); a cap either trips, named."""
+    kept, logs = keep_home_logs(evidence / "home")
+    copied = keep_work(work, evidence)
+    if copied.tripped is not None:
+        return kept, f"the work folder has {copied.tripped} (a copy limit)"
+    if logs is not None and logs.tripped is not None:
+        return kept, f"the session's HOME has {logs.tripped} in its log folders (a copy limit)"
+    return kept, None

@@ -9,7 +9,10 @@ the budget has crossed the next step of the grid (first step ``checkpoint_start`
 first turn's tokens / turn 1 / the first turn's second) it snapshots the folder at the next
 event (so a tool call the crossing model call asked for has run). A snapshot hard-links the
 files unchanged since the previous one and copies the changed ones, under the session's
-evidence folder. Each snapshot's budget is the log's count read after the copy (what the work
+evidence folder, with the session's processes stopped meanwhile (:mod:`.freeze`) and through
+directory descriptors (:mod:`eloledger.safetree`): nothing the agent does to its folder can make
+a snapshot follow a link out of it or grow past the caps. A snapshot that trips a cap is
+dropped and ends the session's snapshots (:attr:`Checkpointer.note` says why). Each snapshot's budget is the log's count read after the copy (what the work
 in it cost at most). After the session every snapshot is judged like the final folder and
 becomes one ``role = "checkpoint"`` row (see :func:`finalize`, the shared row contract).
 """
@@ -17,8 +20,6 @@ becomes one ``role = "checkpoint"`` row (see :func:`finalize`, the shared row co
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eloledger.agents.events import SessionState
-from eloledger.judges.workdir import MAX_BYTES, MAX_FILES, SKIP
+from eloledger.judges.workdir import CAPS, SKIP
+from eloledger.runner.freeze import frozen
+from eloledger.safetree import Manifest, copy_tree, remove_tree
 
 AXES = ("tokens", "turns", "seconds")
 GRID = 1.5
@@ -60,13 +63,15 @@ class Checkpointer:
     start: float | None = None
     marks: list[Mark] = field(default_factory=list)
     events: int = 0
+    pid: int | None = None  # the CLI's process, stopped with its descendants during a copy
+    note: str | None = None  # why snapshots stopped early (a cap), for the session's row
     _next: float | None = None
     _due_after: int | None = None  # snapshot at the first event after this one
     _pending: bool = False
     _running: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1))
-    _manifest: dict[str, tuple[int, int, Path]] = field(default_factory=dict)
+    _manifest: Manifest = field(default_factory=dict)
     _first_turn_s: float | None = None
 
     def __post_init__(self) -> None:
@@ -91,6 +96,7 @@ class Checkpointer:
 
     async def finish(self) -> None:
         """The session ended: take a snapshot still due, then stop the worker."""
+        self.pid = None  # the CLI has exited: its pid may be another process's by now
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._pool, self._flush)
         self._pool.shutdown(wait=True)
@@ -103,7 +109,10 @@ class Checkpointer:
                     self._running = False
                     return
                 self._pending = False
-            self._step()
+            try:
+                self._step()
+            except OSError as exc:  # the folder gone or unreadable: no more snapshots
+                self.note = f"snapshots stopped: {exc}"
 
     def _value(self, tokens: int) -> float:
         s = self.state
@@ -120,6 +129,8 @@ class Checkpointer:
         return max(self.state.tokens, logged or 0)
 
     def _step(self) -> None:
+        if self.note is not None:
+            return
         if self._due_after is not None and (
             self.events > self._due_after or self.axis == "seconds"
         ):
@@ -138,8 +149,11 @@ class Checkpointer:
                 self._snapshot()
 
     def _flush(self) -> None:
-        if self._due_after is not None:
-            self._snapshot()
+        if self._due_after is not None and self.note is None:
+            try:
+                self._snapshot()
+            except OSError as exc:
+                self.note = f"snapshots stopped: {exc}"
 
     def _snapshot(self) -> None:
         self._due_after = None
@@ -147,51 +161,19 @@ class Checkpointer:
         t0 = time.perf_counter()
         index = len(self.marks)
         dst = self.folder / f"{index:02d}"
-        linked, copied = self._copy(dst)
+        previous = (self.marks[-1].path, self._manifest) if self.marks else None
+        with frozen(self.pid):
+            report = copy_tree(self.work, dst, skip=SKIP, caps=CAPS, previous=previous)
+        if report.tripped is not None:
+            remove_tree(dst)
+            self.note = f"snapshot {index} stopped: the work folder has {report.tripped}"
+            return
+        self._manifest = report.manifest
         copy_s = time.perf_counter() - t0
         self.marks.append(
             Mark(index, dst, s.tokens, self.read_log_tokens(), s.turns, round(s.elapsed_s, 3),
-                 copy_s, linked, copied)
+                 copy_s, report.linked, report.files - report.linked)
         )  # fmt: skip
-
-    def _copy(self, dst: Path) -> tuple[int, int]:
-        """Hard links for files unchanged (size, mtime) since the last snapshot, copies of the
-        rest; regular files only (no symlink is followed or kept), the judge's size caps."""
-        root = os.path.realpath(self.work)
-        manifest: dict[str, tuple[int, int, Path]] = {}
-        linked = copied = size = 0
-        for folder, dirs, names in os.walk(root, followlinks=False):
-            dirs[:] = [
-                d for d in dirs if d not in SKIP and not os.path.islink(os.path.join(folder, d))
-            ]
-            rel_dir = os.path.relpath(folder, root)
-            (dst / rel_dir).mkdir(parents=True, exist_ok=True)
-            for name in names:
-                src = os.path.join(folder, name)
-                try:
-                    st = os.lstat(src)
-                except OSError:
-                    continue  # removed while we walked
-                if not os.path.isfile(src) or os.path.islink(src):
-                    continue
-                if len(manifest) >= MAX_FILES or size + st.st_size > MAX_BYTES:
-                    continue
-                rel = os.path.normpath(os.path.join(rel_dir, name))
-                target = dst / rel
-                old = self._manifest.get(rel)
-                try:
-                    if old is not None and old[:2] == (st.st_size, st.st_mtime_ns):
-                        os.link(old[2], target)
-                        linked += 1
-                    else:
-                        shutil.copyfile(src, target, follow_symlinks=False)
-                        copied += 1
-                except OSError:
-                    continue
-                manifest[rel] = (st.st_size, st.st_mtime_ns, target)
-                size += st.st_size
-        self._manifest = manifest
-        return linked, copied
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ restates messages and a resumed session repeat ids already counted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from eloledger.agents.logcall import Call, FileParser, Unknown, has_token_counts
 from eloledger.agents.usage import CallUsage
+from eloledger.fsutil import open_regular
 
 SOURCE = "gemini-cli"
 # Only lines holding one of these are parsed (the rest cannot carry tokens or context).
@@ -41,11 +43,11 @@ def project_of(path: Path) -> str:
     """The project folder Gemini CLI named (``tmp/<project>/chats/...``); its ``.project_root``
     file, when present, holds the real working directory."""
     folder = path.parent.parent
-    marker = folder / ".project_root"
-    try:
-        text = marker.read_text(encoding="utf-8").strip()
-    except OSError:
-        text = ""
+    fh = open_regular(folder / ".project_root")  # a FIFO there must not block the scan
+    text = ""
+    if fh is not None:
+        with fh, contextlib.suppress(OSError):
+            text = fh.read(4096).decode("utf-8", "replace").strip()
     return text or folder.name
 
 
