@@ -159,9 +159,9 @@ def test_what_agents_leave_costs_their_own_session_only(
     fifo_home = Path(rows["fifo"]["evidence"], "home")
     kept = {p.name for p in fifo_home.rglob("*")}
     assert "sid.jsonl" in kept and "evil.jsonl" not in kept
-    # the symlinked log folder was not followed: the victim's log is nowhere, the agent's
-    # own log (moved aside) was not a log folder, so its session has no log to check
-    assert rows["linked"]["status"] == "ok" and rows["linked"]["usage_check"] == "unchecked"
+    # the symlinked log folder was not followed: the victim's log is nowhere (its tokens are
+    # the meter's; the CLI's report, which no call backs, is only a cross-check)
+    assert rows["linked"]["status"] == "ok" and rows["linked"]["usage_check"] != "agree"
     _no_canary(tmp_path)
     for row in rows.values():  # eloledger's copies: no link, private modes
         for path in Path(row["evidence"]).rglob("*"):

@@ -1,7 +1,7 @@
 """Through the real runner: an agent swapping its folders with symlinks during checkpoints.
 
-A stand-in ``claude`` (Claude Code's stream-json, in the OS sandbox) plays twenty model calls,
-each logged with twice the tokens of the last (so each crosses the next step of the 1.5x token
+A stand-in ``claude`` (Claude Code's stream-json, in the OS sandbox) makes twelve model calls
+through the meter, each prompt 1.6x the last (so each crosses the next step of the 1.5x token
 grid and is snapshotted), while a process it left behind swaps two of its folders with
 symlinks every 0.5 ms: one to a root-only folder holding a 0600 key, one to ``/proc/self``
 (eloledger's own environment, and ``pagemap``). Its folders hold files named like the targets'.
@@ -23,14 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_standin import SRC, install
+from agent_standin import MODEL_CALL, SRC, install
 from sandbox_support import need_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 CANARY = "sk-canary-runner-" + "c4" * 12
 MARKER = "ELOLEDGER_RUNNER_MARKER_" + "9e" * 8
-STAND_IN = r"""
+STAND_IN = MODEL_CALL + r"""
 for real, link, target, names in (("d", "l", plan["host"], ["id_key"]),
                                    ("p", "q", "/proc/self", ["environ", "pagemap"])):
     os.mkdir(real)
@@ -45,8 +45,8 @@ if os.fork() == 0:  # the swapper, left behind
         libc.renameat2(-100, b"p", -100, b"q", 2)
         time.sleep(0.0005)
 total = 0
-for k in range(1, 21):
-    usage = {"input_tokens": 1000 * 2 ** k, "output_tokens": 10}
+for k in range(1, 13):  # each call's prompt 1.6x the last: each crosses the 1.5x grid
+    usage = model_call("word " * int(20 * 1.6 ** k))
     total += usage["input_tokens"]
     with log.open("a") as fh:
         fh.write(json.dumps({"type": "assistant", "sessionId": "sid", "requestId": f"r{k}",
@@ -58,7 +58,7 @@ for k in range(1, 21):
     emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": f"t{k}",
           "content": "ok"}]}})
     time.sleep(0.1)
-emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": 20,
+emit({"type": "result", "subtype": "success", "is_error": False, "num_turns": 12,
       "result": "done", "session_id": "sid",
       "modelUsage": {model: {"inputTokens": total, "outputTokens": 200}}})
 """
@@ -100,7 +100,7 @@ def test_checkpoints_of_a_swapping_agent_hold_no_host_file(
     rows = [json.loads(x) for x in (tmp_path / "steer.ledger.jsonl").open()]
     (session,) = [r for r in rows if r["role"] == "sample"]
     marks = [r for r in rows if r["role"] == "checkpoint"]
-    assert session["status"] == "ok" and session["score"] == 20.0, session
+    assert session["status"] == "ok" and session["score"] == 12.0, session
     assert len(marks) >= 6, len(marks)  # each snapshot raced against the swapper
     leaked, total = [], 0
     for path in tmp_path.rglob("*"):
