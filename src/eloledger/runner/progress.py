@@ -9,10 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from eloledger.runner.counters import RunCounters
 from eloledger.tables import terminal_width
+
+if TYPE_CHECKING:
+    from eloledger.runner.shard import Shard
+    from eloledger.runner.spec import ExperimentSpec
+
+
+def planned_calls(
+    spec: ExperimentSpec, task_count: int, shard: Shard | None = None
+) -> dict[str, int]:
+    """Calls each arm makes: owned tasks × sessions × samples × rounds.
+
+    The runner sets its counters from this and ``eloledger watch`` reads the same numbers
+    from the spec beside a ledger, so a followed run's bar reaches 100% exactly when the
+    run's does. Debate and refine arms write one ledger row per round; a plan without the
+    rounds ran past 100% (552 of 276).
+    """
+    tasks = sum(1 for t in range(task_count) if shard is None or shard.owns(t))
+    return {arm.name: tasks * spec.sessions * arm.n * arm.rounds for arm in spec.arms}
 
 
 def progress_line(c: RunCounters, width: int | None = None) -> str:

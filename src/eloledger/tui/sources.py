@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -222,12 +223,15 @@ def comparisons_beside(ledger: Path) -> Path:
 
 
 def spec_plan(ledger: Path, limit: int = 20) -> tuple[Path, int | None, dict[str, int]] | None:
-    """A spec file beside the ledger whose ``ledger`` is this file: (path, budget, plan).
+    """A spec file beside the ledger whose ``ledger`` is this file (or one shard's ledger of
+    it): (path, budget, plan).
 
-    The plan is what the runner sets: tasks × sessions × samples per arm. Specs that do not
+    The plan is the runner's own (``runner.progress.planned_calls``: rounds and shards
+    included), so the watcher's total is the runner's number of calls. Specs that do not
     parse, or that write elsewhere, are passed over (this is a hint, never an error).
     """
     try:
+        from eloledger.runner.progress import planned_calls
         from eloledger.runner.run import resolve_tasks
         from eloledger.runner.spec import load_spec
     except ImportError:
@@ -236,14 +240,29 @@ def spec_plan(ledger: Path, limit: int = 20) -> tuple[Path, int | None, dict[str
     for candidate in sorted(ledger.parent.glob("*.toml"))[:limit]:
         try:
             spec = load_spec(candidate)
-            if Path(spec.ledger).resolve() != target:
+            found, shard = _ledger_shard(Path(spec.ledger), target)
+            if not found:
                 continue
-            tasks = len(resolve_tasks(spec))
+            plan = planned_calls(spec, len(resolve_tasks(spec)), shard)
         except Exception:
             continue
-        plan = {arm.name: tasks * spec.sessions * arm.n for arm in spec.arms}
         return candidate, spec.max_total_tokens, plan
     return None
+
+
+def _ledger_shard(written: Path, target: Path) -> tuple[bool, Any]:
+    """Whether a spec writing ``written`` writes ``target``: the whole run's ledger (no
+    shard) or the ledger of one ``--shard I/N`` slice of it (that shard)."""
+    from eloledger.runner.shard import Shard, shard_ledger
+
+    if written.resolve() == target:
+        return True, None
+    match = re.search(r"\.shard-(\d+)-of-(\d+)", target.name)
+    if match:
+        shard = Shard(int(match.group(1)), int(match.group(2)))
+        if shard_ledger(written, shard).resolve() == target:
+            return True, shard
+    return False, None
 
 
 class LiveRun:
