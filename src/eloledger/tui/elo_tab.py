@@ -80,6 +80,7 @@ class EloTab(Vertical, can_focus=True):
         self.verdict: dict[str, Any] | None = None
         self.reference = 0  # which arm's best-of-k reference the curves view draws
         self.verdict_shown = False  # the fairness line takes a row only when it has something
+        self._warnings_untold: list[str] = []  # toasted when the tab is next shown
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -173,12 +174,23 @@ class EloTab(Vertical, can_focus=True):
         shown = self.query_one("#elo-usage", Static)
         shown.update("\n".join(map(fmt.markup, usage.splitlines())))
         shown.display = bool(usage)
-        if data.warnings:  # one toast: three stacked ones hid everything else at 80x24
-            more = len(data.warnings) - 1
+        self._warnings_untold = list(data.warnings)
+        if self.is_on_screen:
+            self._tell_warnings()
+        self.call_after_refresh(self._redraw)  # once laid out: the real width and height
+
+    def on_show(self) -> None:
+        self._tell_warnings()
+
+    def _tell_warnings(self) -> None:
+        """One toast (three stacked ones hid everything else at 80x24), shown when the tab is:
+        a run fitted in the background must not cover the Run view it finished on."""
+        warnings, self._warnings_untold = self._warnings_untold, []
+        if warnings:
+            more = len(warnings) - 1
             tail = f"\n(+{more} more: `eloledger elo` prints them all)" if more else ""
             title = "Elo warning" if not more else f"Elo: {more + 1} warnings"
-            self.notify(data.warnings[0] + tail, title=title, severity="warning", timeout=8)
-        self.call_after_refresh(self._redraw)  # once laid out: the real width and height
+            self.notify(warnings[0] + tail, title=title, severity="warning", timeout=8)
 
     # -- drawing --------------------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ class HistoryScreen(Screen[None]):
     """Every indexed run (history) and the audit per week or run, with the drift flag."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,h", "close", "Close"),
+        Binding("escape,h", "close", "Close"),  # q quits, as everywhere
         Binding("r", "reload", "Reload"),
         Binding("a", "toggle_by", "Audit per week/run"),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ class LedgerWatch:
 
         self.path = Path(path)
         self.label = str(path)
+        # --from-end: the counters hold only what was written after attaching, so the view
+        # labels them "since attach" and sets no bar against the whole run's plan
+        self.counting_since = None if from_start else time.strftime("%H:%M:%S")
         self.interval = interval
         self.counters = RunCounters()
         self.follower = LedgerFollower(self.path, from_start=from_start)
@@ -93,6 +97,7 @@ class LedgerWatch:
         self.budget_tokens: int | None = None
         self._warnings_read = 0
         self._comparisons_mtime: float | None = None
+        self.polls = 0  # reads done; a run finished at the first one had ended before attach
         self._stopped = False
 
     def state(self) -> str:
@@ -108,6 +113,8 @@ class LedgerWatch:
         if not self.exists:
             return f"{self.path.name} does not exist yet (the run creates it)"
         parts = [f"{self.rows_seen:,} rows"]
+        if self.counting_since:
+            parts[0] += f" since attach at {self.counting_since}"
         if self.skipped:
             noun = "line" if self.skipped == 1 else "lines"
             parts.append(f"{self.skipped:,} {noun} skipped (last: {self.last_skipped})")
@@ -157,6 +164,7 @@ class LedgerWatch:
                 self.counters.apply_row(row)
             self.rows_seen += min(APPLY_CHUNK, len(rows) - start)
             await asyncio.sleep(0)
+        self.polls += 1
         self._check_finished()
         return len(rows)
 
@@ -197,6 +205,8 @@ class LedgerWatch:
     def _apply_plan(self) -> None:
         if self.budget_tokens:
             self.counters.budget_tokens = self.budget_tokens
+        if self.counting_since:
+            return  # calls before attach are not counted: a bar against the plan would lie
         for arm, planned in self.plan.items():
             self.counters.arm(arm).planned = planned
 
