@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 from textual_plot import PlotWidget
 
 from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.tables import arm_letters
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import (
     COLUMNS,
@@ -33,7 +34,7 @@ from eloledger.tui.elo_data import (
     sorted_players,
 )
 from eloledger.tui.elo_open import OpenScreen
-from eloledger.tui.elo_plot import arm_letters, draw_arms, plotted
+from eloledger.tui.elo_plot import draw_arms, plotted
 from eloledger.tui.elo_table import EloTable
 from eloledger.tui.elo_threshold import ThresholdScreen
 from eloledger.tui.errors import error_text
@@ -62,8 +63,8 @@ class EloTab(Vertical, can_focus=True):
     EloTab #elo-table { height: auto; max-height: 12; scrollbar-size-horizontal: 0; }
     EloTab #elo-verdict { height: auto; padding: 0 1; }
     EloTab #elo-rows { height: auto; padding: 0 1; color: $text-muted; }
-    EloTab #elo-plot { height: 1fr; min-height: 8; }
-    EloTab #elo-legend { height: auto; padding: 0 1; }
+    EloTab #elo-plot { height: 1fr; min-height: 6; }
+    EloTab #elo-legend { height: auto; padding: 0 1; dock: bottom; }  /* every arm, whatever the height */
     EloTab #elo-empty { padding: 1 2; color: $text-muted; }
     """
 
@@ -234,18 +235,25 @@ class EloTab(Vertical, can_focus=True):
         return plotted(self.data)
 
     def plot_letters(self) -> dict[str, str]:
-        return arm_letters([p["name"] for p in self.plotted()])
+        """One letter per arm for the table, both plots and their legends: the fit's arms and
+        the curves' arms together, by name (``tables.arm_letters``)."""
+        names = [p["name"] for p in self.data.players] if self.data is not None else []
+        if self.curves is not None:
+            names += [arm.name for arm in self.curves.arms]
+        return arm_letters(names)
 
     def refresh_plot(self) -> None:
         if self.data is None:
             return
         plot = self.query_one("#elo-plot", PlotWidget)
+        letters = self.plot_letters()
+        width = max(20, (self.size.width or self.app.size.width) - 2)  # the legend's padding
         if self.view == "curves" and self.curves is not None:
             from eloledger.tui.budget_views import draw_curves
 
-            legend = draw_curves(plot, self.curves, self.reference)
+            legend = draw_curves(plot, self.curves, self.reference, letters, width)
         else:
-            legend = draw_arms(plot, self.data, self.threshold)
+            legend = draw_arms(plot, self.data, self.threshold, letters, width)
         self.query_one("#elo-legend", Static).update(legend)
 
     # -- actions --------------------------------------------------------------------------------
@@ -355,6 +363,7 @@ class EloTab(Vertical, can_focus=True):
         self.curves = curves
         if self.view != "curves":
             return
+        self.refresh_table()  # an arm only the curves know takes a letter: the table's follow
         self.refresh_plot()
         self.query_one("#elo-status", Static).update(curves_status(curves) + " · v: back")
 
