@@ -48,7 +48,7 @@ def progress_line(c: RunCounters, width: int | None = None) -> str:
     rate = max(0, live - c.resumed_tokens) / elapsed
     # (part, rank): the highest rank gives way first; rank 0 always stays
     parts: list[tuple[str, int]] = [
-        (f"[{elapsed:6.1f}s] calls {done}" + (f"/{planned}" if planned else ""), 0),
+        (f"[{elapsed:6.1f}s] calls {done:,}" + (f"/{planned:,}" if planned else ""), 0),
         (f"errors {errors}", 1 if errors else 5),
         (f"retries {c.retries}", 3 if c.retries else 6),
         (f"in flight {c.in_flight}", 4),

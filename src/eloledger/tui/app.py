@@ -193,6 +193,9 @@ class EloLedgerApp(App[int]):
             self.notify(error_text(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
+        warning = getattr(self.live_source, "index_warning", None)
+        if warning:  # the run is whole; only its line in the history (h) is missing
+            self.notify(warning, title="Run index", severity="warning", timeout=10)
         stopped = str(getattr(result, "stopped", "") or "done")
         ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
         comparisons = getattr(result, "comparisons_path", None)

@@ -59,7 +59,7 @@ class RunSource(Protocol):
 def arm_cells(arm: ArmCounters, width: int, name_w: int = ARM_NAME_W) -> Cells:
     """name, progress bar, done/planned, ok, errors, tokens, streaming estimate."""
     fraction = arm.done / arm.planned if arm.planned else None
-    done = f"{arm.done}/{arm.planned}" if arm.planned else f"{arm.done}"
+    done = f"{arm.done:,}/{arm.planned:,}" if arm.planned else f"{arm.done:,}"
     return [
         (fmt.fit(arm.name, name_w) + " ", "line-list--accent"),
         (fmt.gauge(fraction, 12) + " ", "line-list--ok" if fraction == 1.0 else ""),

@@ -299,6 +299,7 @@ class LiveRun:
         self.on_done = on_done
         self._state = "idle"
         self.demo = is_demo_spec(spec)  # the demo cannot be resumed: cancel offers a re-run
+        self.index_warning: str | None = None  # the run index could not be written (why)
 
     def state(self) -> str:
         if self._state == "running":
@@ -351,6 +352,10 @@ class LiveRun:
         self._state = "cancelled" if self.cancel_event.is_set() else "finished"
         if stopped == "budget":
             self._state = "stopped: budget"
+        if self._state != "cancelled":  # as `eloledger run`/`demo` do: one line in the index
+            from eloledger.history import record_run
+
+            self.index_warning = await asyncio.to_thread(record_run, self.result, self.spec)
         if self.on_done is not None:
             with contextlib.suppress(Exception):
                 self.on_done(self.result)
