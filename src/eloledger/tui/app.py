@@ -41,6 +41,13 @@ class EloLedgerApp(App[int]):
     TabPane { padding: 0; }
     Toast { width: auto; max-width: 100%; }  /* an export's whole path on one line */
     ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
+    /* NO_COLOR: greys alone left focus one shade apart; reverse video shows it in any terminal */
+    App:nocolor Button:focus, App:nocolor Checkbox:focus,
+    App:nocolor Select:focus > SelectCurrent, App:nocolor Input:focus,
+    App:nocolor Tabs:focus .-active { text-style: reverse bold; }
+    App:nocolor DataTable > .datatable--cursor { text-style: reverse bold; }
+    App:nocolor OptionList > .option-list--option-highlighted { text-style: reverse bold; }
+    App:nocolor ListView > ListItem.-highlight { text-style: reverse bold; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show_tab('profiles')", "Profiles", show=False),

@@ -222,7 +222,8 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
 
     Enter on an arm's list opens it and picks from it (it must not judge a half-filled form);
     after a pick the focus moves on to the next arm still to choose, then to Judge, where
-    enter judges. A shown error is re-checked on every pick, so it clears once it is fixed."""
+    enter judges. An arm in two roles is refused (said at the pick, and Judge does nothing);
+    a shown error is re-checked on every pick, so it clears once it is fixed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
@@ -301,8 +302,20 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
         missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
         if missing:
             return "choose an arm for: " + ", ".join(missing)
-        if values["old_1"] == values["new_1"] or values["old_n"] == values["new_n"]:
-            return "old and new must be different arms"
+        return self._twice(values)
+
+    def _twice(self, values: dict[str, Any]) -> str:
+        """One arm in two roles makes no design (its gain over itself is 0): say which."""
+        roles: dict[Any, list[str]] = {}
+        for role, value in values.items():
+            if value is not Select.NULL:
+                roles.setdefault(value, []).append(self.LABELS[role])
+        for arm, labels in roles.items():
+            if len(labels) > 1:
+                return (
+                    f"{arm} is chosen twice ({' and '.join(labels)}): "
+                    "each role needs its own arm"
+                )
         return ""
 
     def _focus_next(self) -> None:
@@ -316,8 +329,8 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
 
     @on(Select.Changed)
     def _picked(self, event: Select.Changed) -> None:
-        if self._error:
-            self._show(self._problem())
+        # an arm picked twice is said at once; a missing one only once Judge was pressed
+        self._show(self._problem() if self._error else self._twice(self._values()))
         if event.select.has_focus and event.value is not Select.NULL:
             self._focus_next()
 
