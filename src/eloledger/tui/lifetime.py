@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import select
 import signal
 import sys
+import threading
 from typing import Any
 
 CHECK_S = 1.0
+HARD_EXIT_S = 10.0  # a run cancelled by the exit gets this long to stop its calls
 _GONE = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 
@@ -37,7 +40,7 @@ def end_with_input(app: Any, stdin: Any = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, app.exit)
+            loop.add_signal_handler(sig, _ending, app, sig)
     stream = stdin if stdin is not None else sys.__stdin__
     try:
         fd = stream.fileno()
@@ -46,6 +49,18 @@ def end_with_input(app: Any, stdin: Any = None) -> None:
 
     def check() -> None:
         if input_gone(fd):
-            app.exit()
+            _ending(app, signal.SIGHUP)
 
     app.set_interval(CHECK_S, check, name="input-gone")
+
+
+def _ending(app: Any, sig: signal.Signals) -> None:
+    """Exit cleanly; if that has not ended the process within HARD_EXIT_S (an output nobody
+    reads any more can block the last write forever), end it anyway. Once per app."""
+    if getattr(app, "ending", False):
+        return
+    app.ending = True
+    app.exit()
+    timer = threading.Timer(HARD_EXIT_S, os._exit, args=(128 + int(sig),))
+    timer.daemon = True  # a clean exit in time ends the process, timer and all
+    timer.start()
