@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +72,13 @@ async def visit(
     *,
     seconds: float = 90.0,
     before_leaving: Callable[[], Awaitable[None]] | None = None,
+    steps: Sequence[tuple[str, Sequence[str]]] = (),
+    step_wait: float = 4.0,
 ) -> bool:
     """Open ``url`` in a fresh headless Chromium, wait until the app is drawn (or ``seconds``
-    pass), save the PNG screenshot to ``shot``, await ``before_leaving``, leave the page and
-    close the browser. Returns whether the app was drawn."""
+    pass), save the PNG screenshot to ``shot``; for each of ``steps`` (file name, keys) press
+    the keys and save another screenshot beside it; await ``before_leaving``, leave the page
+    and close the browser. Returns whether the app was drawn."""
     binary = chromium()
     assert binary, "chromium is not installed (scripts/install_browser.sh)"
     profile = Path(tempfile.mkdtemp(prefix="eloledger-chromium-"))
@@ -108,6 +111,19 @@ async def visit(
                 await asyncio.sleep(1.5)  # the last frames
                 png = base64.b64decode((await page.call("Page.captureScreenshot"))["data"])
                 shot.write_bytes(png)
+                if steps:  # keys go to the focused element: click the terminal first
+                    for kind in ("mousePressed", "mouseReleased"):
+                        await page.call("Input.dispatchMouseEvent", type=kind, x=640, y=400,
+                                        button="left", clickCount=1)  # fmt: skip
+                for name, keys in steps:  # more views: keys, then a screenshot each
+                    for key in keys:
+                        await page.call("Input.dispatchKeyEvent", type="keyDown", key=key,
+                                        text=key)  # fmt: skip
+                        await page.call("Input.dispatchKeyEvent", type="keyUp", key=key)
+                        await asyncio.sleep(0.5)
+                    await asyncio.sleep(step_wait)
+                    png = base64.b64decode((await page.call("Page.captureScreenshot"))["data"])
+                    (shot.parent / name).write_bytes(png)
                 if before_leaving is not None:
                     await before_leaving()
                 with contextlib.suppress(Exception):  # the server may be gone already
