@@ -186,7 +186,7 @@ HELP_TEXT = """\
 # eloledger
 
 **escape** (or `F1`) closes this help. Four tabs, all usable by keyboard alone (over SSH
-too); the footer shows each tab's keys, `ctrl+p` every action by name.
+too); `ctrl+p` opens the command palette (every action by name), the footer each tab's keys.
 
 | key | does |
 |---|---|
