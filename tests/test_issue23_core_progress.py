@@ -48,7 +48,7 @@ def test_a_busy_line_fits_80_columns_and_keeps_what_matters() -> None:
         assert part in full
     line = progress_line(c, 80)
     assert len(line) <= 80, line
-    for part in ("calls 41/11500", "errors 1", "tokens 2,524,236", "25,242 tok/s"):
+    for part in ("calls 41/11,500", "errors 1", "tokens 2,524,236", "25,242 tok/s"):
         assert part in line, line
     assert "budget 5%" in progress_line(c, 90)
     assert "streaming" not in line  # the estimate is the first to give way

@@ -25,7 +25,7 @@ async def test_help_says_escape_closes_it_and_escape_does(size) -> None:
         assert await until(lambda: isinstance(app.screen, HelpScreen))
         await pilot.pause(0.3)
         top = " ".join(screen_text(app).split()[:60])  # what the help shows first
-        assert "escape (or F1, q) closes this help" in top, top
+        assert "escape (or F1) closes this help" in top, top
         await pilot.press("escape")
         assert await until(lambda: not isinstance(app.screen, HelpScreen))
 

@@ -141,7 +141,7 @@ async def test_no_color_legend_and_plot_tell_every_series_apart(monkeypatch, siz
         assert any("\u2801" <= ch <= "\u28ff" for ch in inside)  # and the braille frontier
         for letter in tab.plot_letters().values():  # every arm by its letter
             assert letter in inside
-        assert "A–E: the arms" in legend
+        assert "letters: the arms (table)" in legend
 
 
 # -- item 5: never cut a number ------------------------------------------------------------------

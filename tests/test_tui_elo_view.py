@@ -62,7 +62,7 @@ async def test_plot_legend_is_outside_and_points_are_labelled() -> None:
         assert "frontier" not in inside and "best-of-k" not in inside
         assert sum(inside.count(letter) for letter in "ABCDE") >= 5  # every arm is a letter
         legend = region_text(app, app.query_one("#elo-legend"))
-        assert "frontier" in legend and "A–E" in legend and "the knee" in legend
+        assert "frontier" in legend and "letters: the arms" in legend and "the knee" in legend
         assert plot.region.height >= 8
         await pilot.press("c")  # an export toast
         assert await until(lambda: tab.exported and list(app.screen.query("Toast")))

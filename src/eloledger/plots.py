@@ -48,17 +48,26 @@ def check_plot_target(path: str | os.PathLike[str]) -> None:
         raise UserError("--plot needs matplotlib, which is not installed", fix=INSTALL) from None
 
 
-def _figure(width: float = 7.5, height: float = 4.8) -> Any:
+def _figure(width: float = 9.5, height: float = 4.8) -> Any:
     try:
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
         raise UserError("--plot needs matplotlib, which is not installed", fix=INSTALL) from None
+    # text stays text (searchable, restylable); fixed ids and no date: the same input gives
+    # the same bytes
     matplotlib.rcParams.update(
-        {"svg.fonttype": "none", "svg.hashsalt": "eloledger", "font.size": 9}
-    )
+        {"svg.fonttype": "none", "svg.hashsalt": "eloledger", "svg.id": "eloledger-figure",
+         "font.size": 9}
+    )  # fmt: skip
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _legend_outside(ax: Any, **kwargs: Any) -> Any:
+    """The legend right of the axes, never over the data (constrained layout makes room)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize=7, frameon=True, **kwargs)  # fmt: skip
 
 
 def _style(index: int) -> dict[str, Any]:
@@ -96,7 +105,9 @@ def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
     """Elo of every (arm, budget) of a checkpoint fit against log budget, each arm's
     repeated-sampling line beside it, and the verdict in the legend."""
     from eloledger.rating.checkpoints import AXIS_LABEL
+    from eloledger.tables import arm_letters
 
+    letters = arm_letters(arm.name for arm in result.arms)  # the TUI's letters
     fig, ax = _figure()
     handles: list[Any] = []
     for n, arm in enumerate(result.arms):
@@ -105,7 +116,7 @@ def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
         verdict = f" ({arm.verdict} sampling)" if arm.verdict else ""
         drawn = ax.errorbar(
             arm.budgets, arm.elo, yerr=bars, capsize=2.5, linewidth=1.6, markersize=5,
-            label=f"{arm.name} [{arm.kind}]{verdict}", **style,
+            label=f"{letters[arm.name]} {arm.name} [{arm.kind}]{verdict}", **style,
         )  # fmt: skip
         drawn[0].set_gid(f"series-{arm.name}")
         law = [k == "law" for k in arm.line_kind]
@@ -128,13 +139,16 @@ def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
     ax.set_ylabel(f"Elo (anchor {result.anchor} = 1000; bars: {result.level:.0%} interval)")
     ax.set_title("Budget curves inside sessions against repeated sampling")
     ax.grid(True, which="both", linewidth=0.3, color="#bbbbbb")
-    ax.legend(handles=handles, fontsize=7, loc="best", frameon=True)
+    _legend_outside(ax, handles=handles)
     return _save(fig, path)
 
 
 def plot_curves(result: Any, path: str | os.PathLike[str]) -> Path:
     """The sampling budget curves (:mod:`eloledger.rating.curves`) with each arm's best-of-k
     reference and b_inf."""
+    from eloledger.tables import arm_letters
+
+    letters = arm_letters(arm.name for arm in result.arms)  # the TUI's letters
     fig, ax = _figure()
     for n, arm in enumerate(result.arms):
         if not len(arm.tokens):
@@ -142,7 +156,7 @@ def plot_curves(result: Any, path: str | os.PathLike[str]) -> Path:
         style = _style(n)
         drawn = ax.errorbar(
             arm.tokens, arm.elo, yerr=_errors(arm.elo, arm.ci_low, arm.ci_high), capsize=2.5,
-            linewidth=1.6, markersize=5, label=arm.name, **style,
+            linewidth=1.6, markersize=5, label=f"{letters[arm.name]} {arm.name}", **style,
         )  # fmt: skip
         drawn[0].set_gid(f"series-{arm.name}")
         (line,) = ax.plot(
@@ -158,7 +172,7 @@ def plot_curves(result: Any, path: str | os.PathLike[str]) -> Path:
     ax.set_ylabel(f"Elo (anchor {result.anchor} = 1000; bars: 95% interval)")
     ax.set_title("Budget curves: Elo against tokens, with each arm's best-of-k reference")
     ax.grid(True, which="both", linewidth=0.3, color="#bbbbbb")
-    ax.legend(fontsize=7, loc="best", frameon=True)
+    _legend_outside(ax)
     return _save(fig, path)
 
 
@@ -172,26 +186,7 @@ def plot_elo(report: Any, path: str | os.PathLike[str]) -> Path:
     level = f"{report.level:.0%} interval"
     fig, ax = _figure()
     if costed:
-        for n, p in enumerate(sorted(costed, key=lambda p: p["tokens_per_task"])):
-            style = _style(n)
-            style.pop("linestyle")
-            drawn = ax.errorbar(
-                [p["tokens_per_task"]], [p["elo"]],
-                yerr=_errors([p["elo"]], [p["ci_low"]], [p["ci_high"]]),
-                capsize=3, markersize=6, linestyle="none", label=str(p["name"]), **style,
-            )  # fmt: skip
-            drawn[0].set_gid(f"series-{p['name']}")
-        front = sorted((p for p in costed if not p.get("dominated")), key=lambda p: p["tokens_per_task"])
-        if len(front) > 1:
-            (line,) = ax.plot(
-                [p["tokens_per_task"] for p in front], [p["elo"] for p in front],
-                color="#555555", linestyle="--", linewidth=1.0, label="frontier (not dominated)",
-            )  # fmt: skip
-            line.set_gid("line-frontier")
-        ax.set_xscale("log")
-        ax.set_xlabel("tokens per task (log scale)")
-        ax.set_title("Diminishing returns: Elo against tokens per task")
-        ax.legend(fontsize=7, loc="best", frameon=True)
+        _draw_costed(ax, report, costed)
     else:
         ordered = sorted(players, key=lambda p: p["elo"])
         ys = list(range(len(ordered)))
@@ -206,11 +201,67 @@ def plot_elo(report: Any, path: str | os.PathLike[str]) -> Path:
         ax.set_xlabel(f"Elo (anchor {report.anchor} = 1000)")
         ax.set_ylabel("player")
         ax.set_title("Bradley-Terry Elo with intervals")
-        ax.legend(fontsize=7, loc="best", frameon=True)
+        _legend_outside(ax)
     if costed:
         ax.set_ylabel(f"Elo (anchor {report.anchor} = 1000; bars: {level})")
     ax.grid(True, which="both", linewidth=0.3, color="#bbbbbb")
     return _save(fig, path)
+
+
+def _draw_costed(ax: Any, report: Any, costed: list[dict[str, Any]]) -> None:
+    """What the TUI's Elo plot draws: each arm by its letter (``tables.arm_letters``, the
+    table's), the frontier, and the best-of-k reference from the anchor (+400 Elo per 10×
+    tokens, the line an arm that only samples more would follow)."""
+    from eloledger.tables import arm_letters
+
+    letters = arm_letters(p["name"] for p in report.players)
+    ordered = sorted(costed, key=lambda p: p["tokens_per_task"])
+    for n, p in enumerate(ordered):
+        style = _style(n)
+        style.pop("linestyle")
+        x, y = p["tokens_per_task"], p["elo"]
+        drawn = ax.errorbar(
+            [x], [y], yerr=_errors([y], [p["ci_low"]], [p["ci_high"]]),
+            capsize=3, markersize=6, linestyle="none", label=f"{letters[p['name']]} {p['name']}",
+            **style,
+        )  # fmt: skip
+        drawn[0].set_gid(f"series-{p['name']}")
+        ax.annotate(letters[p["name"]], (x, y), xytext=(5, 4), textcoords="offset points",
+                    fontsize=8, fontweight="bold", color=style["color"])  # fmt: skip
+    front = [p for p in ordered if not p.get("dominated")]
+    if len(front) > 1:
+        (line,) = ax.plot(
+            [p["tokens_per_task"] for p in front], [p["elo"] for p in front],
+            color="#555555", linestyle="--", linewidth=1.0, label="frontier (not dominated)",
+        )  # fmt: skip
+        line.set_gid("line-frontier")
+    anchor = next((p for p in ordered if p["name"] == report.anchor), ordered[0])
+    x0, y0 = anchor["tokens_per_task"], anchor["elo"]
+    top = max(p["tokens_per_task"] for p in ordered) * 10**0.05
+    xs = [x0 * (top / x0) ** (i / 64) for i in range(65)]
+    (reference,) = ax.plot(
+        xs, [y0 + 400 * math.log10(x / x0) for x in xs], color="#888888", linestyle=":",
+        linewidth=1.2, label=f"best-of-k from {anchor['name']}: +400 Elo per 10× tokens",
+    )  # fmt: skip
+    reference.set_gid("line-reference")
+    bars = [p["elo"] for p in ordered] + [
+        v for p in ordered for v in (p.get("ci_low"), p.get("ci_high"))
+        if isinstance(v, (int, float)) and math.isfinite(v)
+    ]  # fmt: skip
+    low, high = min(min(bars), y0), max(bars)
+    reference_top = y0 + 400 * math.log10(max(p["tokens_per_task"] for p in ordered) / x0)
+    high = max(high, min(reference_top, high + (high - low)))  # some of the reference, as TUI
+    pad = (high - low) * 0.1 or 50
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens per task (log scale)")
+    ax.set_title("Diminishing returns: Elo against tokens per task")
+    handles, labels = ax.get_legend_handles_labels()
+    arms = sorted(i for i, label in enumerate(labels) if label.split(" ", 1)[0] in letters.values())
+    arms.sort(key=lambda i: labels[i])  # by letter, as the TUI's table and legend
+    lines = [i for i in range(len(labels)) if i not in arms]
+    _legend_outside(ax, handles=[handles[i] for i in arms + lines],
+                    labels=[labels[i] for i in arms + lines])  # fmt: skip
 
 
 def write_figure(result: Any, path: str | os.PathLike[str]) -> Path:

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,38 @@ class Column:
         if isinstance(value, int) and human and self.group:
             return f"{value:,}"
         return visible(str(value))  # a name from a file never reaches a terminal raw
+
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def arm_letters(names: Iterable[str]) -> dict[str, str]:
+    """One letter per arm, the same on every table, plot, legend and figure.
+
+    By name, not by position on a view: the arms in name order get A, B, C, … (then a–z and
+    0–9), so a plot sorted by cost, a table sorted by Elo and a curves view in the ledger's
+    order all call the same arm A (they used to name three different arms A).
+    """
+    ordered = sorted({str(name) for name in names})
+    return {name: LETTERS[i % len(LETTERS)] for i, name in enumerate(ordered)}
+
+
+def legend_lines(keys: Sequence[str], width: int, gap: str = "  ") -> list[str]:
+    """Legend entries (``"A best_of_1"``; Rich markup allowed) packed into lines of at most
+    ``width`` visible cells: an entry that does not fit starts a new line, never cut."""
+    from rich.text import Text
+
+    lines: list[str] = []
+    line, used = "", 0
+    for key in keys:
+        size = Text.from_markup(key).cell_len
+        if line and used + len(gap) + size > width:
+            lines.append(line)
+            line, used = "", 0
+        line, used = (line + gap + key, used + len(gap) + size) if line else (key, size)
+    if line:
+        lines.append(line)
+    return lines
 
 
 def terminal_width(stream: Any = None) -> int | None:

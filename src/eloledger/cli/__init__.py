@@ -22,6 +22,7 @@ from eloledger.textsafe import visible
 COMMAND_NAMES = (
     "tui_cmd",
     "watch_cmd",
+    "serve_cmd",
     "demo_cmd",
     "run_cmd",
     "tokens_cmd",

@@ -211,6 +211,7 @@ def handle(args: argparse.Namespace) -> int:
         from eloledger.plots import write_figure
 
         write_figure(report, plot)
+        print(f"figure written to {plot}", file=sys.stderr)  # as `curve --plot` says it
     if args.format == "json":
         data = report.to_json()
         if knee is not None:

@@ -11,7 +11,8 @@ examples:
   NO_COLOR=1 eloledger           monochrome
   eloledger watch run.jsonl      the Run tab following a ledger another process writes
 
-keys: 1-4 switch tabs, ctrl+p command palette, F1 help, ctrl+q quit.
+keys: 1-4 switch tabs, h run history, ctrl+p command palette, F1 help, q (or ctrl+q) quit.
+in a browser: eloledger serve (see eloledger serve --help).
 themes: data files in the package's themes/ folder and in
   ~/.config/eloledger/themes/ (platformdirs user config dir); ELOLEDGER_THEME picks one.
 """

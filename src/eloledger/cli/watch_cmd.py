@@ -10,14 +10,15 @@ from eloledger.errors import UserError
 EPILOG = """\
 examples:
   eloledger watch runs/demo.jsonl             follow from the start (default)
-  eloledger watch runs/demo.jsonl --from-end  attach mid-run: only rows written from now on
+  eloledger watch runs/demo.jsonl --from-end  attach mid-run: count only rows written from
+                                              now on (no progress bar or budget gauge)
   ssh box -t eloledger watch ~/runs/exp.jsonl watch a remote run over SSH
   eloledger watch --claude-code --from-end    live spend per session and model of Claude Code
 
 The ledger is read by byte offset: a torn last line is kept until it is complete, and a
 truncated or replaced file is read again from its start. Any number of viewers can follow
 one ledger. Keys: p pauses the view (reading stops; the run goes on, and p again
-catches up), f follow the newest requests, ctrl+q quit.
+catches up), f follow the newest requests, q (or ctrl+q) quit.
 """
 
 
@@ -52,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--from-end",
         dest="from_start",
         action="store_false",
-        help="start at the current end: show only rows written from now on",
+        help="start at the current end: count only rows written from now on (calls and "
+        "tokens since attaching; no progress bar or budget gauge, as earlier rows are unread)",
     )
     parser.add_argument("--theme", help="theme name")
     parser.set_defaults(handler=handle)

@@ -9,10 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from eloledger.runner.counters import RunCounters
 from eloledger.tables import terminal_width
+
+if TYPE_CHECKING:
+    from eloledger.runner.shard import Shard
+    from eloledger.runner.spec import ExperimentSpec
+
+
+def planned_calls(
+    spec: ExperimentSpec, task_count: int, shard: Shard | None = None
+) -> dict[str, int]:
+    """Calls each arm makes: owned tasks × sessions × samples × rounds.
+
+    The runner sets its counters from this and ``eloledger watch`` reads the same numbers
+    from the spec beside a ledger, so a followed run's bar reaches 100% exactly when the
+    run's does. Debate and refine arms write one ledger row per round; a plan without the
+    rounds ran past 100% (552 of 276).
+    """
+    tasks = sum(1 for t in range(task_count) if shard is None or shard.owns(t))
+    return {arm.name: tasks * spec.sessions * arm.n * arm.rounds for arm in spec.arms}
 
 
 def progress_line(c: RunCounters, width: int | None = None) -> str:
@@ -30,7 +48,7 @@ def progress_line(c: RunCounters, width: int | None = None) -> str:
     rate = max(0, live - c.resumed_tokens) / elapsed
     # (part, rank): the highest rank gives way first; rank 0 always stays
     parts: list[tuple[str, int]] = [
-        (f"[{elapsed:6.1f}s] calls {done}" + (f"/{planned}" if planned else ""), 0),
+        (f"[{elapsed:6.1f}s] calls {done:,}" + (f"/{planned:,}" if planned else ""), 0),
         (f"errors {errors}", 1 if errors else 5),
         (f"retries {c.retries}", 3 if c.retries else 6),
         (f"in flight {c.in_flight}", 4),

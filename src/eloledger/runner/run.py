@@ -58,6 +58,7 @@ from eloledger.runner.armstats import arm_stats, json_friendly
 from eloledger.runner.counters import RunCounters
 from eloledger.runner.judging import LlmJudge
 from eloledger.runner.outcome import PERSISTENT, Breaker, Where, arm_failures, fix_once
+from eloledger.runner.progress import planned_calls
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.result import RunResult
@@ -271,9 +272,8 @@ class _Run:
         c = self.counters
         c.concurrency = self.spec.concurrency
         c.budget_tokens = self.spec.max_total_tokens
-        groups = sum(1 for _ in self._groups())
-        for arm in self.spec.arms:
-            c.arm(arm.name).planned = groups * arm.n * arm.rounds
+        for name, planned in planned_calls(self.spec, len(self.tasks), self.shard).items():
+            c.arm(name).planned = planned
         for row in self.state.sample_rows:
             c.apply_row(row)
         c.resumed_tokens = c.total_tokens  # spent before this process: not in tok/s
@@ -288,13 +288,6 @@ class _Run:
             c.in_flight = 0
             self.result.elapsed_s = time.monotonic() - started
         return self.result
-
-    def _groups(self) -> Iterator[tuple[Task, int]]:
-        """The (task, session) pairs this invocation runs (all of them unless sharded)."""
-        for t, task in enumerate(self.tasks):
-            for session in range(self.spec.sessions):
-                if self._owns(t, session):
-                    yield task, session
 
     def _owns(self, t: int, session: int) -> bool:
         return self.shard is None or self.shard.owns(t)  # a task's sessions stay together

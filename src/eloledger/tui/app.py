@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.segment import Segment
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.color import Color
@@ -40,6 +41,13 @@ class EloLedgerApp(App[int]):
     TabPane { padding: 0; }
     Toast { width: auto; max-width: 100%; }  /* an export's whole path on one line */
     ToastRack { dock: top; align: right top; margin-top: 1; margin-bottom: 0; }  /* never on a plot */
+    /* NO_COLOR: greys alone left focus one shade apart; reverse video shows it in any terminal */
+    App:nocolor Button:focus, App:nocolor Checkbox:focus,
+    App:nocolor Select:focus > SelectCurrent, App:nocolor Input:focus,
+    App:nocolor Tabs:focus .-active { text-style: reverse bold; }
+    App:nocolor DataTable > .datatable--cursor { text-style: reverse bold; }
+    App:nocolor OptionList > .option-list--option-highlighted { text-style: reverse bold; }
+    App:nocolor ListView > ListItem.-highlight { text-style: reverse bold; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show_tab('profiles')", "Profiles", show=False),
@@ -53,6 +61,8 @@ class EloLedgerApp(App[int]):
         # the footer has no room for Quit next to ^p palette at 80 columns: ctrl+q is in the
         # help (F1) and the palette
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
+        # q too, as in most terminal apps; not a priority, so a text field still types it
+        Binding("q", "quit", "Quit", show=False),
     ]
 
     def __init__(
@@ -95,6 +105,8 @@ class EloLedgerApp(App[int]):
         self._clock = clock
         self._resume = resume
         self.live_source: RunSource | None = source
+        self.watch_mode = watch is not None  # `eloledger watch`: one followed run, no demo
+        self.ends_with_input = False  # run_tui: SIGTERM, SIGHUP or a closed input end the app
 
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters, with the NO_COLOR one made safe for unstyled segments."""
@@ -116,6 +128,10 @@ class EloLedgerApp(App[int]):
         yield Footer(compact=True, show_command_palette=True)
 
     def on_mount(self) -> None:
+        if self.ends_with_input:
+            from eloledger.tui.lifetime import end_with_input
+
+            end_with_input(self)
         self.call_after_refresh(self.action_show_tab, self._initial_tab)
         for warning in self._theme_warnings:
             self.notify(warning, title="Theme skipped", severity="warning", timeout=8)
@@ -152,6 +168,8 @@ class EloLedgerApp(App[int]):
         watch = self.live_source
         ledger = getattr(watch, "path", None)
         self.query_one(EloTab).load(comparisons, ledger)
+        if getattr(watch, "polls", 0) <= 1:
+            return  # it had ended before we attached: the status line says so, no toast
         self.notify(
             f"Run finished: {comparisons.name} loaded in the Elo tab (4).", title="Run", timeout=8
         )
@@ -182,6 +200,9 @@ class EloLedgerApp(App[int]):
             self.notify(error_text(exc), title="Run failed", severity="error", timeout=15)
 
     def _run_finished(self, result: Any) -> None:
+        warning = getattr(self.live_source, "index_warning", None)
+        if warning:  # the run is whole; only its line in the history (h) is missing
+            self.notify(warning, title="Run index", severity="warning", timeout=10)
         stopped = str(getattr(result, "stopped", "") or "done")
         ledger = getattr(result, "ledger_path", None) or getattr(result, "ledger", None)
         comparisons = getattr(result, "comparisons_path", None)
@@ -250,7 +271,20 @@ class EloLedgerApp(App[int]):
         save_theme(self.theme)
         self.notify(f"Theme: {self.theme}", timeout=2)
 
+    def on_key(self, event: events.Key) -> None:
+        """``q`` quits from a dialog too (a modal screen hides the app's bindings); a dialog
+        where q means something, or a text field that types it, handles it first."""
+        if event.key == "q" and self.screen.is_modal:
+            event.stop()
+            self.exit()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # `eloledger watch` follows one run; a demo would replace it
+        return not (action == "run_demo" and self.watch_mode)
+
     def action_run_demo(self) -> None:
+        if self.watch_mode:
+            return
         try:
             spec = _demo_spec()
         except Exception as exc:
@@ -267,9 +301,10 @@ class EloLedgerApp(App[int]):
                 f"Key {index}",
                 lambda tab=tab: self.action_show_tab(tab),
             )
-        yield SystemCommand(
-            "Run the demo", "Simulator + built-in tasks, live (ctrl+r)", self.action_run_demo
-        )
+        if not self.watch_mode:  # `eloledger watch` has no demo (it would replace the run)
+            yield SystemCommand(
+                "Run the demo", "Simulator + built-in tasks, live (ctrl+r)", self.action_run_demo
+            )
         yield SystemCommand(
             "Open a spec and run it", "Run tab: o", self._run_view_action("open_spec")
         )
@@ -355,5 +390,6 @@ def run_tui(
         from_start=from_start,
         theme=theme,
     )
+    app.ends_with_input = True
     app.run()
     return int(app.return_code or 0)

@@ -93,12 +93,19 @@ def _dotted(xs: list[float], ys: list[float], count: int) -> tuple[Any, Any]:
     return grid, np.interp(grid, xs, ys)
 
 
-def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
+def draw_curves(
+    plot: PlotWidget,
+    curves: Any,
+    reference: int = 0,
+    letters: dict[str, str] | None = None,
+    width: int = 78,
+) -> str:
     """Each arm's Elo against its budget (log axis) and ONE arm's best-of-k reference (its own
     empirical best-of-k), so five or more arms stay readable; returns the legend line.
 
     Without colour (NO_COLOR) every series is still told apart: the reference line is dotted,
     and each arm's letter is drawn after every line, so no later curve paints over it."""
+    from eloledger.tables import arm_letters, legend_lines
     from eloledger.tui.elo_plot import LogTokensFormatter
 
     plot.clear()
@@ -109,23 +116,24 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     if not drawn:
         plot.set_xlabel("no budget curves: the ledger has no scored sessions")
         return ""
+    letters = letters or arm_letters(arm.name for arm in curves.arms)
     ref_arm = drawn[reference % len(drawn)]
     budgets, line_elo = _points(ref_arm)
     ref_xs = [math.log10(t) for t in budgets]
     ref_ys = [float(e) for e in line_elo]
     xs_all: list[float] = []
     ys_all: list[float] = list(ref_ys)
-    keys: list[str] = []
+    keys: list[tuple[str, str]] = []
     ends: list[tuple[float, float, str, str]] = []
     for index, arm in enumerate(drawn):
         xs = [math.log10(t) for t in _points(arm)[0]]
         ys = [float(e) for e in arm.elo]
         colour = COLOURS[index % len(COLOURS)]
-        letter = chr(ord("A") + index % 26)  # named at the curve's end: readable without colour
+        letter = letters[arm.name]  # the table's letter, at the curve's end: no colour needed
         plot.plot(xs, ys, line_style=colour, hires_mode=HiResMode.BRAILLE)
         ends.append((xs[-1], ys[-1], letter, colour))
         verdict = f" ({arm.verdict})" if getattr(arm, "verdict", None) else ""
-        keys.append(f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}{verdict}")
+        keys.append((letter, f"[b {colour}]{letter}[/] {fmt.markup(arm.name)}{verdict}"))
         xs_all += xs
         ys_all += ys
     # the dotted reference over the arms' lines (a line drawn later would hide its dots), and
@@ -142,16 +150,19 @@ def draw_curves(plot: PlotWidget, curves: Any, reference: int = 0) -> str:
     plot.set_ylimits(low - pad, high + pad)
     plot.set_xlabel(f"session budget, {axis} (log)")
     plot.set_ylabel("Elo")
-    line = "  ".join(keys)
     what = (
         "best of k of its own sessions (repeated sampling)"
         if hasattr(ref_arm, "budgets")
         else "best-of-k of its own samples"
     )
-    return (
-        f"{line}\n[grey42]{REFERENCE_MARK * 3}[/] {what} from {fmt.markup(ref_arm.name)}"
-        " (r: next) · x: log · e: export"
-    )
+    reference = [
+        f"[grey42]{REFERENCE_MARK * 3}[/] {what} from {fmt.markup(ref_arm.name)}",
+        "(r: next) · x: log · e: export",
+    ]
+    # every arm whole, on as many lines as it takes, by letter; the reference on its own line
+    keys.sort()
+    arms = legend_lines([key for _, key in keys], width)
+    return "\n".join([*arms, *legend_lines(reference, width, gap=" ")])
 
 
 def curves_status(curves: Any) -> str:
@@ -211,7 +222,8 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
 
     Enter on an arm's list opens it and picks from it (it must not judge a half-filled form);
     after a pick the focus moves on to the next arm still to choose, then to Judge, where
-    enter judges. A shown error is re-checked on every pick, so it clears once it is fixed."""
+    enter judges. An arm in two roles is refused (said at the pick, and Judge does nothing);
+    a shown error is re-checked on every pick, so it clears once it is fixed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back"),
@@ -290,8 +302,20 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
         missing = [self.LABELS[r] for r, v in values.items() if v is Select.NULL]
         if missing:
             return "choose an arm for: " + ", ".join(missing)
-        if values["old_1"] == values["new_1"] or values["old_n"] == values["new_n"]:
-            return "old and new must be different arms"
+        return self._twice(values)
+
+    def _twice(self, values: dict[str, Any]) -> str:
+        """One arm in two roles makes no design (its gain over itself is 0): say which."""
+        roles: dict[Any, list[str]] = {}
+        for role, value in values.items():
+            if value is not Select.NULL:
+                roles.setdefault(value, []).append(self.LABELS[role])
+        for arm, labels in roles.items():
+            if len(labels) > 1:
+                return (
+                    f"{arm} is chosen twice ({' and '.join(labels)}): "
+                    "each role needs its own arm"
+                )
         return ""
 
     def _focus_next(self) -> None:
@@ -305,8 +329,8 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
 
     @on(Select.Changed)
     def _picked(self, event: Select.Changed) -> None:
-        if self._error:
-            self._show(self._problem())
+        # an arm picked twice is said at once; a missing one only once Judge was pressed
+        self._show(self._problem() if self._error else self._twice(self._values()))
         if event.select.has_focus and event.value is not Select.NULL:
             self._focus_next()
 

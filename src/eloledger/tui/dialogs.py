@@ -185,40 +185,45 @@ class DiffScreen(ModalScreen[bool]):
 HELP_TEXT = """\
 # eloledger
 
-**escape** (or `F1`, `q`) closes this help. Four tabs, all usable by keyboard alone (over SSH
-too); the footer shows each tab's keys, `ctrl+p` every action by name.
+**escape** (or `F1`) closes this help. Four tabs, all usable by keyboard alone (over SSH
+too); `ctrl+p` opens the command palette (every action by name), the footer each tab's keys.
 
 | key | does |
 |---|---|
 | `1` `2` `3` `4` | Profiles, Run, Doctor, Elo tab |
-| `tab` / `shift+tab` | move focus |
-| `ctrl+p` | command palette: every action by name |
+| `q` `ctrl+q` | quit, from any screen (in a text field `q` types: use `ctrl+q`) |
+| `h` | run history and its cost-drift audit (`a` per week/run, `r` reload, `escape` back) |
 | `F1` | this help |
+| `ctrl+p` | command palette: every action by name |
+| `tab` / `shift+tab` | move focus |
 | `ctrl+t` | next theme |
-| `ctrl+q` | quit |
 | `escape` | close this help (or a dialog) |
 
 **Profiles**: `n` new profile, `e` edit, `u` use (switch: shows the diff of every file, then
 applies all or nothing), `b` backups and restore, `r` reload. The right side shows, per client,
 the value it will actually use and where it comes from.
 
-**Run**: `ctrl+r` run the demo, `o` open a spec and run it, `w` watch a ledger, `p` pause/resume
+**Run**: `ctrl+r` run the demo (not under `eloledger watch`, which follows one run), `o` open a
+spec and run it, `w` watch a ledger, `p` pause/resume
 (no new calls start; calls in flight finish; the clock stops), `x` cancel (calls in flight are
 aborted; `eloledger run SPEC --resume` redoes them), `f` follow the newest requests
 (`home`/`end` in the list). Numbers refresh 10×/s; nothing is drawn per token.
 
 **Doctor**: `r` run the checks offline, `P` probe now (live requests to the configured gateways),
 `enter` on a finding shows evidence and fix, `a` applies a fix when it is a profile or config
-change (diff first).
+change (diff first), `n` adds a profile for a gateway it found.
 
 **Elo**: `s` cycle the sort column, `S` reverse, `t` set the "worth it" marginal Elo per 1K
-threshold, `o` open comparisons + ledger, `c` export CSV (as `eloledger elo --format csv`),
+threshold, `o` open comparisons + ledger, `e` the shipped example (before anything is
+open), `c` export CSV (as `eloledger elo --format csv`),
 `m` export Markdown (the table in its current sort), `v` budget curves (each arm's Elo against its
-session budget, with the +400 Elo per 10× tokens reference; `e` there exports SVG and PNG), `f`
+session budget, with the +400 Elo per 10× tokens reference; `r` there draws the next arm's
+reference, `e` exports SVG and PNG), `f`
 the budget-fairness verdict (old/new × 1/N samples). Exports go next to the comparisons file, or
 (for the shipped example or a read-only folder) to `$ELOLEDGER_EXPORTS`, else the `exports`
 folder in eloledger's data folder. The plot shows Elo against tokens on a log axis: arms as
-letters, the frontier as a braille line, the best-of-k reference (+400·log10 k) dotted.
+letters (one letter per arm, the table's), the frontier as a braille line, the best-of-k
+reference (+400·log10 k) dotted.
 
 `eloledger watch LEDGER` opens the Run tab following a ledger written by another process.
 Themes: data files in `themes/` and in your config folder's `themes/`; `NO_COLOR` is honoured.
@@ -227,7 +232,7 @@ Themes: data files in `themes/` and in your config folder's `themes/`; `NO_COLOR
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "dismiss", "Close help"),
+        Binding("escape,f1", "dismiss", "Close help"),  # q quits, as everywhere
     ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }

@@ -18,6 +18,7 @@ from textual_plot import HiResMode, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
 from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import EloData, finite
 
@@ -79,12 +80,6 @@ class EloAxisFormatter(AxisFormatter):
         return [f"{t:.0f}" if float(t).is_integer() else f"{t:g}" for t in ticks]
 
 
-def arm_letters(names: Sequence[str]) -> dict[str, str]:
-    """One letter per arm for its point on the plot (A, B, ...; named in the legend line)."""
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    return {name: alphabet[i % len(alphabet)] for i, name in enumerate(names)}
-
-
 def plotted(data: EloData) -> list[dict[str, Any]]:
     """The arms with a token cost and an Elo, cheapest first (the points on the plot)."""
     pts = [
@@ -95,8 +90,16 @@ def plotted(data: EloData) -> list[dict[str, Any]]:
     return sorted(pts, key=lambda p: p["tokens_per_task"])
 
 
-def draw_arms(plot: PlotWidget, data: EloData, threshold: float) -> str:
-    """Draw the arms view on ``plot``; returns the legend (Rich markup, two lines)."""
+def draw_arms(
+    plot: PlotWidget,
+    data: EloData,
+    threshold: float,
+    letters: dict[str, str] | None = None,
+    width: int = 78,
+) -> str:
+    """Draw the arms view on ``plot``; returns the legend (Rich markup, lines of ``width``).
+
+    ``letters``: the tab's one letter per arm (``tables.arm_letters``), the table's too."""
     plot.clear()
     pts = plotted(data)
     if not pts:
@@ -127,7 +130,7 @@ def draw_arms(plot: PlotWidget, data: EloData, threshold: float) -> str:
         line_style="cyan",
         hires_mode=HiResMode.BRAILLE,
     )
-    letters = arm_letters([p["name"] for p in pts])
+    letters = letters or arm_letters(p["name"] for p in data.players)
     knee_name = knee(data.players, threshold)
     for p, x, y in zip(pts, xs, ys, strict=True):
         style = "bold red" if p["name"] == knee_name else "bold yellow"
@@ -142,10 +145,14 @@ def draw_arms(plot: PlotWidget, data: EloData, threshold: float) -> str:
     plot.set_ylimits(low - pad, high + pad)
     plot.set_xlabel("tokens per task (log)")
     plot.set_ylabel("Elo")
-    last = letters[pts[-1]["name"]]
-    return (
-        f"x: tokens per task (log) · y: Elo · [b yellow]A–{last}[/]: the arms (table)"
-        + (f", [b red]{letters[knee_name]}[/] the knee" if knee_name in letters else "")
-        + f"\n[cyan]{FRONTIER_GLYPH}[/] frontier  [grey50]{REFERENCE_GLYPH}[/] best-of-k from "
-        f"{fmt.markup(anchor['name'])}: +400 Elo per 10× tokens"
-    )
+    axes = [
+        "x: tokens per task (log) · y: Elo ·",
+        "[b yellow]letters[/]: the arms (table)"
+        + (f", [b red]{letters[knee_name]}[/] the knee" if knee_name in letters else ""),
+    ]
+    lines = [
+        f"[cyan]{FRONTIER_GLYPH}[/] frontier",
+        f"[grey50]{REFERENCE_GLYPH}[/] best-of-k from {fmt.markup(anchor['name'])}:",
+        "+400 Elo per 10× tokens",
+    ]
+    return "\n".join(legend_lines(axes, width, gap=" ") + legend_lines(lines, width))

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Static
 from textual_plot import PlotWidget
 
 from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.tables import arm_letters
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import (
     COLUMNS,
@@ -33,7 +34,7 @@ from eloledger.tui.elo_data import (
     sorted_players,
 )
 from eloledger.tui.elo_open import OpenScreen
-from eloledger.tui.elo_plot import arm_letters, draw_arms, plotted
+from eloledger.tui.elo_plot import draw_arms, plotted
 from eloledger.tui.elo_table import EloTable
 from eloledger.tui.elo_threshold import ThresholdScreen
 from eloledger.tui.errors import error_text
@@ -62,8 +63,8 @@ class EloTab(Vertical, can_focus=True):
     EloTab #elo-table { height: auto; max-height: 12; scrollbar-size-horizontal: 0; }
     EloTab #elo-verdict { height: auto; padding: 0 1; }
     EloTab #elo-rows { height: auto; padding: 0 1; color: $text-muted; }
-    EloTab #elo-plot { height: 1fr; min-height: 8; }
-    EloTab #elo-legend { height: auto; padding: 0 1; }
+    EloTab #elo-plot { height: 1fr; min-height: 6; }
+    EloTab #elo-legend { height: auto; padding: 0 1; dock: bottom; }  /* every arm, whatever the height */
     EloTab #elo-empty { padding: 1 2; color: $text-muted; }
     """
 
@@ -80,6 +81,7 @@ class EloTab(Vertical, can_focus=True):
         self.verdict: dict[str, Any] | None = None
         self.reference = 0  # which arm's best-of-k reference the curves view draws
         self.verdict_shown = False  # the fairness line takes a row only when it has something
+        self._warnings_untold: list[str] = []  # toasted when the tab is next shown
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -173,12 +175,23 @@ class EloTab(Vertical, can_focus=True):
         shown = self.query_one("#elo-usage", Static)
         shown.update("\n".join(map(fmt.markup, usage.splitlines())))
         shown.display = bool(usage)
-        if data.warnings:  # one toast: three stacked ones hid everything else at 80x24
-            more = len(data.warnings) - 1
+        self._warnings_untold = list(data.warnings)
+        if self.is_on_screen:
+            self._tell_warnings()
+        self.call_after_refresh(self._redraw)  # once laid out: the real width and height
+
+    def on_show(self) -> None:
+        self._tell_warnings()
+
+    def _tell_warnings(self) -> None:
+        """One toast (three stacked ones hid everything else at 80x24), shown when the tab is:
+        a run fitted in the background must not cover the Run view it finished on."""
+        warnings, self._warnings_untold = self._warnings_untold, []
+        if warnings:
+            more = len(warnings) - 1
             tail = f"\n(+{more} more: `eloledger elo` prints them all)" if more else ""
             title = "Elo warning" if not more else f"Elo: {more + 1} warnings"
-            self.notify(data.warnings[0] + tail, title=title, severity="warning", timeout=8)
-        self.call_after_refresh(self._redraw)  # once laid out: the real width and height
+            self.notify(warnings[0] + tail, title=title, severity="warning", timeout=8)
 
     # -- drawing --------------------------------------------------------------------------------
 
@@ -222,18 +235,25 @@ class EloTab(Vertical, can_focus=True):
         return plotted(self.data)
 
     def plot_letters(self) -> dict[str, str]:
-        return arm_letters([p["name"] for p in self.plotted()])
+        """One letter per arm for the table, both plots and their legends: the fit's arms and
+        the curves' arms together, by name (``tables.arm_letters``)."""
+        names = [p["name"] for p in self.data.players] if self.data is not None else []
+        if self.curves is not None:
+            names += [arm.name for arm in self.curves.arms]
+        return arm_letters(names)
 
     def refresh_plot(self) -> None:
         if self.data is None:
             return
         plot = self.query_one("#elo-plot", PlotWidget)
+        letters = self.plot_letters()
+        width = max(20, (self.size.width or self.app.size.width) - 2)  # the legend's padding
         if self.view == "curves" and self.curves is not None:
             from eloledger.tui.budget_views import draw_curves
 
-            legend = draw_curves(plot, self.curves, self.reference)
+            legend = draw_curves(plot, self.curves, self.reference, letters, width)
         else:
-            legend = draw_arms(plot, self.data, self.threshold)
+            legend = draw_arms(plot, self.data, self.threshold, letters, width)
         self.query_one("#elo-legend", Static).update(legend)
 
     # -- actions --------------------------------------------------------------------------------
@@ -343,6 +363,7 @@ class EloTab(Vertical, can_focus=True):
         self.curves = curves
         if self.view != "curves":
             return
+        self.refresh_table()  # an arm only the curves know takes a letter: the table's follow
         self.refresh_plot()
         self.query_one("#elo-status", Static).update(curves_status(curves) + " · v: back")
 

@@ -8,7 +8,7 @@ CLI's narrow-terminal order; the arm, its Elo, the interval and the sorted colum
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -33,22 +33,32 @@ PADDING = 2  # DataTable's cell_padding (1) on both sides
 
 
 def fit_columns(
-    titles: Sequence[str], cells: Sequence[Sequence[str]], width: int, keep: Sequence[int] = ()
+    titles: Sequence[str],
+    cells: Sequence[Sequence[str]],
+    width: int,
+    keep: Sequence[int] = (),
+    *,
+    keys: Sequence[str] | None = None,
+    drop_order: Mapping[str, float] = DROP_ORDER,
+    always: Sequence[str] = KEEP,
 ) -> list[int]:
     """The indexes of the columns to show so that all fit whole in ``width`` cells.
 
     ``cells`` holds each row's cell texts. Dropped first: empty columns, then constant ones
-    (two rows or more), then by DROP_ORDER; ``keep`` (and KEEP) are never dropped."""
+    (two rows or more), then by ``drop_order`` (highest first, then from the right);
+    ``keep`` and the ``always`` keys are never dropped. ``keys`` name the columns (default:
+    the Elo table's)."""
     n = len(titles)
     widths = [max([len(titles[i])] + [len(row[i]) for row in cells]) + PADDING for i in range(n)]
-    keys = [COLUMNS[i][0] if i < len(COLUMNS) else "" for i in range(n)]
-    kept = set(keep) | {i for i in range(n) if keys[i] in KEEP}
+    if keys is None:
+        keys = [COLUMNS[i][0] if i < len(COLUMNS) else "" for i in range(n)]
+    kept = set(keep) | {i for i in range(n) if keys[i] in always}
 
     def rank(i: int) -> tuple[int, float, int]:
         values = {row[i] for row in cells}
         empty = values <= {""}
         constant = len(cells) > 1 and len(values) == 1
-        return (2 if empty else 1 if constant else 0, DROP_ORDER.get(keys[i], 0), i)
+        return (2 if empty else 1 if constant else 0, drop_order.get(keys[i], 0), i)
 
     shown = list(range(n))
     for i in sorted((i for i in range(n) if i not in kept), key=rank, reverse=True):

@@ -44,11 +44,56 @@ def table_cells(
     return out
 
 
+def fitted(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[Any], width: int, keep: Sequence[str]
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The columns that fit whole in ``width`` cells, and the rows with long names cut.
+
+    A DataTable wider than the screen shows its last column cut at the edge, and a cut number
+    reads as another (``19`` for 199). So long names (text, never a number) are cut with "…"
+    to 14 cells first, then whole columns give way (the CLI's ``drop`` order, then empty and
+    constant ones), then names are cut further if still needed."""
+    from eloledger.tui.elo_table import fit_columns
+
+    out = _cut_names([dict(r) for r in rows], columns, width, floor=14)
+    texts = [[visible(c.cell(r, human=True)) for c in columns] for r in out]
+    order = {c.key: float(c.drop) for c in columns}
+    shown = fit_columns([c.title for c in columns], texts, width, keys=[c.key for c in columns],
+                        drop_order=order, always=keep)  # fmt: skip
+    kept = [columns[i] for i in shown]
+    return kept, _cut_names(out, kept, width, floor=8)
+
+
+def _cut_names(
+    rows: list[dict[str, Any]], columns: Sequence[Any], width: int, floor: int
+) -> list[dict[str, Any]]:
+    """Cut the widest name column (run, arm, period) in the middle with "…", down to ``floor``
+    cells, until the columns fit ``width`` (in place; returns ``rows``)."""
+    while True:
+        widths = {c.key: max([len(c.title)] + [len(c.cell(r, human=True)) for r in rows]) + 2
+                  for c in columns}  # fmt: skip
+        over = sum(widths.values()) - width
+        names = [c for c in columns if c.key in CUTTABLE and widths[c.key] - 2 > floor]
+        if over <= 0 or not names:
+            return rows
+        widest = max(names, key=lambda c: widths[c.key])
+        limit = max(floor, widths[widest.key] - 2 - over)
+        for r in rows:
+            text = str(r.get(widest.key) or "")
+            if len(text) > limit:  # both ends stay: run ids and arm names differ at either
+                head = limit // 2
+                r[widest.key] = text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
+RUN_KEYS = ("time", "run", "arm", "tokens")  # never left out of the runs table
+CUTTABLE = ("run", "arm", "period")  # names: cut with "…" when whole columns still do not fit
+
+
 class HistoryScreen(Screen[None]):
     """Every indexed run (history) and the audit per week or run, with the drift flag."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,h", "close", "Close"),
+        Binding("escape,h", "close", "Close"),  # q quits, as everywhere
         Binding("r", "reload", "Reload"),
         Binding("a", "toggle_by", "Audit per week/run"),
     ]
@@ -82,6 +127,10 @@ class HistoryScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#history-runs", DataTable).focus()
         self.action_reload()
+
+    def on_resize(self) -> None:
+        if self.loaded:  # the columns that fit depend on the width
+            self._show(self.entries, self.audit, self.error)
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -117,15 +166,18 @@ class HistoryScreen(Screen[None]):
 
         self.entries, self.audit, self.error = entries, rows, error
         runs = self.query_one("#history-runs", DataTable)
+        width = max(20, (self.size.width or self.app.size.width) - 2)  # a scrollbar's room
+        columns, records = fitted(history_rows(entries), HISTORY_COLUMNS, width, RUN_KEYS)
         runs.clear(columns=True)
-        runs.add_columns(*(c.title for c in HISTORY_COLUMNS))
-        runs.add_rows(table_cells(history_rows(entries), HISTORY_COLUMNS))
+        runs.add_columns(*(c.title for c in columns))
+        runs.add_rows(table_cells(records, columns))
         columns = [Column("period", self.by), *AUDIT_COLUMNS[1:]]
+        columns, records = fitted(audit_rows(rows), columns, width, ("period", "flag"))
         table = self.query_one("#history-audit", DataTable)
         table.clear(columns=True)
         table.add_columns(*(c.title for c in columns))
         error_color = self.app.theme_variables.get("error", "red")  # a Rich style, not "$error"
-        table.add_rows(table_cells(audit_rows(rows), columns, flag=f"bold {error_color}"))
+        table.add_rows(table_cells(records, columns, flag=f"bold {error_color}"))
         self.query_one("#history-audit-title", Static).update(
             Text(f"Audit per {self.by} (a: per {'run' if self.by == 'week' else 'week'})")
         )

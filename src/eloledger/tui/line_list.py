@@ -81,10 +81,11 @@ class LineList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if self.virtual_size.height != count or self.virtual_size.width != width:
             self.virtual_size = Size(width, count)
-        if self.follow and count > self.scrollable_content_region.height:
-            self.scroll_to(
-                y=count - self.scrollable_content_region.height, animate=False, immediate=True
-            )
+        tail = count - self.scrollable_content_region.height
+        if self.follow and tail > 0 and round(self.scroll_y) != tail:
+            # only when the tail moved: scrolling in place repaints the scrollbar every tick,
+            # bytes an idle view would send over SSH forever
+            self.scroll_to(y=tail, animate=False, immediate=True)
         top = int(self.scroll_y)
         height = self.scrollable_content_region.height
         refreshed = 0

@@ -94,6 +94,7 @@ class LogWatchApp(EloLedgerApp):
     def __init__(self, source: AgentLogWatch, **kwargs: Any) -> None:
         super().__init__(source=source, **kwargs)
         self.log_source = source
+        self.watch_mode = True
 
     def on_ready(self) -> None:
         self.run_worker(self.log_source.run(), name="watch", group="source", exclusive=True)
@@ -104,5 +105,6 @@ def run_log_watch(
 ) -> int:
     """Open the app following ``kind``'s logs (blocking)."""
     app = LogWatchApp(AgentLogWatch(kind, roots, from_start=from_start), theme=theme)
+    app.ends_with_input = True
     app.run()
     return int(app.return_code or 0)

@@ -16,6 +16,15 @@ from eloledger.tui.dialogs import EnterSubmits
 from eloledger.tui.profile_detail import CLIENT_LABELS
 
 
+class TextCheckbox(Checkbox):
+    """A checkbox whose state reads as text: ``X`` ticked, blank not. Textual draws ``X`` in
+    both states and tells them apart by colour only, which NO_COLOR takes away."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # noqa: N802 (Textual's class attribute, per value here)
+        return "X" if self.value else " "
+
+
 class SwitchScreen(EnterSubmits, ModalScreen[tuple[list[str], str] | None]):
     """Pick the targets (and Claude Code scope) to switch; space ticks, enter shows the diff."""
 
@@ -43,7 +52,7 @@ class SwitchScreen(EnterSubmits, ModalScreen[tuple[list[str], str] | None]):
             yield Label(f"Switch to [b]{escape(self.profile.name)}[/b]: which clients?")
             for target in TARGETS:
                 serves = target == "shell" or self.profile.serves(target)
-                yield Checkbox(
+                yield TextCheckbox(
                     CLIENT_LABELS.get(target, 'Shell (eval "$(eloledger env)")'),
                     value=serves and target != "shell",
                     id=f"switch-{target}",

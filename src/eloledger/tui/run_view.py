@@ -59,7 +59,7 @@ class RunSource(Protocol):
 def arm_cells(arm: ArmCounters, width: int, name_w: int = ARM_NAME_W) -> Cells:
     """name, progress bar, done/planned, ok, errors, tokens, streaming estimate."""
     fraction = arm.done / arm.planned if arm.planned else None
-    done = f"{arm.done}/{arm.planned}" if arm.planned else f"{arm.done}"
+    done = f"{arm.done:,}/{arm.planned:,}" if arm.planned else f"{arm.done:,}"
     return [
         (fmt.fit(arm.name, name_w) + " ", "line-list--accent"),
         (fmt.gauge(fraction, 12) + " ", "line-list--ok" if fraction == 1.0 else ""),
@@ -354,13 +354,17 @@ class RunView(Vertical, can_focus=True):
         self.query_one("#run-rate-label").display = shown
 
     def _update_plot(self) -> None:
-        """1 Hz: one point of tokens/s history (the plot never redraws per token)."""
-        if self.source is None:
+        """1 Hz: one point of tokens/s history (the plot never redraws per token).
+
+        Only while tokens can flow: a finished, paused or waiting run's plot stands still,
+        and an unchanged plot is not redrawn, so an idle view sends the terminal nothing."""
+        if self.source is None or self.source.state() not in ("running", "following"):
             return
         self._rates.append(self._last_rate)
         sparkline = self.query_one("#run-rate", Sparkline)
-        if sparkline.display:
-            sparkline.data = list(self._rates)
+        data = list(self._rates)
+        if sparkline.display and data != sparkline.data:
+            sparkline.data = data
             self.plot_updates += 1
 
     def _update_percentiles(self) -> None:
@@ -455,7 +459,7 @@ class RunView(Vertical, can_focus=True):
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
             + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
             *usage_lines(c, max(40, (self.size.width or 80) - 2)),
-            self._budget_line(c),
+            self._budget_line(c, getattr(source, "counting_since", None)),
             (
                 f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight"
                 if not from_ledger
@@ -468,8 +472,11 @@ class RunView(Vertical, can_focus=True):
         return "\n".join(lines)
 
     @staticmethod
-    def _budget_line(c: RunCounters) -> str:
+    def _budget_line(c: RunCounters, since: str | None = None) -> str:
         used = c.total_tokens + c.estimated_tokens
+        if since:  # --from-end: what was spent before attaching is unknown, so no gauge
+            limit = f" · limit {fmt.count(c.budget_tokens)}" if c.budget_tokens else ""
+            return f"[b]Budget[/b]  {fmt.count(used)} since {since}{limit} · no gauge (--from-end)"
         if not c.budget_tokens:
             return f"[b]Budget[/b]  no token limit · used {fmt.count(used)}"
         fraction = used / c.budget_tokens
@@ -523,7 +530,9 @@ class RunView(Vertical, can_focus=True):
             return self.source is not None and self.source.can_cancel()
         if action == "follow":  # nothing to follow without a run
             return self.source is not None
-        if action == "run_demo":  # in the footer while no run is going
+        if action == "run_demo":  # in the footer while no run is going, never when watching
+            if following:
+                return False
             return self.source is None or self.source.state() not in LIVE_STATES
         return True
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,9 @@ class LedgerWatch:
 
         self.path = Path(path)
         self.label = str(path)
+        # --from-end: the counters hold only what was written after attaching, so the view
+        # labels them "since attach" and sets no bar against the whole run's plan
+        self.counting_since = None if from_start else time.strftime("%H:%M:%S")
         self.interval = interval
         self.counters = RunCounters()
         self.follower = LedgerFollower(self.path, from_start=from_start)
@@ -92,6 +97,7 @@ class LedgerWatch:
         self.budget_tokens: int | None = None
         self._warnings_read = 0
         self._comparisons_mtime: float | None = None
+        self.polls = 0  # reads done; a run finished at the first one had ended before attach
         self._stopped = False
 
     def state(self) -> str:
@@ -107,6 +113,8 @@ class LedgerWatch:
         if not self.exists:
             return f"{self.path.name} does not exist yet (the run creates it)"
         parts = [f"{self.rows_seen:,} rows"]
+        if self.counting_since:
+            parts[0] += f" since attach at {self.counting_since}"
         if self.skipped:
             noun = "line" if self.skipped == 1 else "lines"
             parts.append(f"{self.skipped:,} {noun} skipped (last: {self.last_skipped})")
@@ -156,6 +164,7 @@ class LedgerWatch:
                 self.counters.apply_row(row)
             self.rows_seen += min(APPLY_CHUNK, len(rows) - start)
             await asyncio.sleep(0)
+        self.polls += 1
         self._check_finished()
         return len(rows)
 
@@ -196,6 +205,8 @@ class LedgerWatch:
     def _apply_plan(self) -> None:
         if self.budget_tokens:
             self.counters.budget_tokens = self.budget_tokens
+        if self.counting_since:
+            return  # calls before attach are not counted: a bar against the plan would lie
         for arm, planned in self.plan.items():
             self.counters.arm(arm).planned = planned
 
@@ -222,12 +233,15 @@ def comparisons_beside(ledger: Path) -> Path:
 
 
 def spec_plan(ledger: Path, limit: int = 20) -> tuple[Path, int | None, dict[str, int]] | None:
-    """A spec file beside the ledger whose ``ledger`` is this file: (path, budget, plan).
+    """A spec file beside the ledger whose ``ledger`` is this file (or one shard's ledger of
+    it): (path, budget, plan).
 
-    The plan is what the runner sets: tasks × sessions × samples per arm. Specs that do not
+    The plan is the runner's own (``runner.progress.planned_calls``: rounds and shards
+    included), so the watcher's total is the runner's number of calls. Specs that do not
     parse, or that write elsewhere, are passed over (this is a hint, never an error).
     """
     try:
+        from eloledger.runner.progress import planned_calls
         from eloledger.runner.run import resolve_tasks
         from eloledger.runner.spec import load_spec
     except ImportError:
@@ -236,14 +250,29 @@ def spec_plan(ledger: Path, limit: int = 20) -> tuple[Path, int | None, dict[str
     for candidate in sorted(ledger.parent.glob("*.toml"))[:limit]:
         try:
             spec = load_spec(candidate)
-            if Path(spec.ledger).resolve() != target:
+            found, shard = _ledger_shard(Path(spec.ledger), target)
+            if not found:
                 continue
-            tasks = len(resolve_tasks(spec))
+            plan = planned_calls(spec, len(resolve_tasks(spec)), shard)
         except Exception:
             continue
-        plan = {arm.name: tasks * spec.sessions * arm.n for arm in spec.arms}
         return candidate, spec.max_total_tokens, plan
     return None
+
+
+def _ledger_shard(written: Path, target: Path) -> tuple[bool, Any]:
+    """Whether a spec writing ``written`` writes ``target``: the whole run's ledger (no
+    shard) or the ledger of one ``--shard I/N`` slice of it (that shard)."""
+    from eloledger.runner.shard import Shard, shard_ledger
+
+    if written.resolve() == target:
+        return True, None
+    match = re.search(r"\.shard-(\d+)-of-(\d+)", target.name)
+    if match:
+        shard = Shard(int(match.group(1)), int(match.group(2)))
+        if shard_ledger(written, shard).resolve() == target:
+            return True, shard
+    return False, None
 
 
 class LiveRun:
@@ -270,6 +299,7 @@ class LiveRun:
         self.on_done = on_done
         self._state = "idle"
         self.demo = is_demo_spec(spec)  # the demo cannot be resumed: cancel offers a re-run
+        self.index_warning: str | None = None  # the run index could not be written (why)
 
     def state(self) -> str:
         if self._state == "running":
@@ -322,6 +352,10 @@ class LiveRun:
         self._state = "cancelled" if self.cancel_event.is_set() else "finished"
         if stopped == "budget":
             self._state = "stopped: budget"
+        if self._state != "cancelled":  # as `eloledger run`/`demo` do: one line in the index
+            from eloledger.history import record_run
+
+            self.index_warning = await asyncio.to_thread(record_run, self.result, self.spec)
         if self.on_done is not None:
             with contextlib.suppress(Exception):
                 self.on_done(self.result)
