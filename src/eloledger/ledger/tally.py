@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.answered import file_warnings
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.fastread import _auto_workers, _decode_batch, _split
 from eloledger.ledger.summary import (
@@ -513,7 +514,8 @@ def tally_ledger(
     every warning ``tokens`` prints about it."""
     tally = TokenTally(by, prices)
     tally.fold(ledger, len(ledger), ledger.load)
-    return tally, [*ledger.warnings, *tally.warnings(ledger.where)]
+    answered = file_warnings(source[0] for source in getattr(ledger, "sources", ()))
+    return tally, [*ledger.warnings, *tally.warnings(ledger.where), *answered]
 
 
 def read_tally(
@@ -534,7 +536,8 @@ def read_tally(
         streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
         if streamed is not None:
             tally, warnings = streamed
-            return tally, [*warnings, *tally.warnings(lambda i: f"{paths[0]}:{i + 1}")]
+            where = tally.warnings(lambda i: f"{paths[0]}:{i + 1}")
+            return tally, [*warnings, *where, *file_warnings(paths)]
     return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
 
 

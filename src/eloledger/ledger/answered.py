@@ -1,0 +1,129 @@
+"""Which model answered, beside the model asked for: one warning for the run, ``tokens`` and ``elo``.
+
+Why: a gateway can answer with another model than the one asked for under HTTP 200 (a LiteLLM
+fallback, claude-code-router's default route). Rows record it as ``model_answered``
+(:func:`eloledger.wire.answered_model`); without a warning an Elo table would compare the wrong
+models without a word. Only rows that name an answering model count: older ledgers and gateways
+that say nothing give no warning.
+
+The file scan looks for the field's name in the raw bytes first (``bytes.find`` over 4 MB
+chunks) and parses only the lines that hold it, so a ledger without the field costs one read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from eloledger.wire import same_model
+from eloledger.words import plural
+
+FIELD = "model_answered"
+_NEEDLE = b'"model_answered"'
+SAMPLE_ROLES = ("sample", "select", None)
+_CHUNK = 1 << 22
+
+
+class Answered:
+    """Counts ok calls per model asked for, and those another model answered."""
+
+    def __init__(self) -> None:
+        self.pairs: Counter[tuple[str, str]] = Counter()  # (asked, answered) -> ok calls
+        self.calls: Counter[str] = Counter()  # asked -> ok calls that named who answered
+        self.first: dict[tuple[str, str], str] = {}  # (asked, answered) -> file:line
+
+    def record(self, row: dict[str, Any], where: str = "") -> None:
+        asked, answered = row.get("model"), row.get(FIELD)
+        if row.get("status", "ok") != "ok" or not isinstance(asked, str):
+            return
+        if not isinstance(answered, str) or not answered:
+            return
+        self.calls[asked] += 1
+        if not same_model(asked, answered):
+            self.pairs[(asked, answered)] += 1
+            if where:
+                self.first.setdefault((asked, answered), where)
+
+    def warnings(self) -> list[str]:
+        """One line per model asked for that another model answered."""
+        out = []
+        for asked in sorted({a for a, _ in self.pairs}):
+            others = [(b, n) for (a, b), n in self.pairs.most_common() if a == asked]
+            named = ", ".join(f"{b} ({plural(n, 'call')})" for b, n in others)
+            first = self.first.get((asked, others[0][0]))
+            at = f", first at {first}" if first else ""
+            out.append(
+                f"model {asked!r} was asked for but {sum(n for _, n in others)} of "
+                f"{plural(self.calls[asked], 'ok call')} were answered by another model: "
+                f"{named}{at} (model_answered in the ledger: a gateway fallback or default "
+                f"route), so those results are not {asked!r}'s; fix: remove the fallback or "
+                "route on the gateway, or ask for the model it serves"
+            )
+        return out
+
+
+def scan_files(paths: Iterable[str | os.PathLike[str]]) -> Answered:
+    """The answered-model counts of ledger files (sample rows only; judge rows left out)."""
+    seen = Answered()
+    for path in paths:
+        _scan(Path(path), seen)
+    return seen
+
+
+def file_warnings(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """:meth:`Answered.warnings` for ledger files; unreadable files say nothing here (the
+    reader that reads them reports them)."""
+    try:
+        return scan_files(paths).warnings()
+    except OSError:
+        return []
+
+
+def ledger_warnings(ledgers: Any) -> list[str]:
+    """:func:`file_warnings` for what a command's ``--ledger`` names (files, globs, folders)."""
+    from eloledger.ledger.merge import _as_list
+    from eloledger.ledger.sources import expand_ledgers
+
+    try:
+        return file_warnings(expand_ledgers(_as_list(ledgers)))
+    except Exception:  # noqa: BLE001 - the reader that reads them names the problem
+        return []
+
+
+def _scan(path: Path, seen: Answered) -> None:
+    """Whole lines a chunk at a time (memory flat in the file's size); only the lines that hold
+    the field are parsed."""
+    line = 1  # the line number of ``pending``'s first line
+    pending = b""
+    with path.open("rb") as fh:
+        while True:
+            chunk = fh.read(_CHUNK)
+            data = pending + chunk
+            cut = len(data) if not chunk else data.rfind(b"\n") + 1
+            whole, pending = data[:cut], data[cut:]
+            at, counted = whole.find(_NEEDLE), 0
+            while at >= 0:
+                start = whole.rfind(b"\n", 0, at) + 1
+                end = whole.find(b"\n", at)
+                end = len(whole) if end < 0 else end
+                line += whole.count(b"\n", counted, start)
+                counted = start
+                _record_line(whole[start:end], seen, f"{path}:{line}")
+                at = whole.find(_NEEDLE, end)
+            line += whole.count(b"\n", counted)
+            if not chunk:
+                return
+
+
+def _record_line(data: bytes, seen: Answered, where: str) -> None:
+    try:
+        row = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return  # a torn line: the reader that reads the file reports it
+    if isinstance(row, dict) and row.get("role") in SAMPLE_ROLES:
+        seen.record(row, where)
