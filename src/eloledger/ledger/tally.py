@@ -38,6 +38,7 @@ from eloledger.ledger.summary import (
     _key,
     _number,
     _share,
+    counted_usage,
     judge_group,
     latency_stats,
 )
@@ -382,10 +383,14 @@ class TokenTally:
         """Add one batch of columns (a whole :class:`Ledger` is one batch too)."""
         tokens = {name: batch[name] for name in _TOKENS}
         missing = batch["usage_source"].mask("missing")
+        estimated = batch["usage_source"].mask("estimated")
+        known = ~missing & ~np.isnan(tokens["total_tokens"])
         rows: dict[str, np.ndarray] = {
             "ok": batch["status"].mask("ok"),
-            "usage": ~missing & ~np.isnan(tokens["total_tokens"]),
-            "estimated": batch["usage_source"].mask("estimated"),
+            "usage": counted_usage(
+                known, estimated, tokens["prompt_tokens"], tokens["total_tokens"]
+            ),
+            "estimated": estimated,
             "latency_ms": batch["latency_ms"],
             **{name: np.nan_to_num(column, nan=0.0) for name, column in tokens.items()},
         }
@@ -471,8 +476,8 @@ class TokenTally:
         missing = int(counts[:, MISSING].sum())
         if missing:
             out.append(
-                f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the "
-                "sums (run 'eloledger doctor' to see which gateway drops usage)"
+                f"{missing} ok call(s) have no token usage (none, or zero): counted in "
+                "usage_missing, not in the sums (run 'eloledger doctor --ledger' to see which gateway drops usage)"
             )
         guessed = [i for i in order if counts[i, EST_N]]
         if guessed:
