@@ -64,6 +64,8 @@ class GatewayConfig:
     unsupported_params: tuple[str, ...] = ()
     # every generation answers this (status, content-type, body, headers): a gateway's shape
     canned: tuple[int, str, str, dict[str, str]] | None = None
+    # generations whose prompt this says yes to answer 500 (the rest answer normally)
+    fail_when: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -194,6 +196,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if model not in cfg.models:
             self._error(wire, 404, "model_not_found", f"The model `{model}` does not exist")
+            return
+        if cfg.fail_when is not None and cfg.fail_when(_prompt_of(body or {})):
+            self._error(wire, 500, "api_error", "internal server error")
             return
         if cfg.mode == "forbidden":
             self._error(wire, 403, "permission_error", "this key may not use this model")

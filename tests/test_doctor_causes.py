@@ -116,3 +116,27 @@ def test_behind_the_gateway_names_the_gateways_own_setting() -> None:
         assert "accepts the base URL and $GW_KEY" in finding.message
         assert key in finding.fix and "need no change" in finding.fix
         assert "does not exist" not in finding.message
+
+
+def _retry_after(canned: tuple[int, str, str, dict[str, str]]) -> float | None:
+    async def go() -> float | None:
+        with serve(GatewayConfig(canned=canned)) as gw:
+            provider = Provider(wire_api="openai-chat", base_url=gw.v1, api_key=GOOD_KEY,
+                                model="gpt-strict")  # fmt: skip
+            try:
+                res = await provider.call("hi", max_tokens=8, temperature=0.0)
+            finally:
+                await provider.close()
+        assert res.error_class == "rate_limit", res
+        return res.retry_after_s
+
+    return asyncio.run(go())
+
+
+def test_a_litellm_rate_limit_without_a_hint_waits_for_its_minute_window() -> None:
+    rpm = _openai("litellm.RateLimitError: Deployment over defined rpm limit=1. "
+                  "current usage=1.", None, "429")  # fmt: skip
+    wait = _retry_after((429, "application/json", rpm, {"x-litellm-call-id": "c1"}))
+    assert wait is not None and 1.0 <= wait <= 61.0
+    plain = _openai("Rate limit reached", "requests", "rate_limit_exceeded")
+    assert _retry_after((429, "application/json", plain, {})) is None  # backoff as before

@@ -86,3 +86,15 @@ def test_repeated_identical_400s_stop_a_run_even_unnamed(tmp_path: Path) -> None
     assert done.returncode == 1, done.stderr
     assert 5 <= len(rows(tmp_path / "l.jsonl")) < 24
     assert "stopped after 5 consecutive bad_request failures (HTTP 400)" in done.stderr
+
+
+def test_a_run_with_tasks_failed_for_good_exits_non_zero(tmp_path: Path) -> None:
+    tasks = [{"task_id": f"t{i}", "prompt": f"Say pong ({i})", "answer": "pong"} for i in range(3)]
+    with serve(GatewayConfig(reply="pong", fail_when=lambda p: "(0)" in p)) as gw:
+        add_profile(gw.root, key=GOOD_KEY)
+        spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", tasks))
+        done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)
+    assert done.returncode == 1, done.stderr
+    assert "arm one: 1 of 3 calls failed for good after retries (1 server HTTP 500)" in (
+        done.stderr
+    )

@@ -24,6 +24,7 @@ Pure functions of (status, body, text, headers, timing).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,20 @@ def read_answer(
     if status < 400:
         return Cause("server.error", "stream_error", gateway)
     return _by_status(status, body, blob, gateway)
+
+
+def rate_window_wait(gateway: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait out a gateway's rate window when its 429 carries no retry hint.
+
+    LiteLLM's ``rpm``/``tpm`` limits count per wall-clock minute and its 429 on ``/v1/messages``
+    says nothing of when to come back (facts/gateways.md): the default backoff (~3.5 s over
+    four attempts) gave up inside the window and failed tasks for good. Waiting for the next
+    minute (plus a second) gets through. None for gateways whose window is unknown.
+    """
+    if gateway != LITELLM:
+        return None
+    now = time.time() if now is None else now
+    return 60.0 - (now % 60.0) + 1.0
 
 
 def which_gateway(blob: str, headers: Mapping[str, str] | None = None) -> str | None:

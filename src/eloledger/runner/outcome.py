@@ -196,17 +196,28 @@ class Breaker:
 
 
 def arm_failures(arms: list[dict[str, Any]], where: Where) -> list[str]:
-    """One cause per arm that has calls but no successful one (empty when every arm worked)."""
+    """One cause per arm that has calls but no successful one, and per arm with calls that
+    failed for good (after every retry): those tasks have no answer, so the run's comparisons
+    and Elo leave them out. Empty when every call of every arm worked in the end."""
     causes = []
     for arm in arms:
-        if arm["calls"] == 0 or arm["ok"] > 0:
+        if arm["calls"] == 0 or arm["errors"] == 0:
             continue
         classes: Counter[tuple[str, Any]] = arm["error_classes"]
         parts = ", ".join(
             f"{n} {cls}" + (f" HTTP {status}" if status else "")
             for (cls, status), n in classes.most_common()
         )
-        line = f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} failed: {parts})"
+        if arm["ok"] > 0:
+            line = (
+                f"arm {arm['arm']}: {arm['errors']} of {plural(arm['calls'], 'call')} failed for "
+                f"good after retries ({parts}); their tasks have no answer"
+            )
+        else:
+            line = (
+                f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} "
+                f"failed: {parts})"
+            )
         if classes:
             # the persistent cause behind cooldown 429s, not the 429s, is what to fix
             ranked = [c for (c, _), _n in classes.most_common() if c in PERSISTENT]

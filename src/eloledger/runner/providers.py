@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from eloledger.doctor import gateways
-from eloledger.doctor.causes import read_answer
+from eloledger.doctor.causes import rate_window_wait, read_answer
 from eloledger.redact import scrub
 from eloledger.wire import (
     Usage,
@@ -555,6 +555,8 @@ def classify(
             timeout_s=timeout_s,
         )
         cls = found.error_class if found is not None else "stream_error"
+        if cls == "rate_limit" and retry_after is None and found is not None:
+            retry_after = rate_window_wait(found.gateway)  # LiteLLM's rpm: a minute's window
         if cls == "gateway_timeout" and timeout_s is not None and elapsed_s is not None:
             message += (
                 f" (after {elapsed_s:.1f} s, well inside timeout_s = {timeout_s:g}: the gateway's "
