@@ -27,7 +27,7 @@ SHAPES = [
     _row(1, prompt_tokens=10, completion_tokens=5, total_tokens=15, usage_source="server"),
     _row(2, prompt_tokens=0, completion_tokens=0, total_tokens=0, usage_source="server"),
     _row(3, prompt_tokens=0, completion_tokens=4, total_tokens=4),  # no prompt count
-    _row(4, completion_tokens=4, total_tokens=4),  # prompt left out
+    _row(4, completion_tokens=4, total_tokens=4),  # only a total: counted
     _row(5, usage_source="missing"),
     _row(6, prompt_tokens=7, completion_tokens=3, total_tokens=10, usage_source="estimated"),
     {**_row(7, prompt_tokens=0, completion_tokens=0, total_tokens=0), "status": "error"},
@@ -46,11 +46,11 @@ def test_tokens_and_the_doctor_count_the_same_rows_as_missing(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     arm = next(g for g in out["groups"] if g["name"] == "a")
-    # rows 2-5 have missing or zero usage; 1 and 6 (estimated) count; 7 is an error
-    assert "4 more have missing or zero usage" in doctor.message, doctor.message
-    assert arm["usage_missing"] == 4 and arm["ok"] == 6
-    assert arm["total_tokens"] == 25
-    assert any("4 ok call(s) have no token usage" in w for w in out["warnings"])
+    # rows 2, 3 and 5 have zero or no usage; 1, 4 and 6 (estimated) count; 7 is an error
+    assert "3 more have missing or zero usage" in doctor.message, doctor.message
+    assert arm["usage_missing"] == 3 and arm["ok"] == 6
+    assert arm["total_tokens"] == 29
+    assert any("3 ok call(s) have no token usage" in w for w in out["warnings"])
 
 
 def test_a_zero_usage_claude_session_is_imported_as_missing_usage(tmp_path: Path) -> None:

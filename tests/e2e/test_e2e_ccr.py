@@ -18,7 +18,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from eloledger.sim.server import running_sim
 ROOT = Path(__file__).resolve().parents[2]
 SRC = str(ROOT / "src")
 sys.path.insert(0, str(ROOT / "tests"))
+from gateway_process import stop, wait_until_up  # noqa: E402
 from runner_cli import rows  # noqa: E402
 
 CCR_DIR = Path(os.environ.get("ELOLEDGER_CCR_DIR", Path.home() / ".cache/eloledger-ccr"))
@@ -95,23 +95,12 @@ def ccr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Upstrea
         )  # fmt: skip
         root = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90  # node starts in ~10 s on a busy 2-core machine
-            while True:
-                try:
-                    httpx2.get(root + "/", timeout=2)
-                    break
-                except httpx2.HTTPError:
-                    pass
-                if gw.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("ccr did not start: " + (home / "ccr.log").read_text()[-2000:])
-                time.sleep(0.5)
+            # node starts in ~10 s on a busy 2-core machine
+            wait_until_up(gw, lambda: httpx2.get(root + "/", timeout=2).status_code > 0,
+                          home / "ccr.log", "ccr", 90)  # fmt: skip
             yield root, Upstreams(good, strict)
         finally:
-            gw.terminate()
-            try:
-                gw.wait(10)
-            except subprocess.TimeoutExpired:
-                gw.kill()
+            stop(gw)
             log.close()
 
 

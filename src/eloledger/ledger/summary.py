@@ -130,14 +130,15 @@ def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
 def counted_usage(
     known: np.ndarray, estimated: np.ndarray, prompt: np.ndarray, total: np.ndarray
 ) -> np.ndarray:
-    """Rows whose usage counts: known, and non-zero unless eloledger estimated it.
+    """Rows whose usage counts: known, and not zero unless eloledger estimated it.
 
     The rule ``doctor --ledger`` applies (:func:`eloledger.doctor.ledger_audit._usage_missing`):
-    an ok row with 0 (or no) prompt tokens or 0 total tokens is missing usage, never a free
-    call; ``tokens``, ``elo --ledger`` and the TUI count it in ``usage_missing``.
+    an ok row with 0 total tokens, or an explicit 0 prompt tokens, is missing usage, never a
+    free call; ``tokens``, ``elo --ledger`` and the TUI count it in ``usage_missing``. A row that
+    gives only a total (no prompt count) is counted.
     """
     with np.errstate(invalid="ignore"):
-        counted = (prompt > 0) & (total > 0)
+        counted = (total > 0) & (prompt != 0)
     return known & (estimated | counted)
 
 
