@@ -70,3 +70,27 @@ def test_a_zero_usage_claude_session_is_imported_as_missing_usage(tmp_path: Path
     assert report_json(report, tmp_path / "l.jsonl")["usage_missing"] == len(rows)
     findings = audit_ledger(tmp_path / "l.jsonl")
     assert any(f.code == "ledger.usage_missing" for f in findings)
+
+
+def test_elo_with_a_ledger_warns_of_zero_usage(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.jsonl"
+    lines = [
+        {**_row(i, prompt_tokens=0 if (arm, i) == ("a", 1) else 9, completion_tokens=0
+                if (arm, i) == ("a", 1) else 3, total_tokens=0 if (arm, i) == ("a", 1) else 12),
+         "arm": arm, "task_id": f"t{i}", "passed": arm == "a"}
+        for arm in "ab" for i in (1, 2)
+    ]  # fmt: skip
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    comparisons = tmp_path / "c.csv"
+    comparisons.write_text("task_id,winner,loser\nt1,a,b\nt2,b,a\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "elo", str(comparisons), "--ledger", str(ledger),
+         "--intervals", "none", "--format", "json"],
+        capture_output=True, text=True, env=env("unused"), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warnings = json.loads(done.stdout)["warnings"]
+    assert any(
+        w.startswith("1 ok call(s) have no token usage (none, or zero), first at") and
+        f"{ledger}:1" in w for w in warnings
+    ), warnings

@@ -555,7 +555,7 @@ def classify(
             timeout_s=timeout_s,
         )
         cls = found.error_class if found is not None else "stream_error"
-        if cls == "rate_limit" and retry_after is None and found is not None:
+        if cls in ("rate_limit", "cooldown") and retry_after is None and found is not None:
             retry_after = rate_window_wait(found.gateway)  # LiteLLM's rpm: a minute's window
         if cls == "gateway_timeout" and timeout_s is not None and elapsed_s is not None:
             message += (
