@@ -48,6 +48,15 @@ ANSWERS = [
     ("litellm-upstream-down", 500, "application/json", _openai(
         "litellm.APIConnectionError: APIConnectionError: OpenAIException - Connection error. "
         + _GROUP, None, "500"), {}, "gateway.deployment"),
+    ("litellm-passthrough-upstream-key", 401, "application/json", json.dumps(
+        {"type": "error", "error": {"type": "authentication_error",
+                                    "message": "invalid x-api-key"}}),
+     {"x-litellm-call-id": "c1", "x-litellm-model-api-base": "http://127.0.0.1:9/v1/messages"},
+     "auth.upstream_key"),
+    ("litellm-passthrough-stream-upstream-key", 401, "application/json", json.dumps(
+        {"type": "error", "error": {"type": "authentication_error",
+                                    "message": "invalid x-api-key"}}),
+     {"x-litellm-call-id": "c1"}, "auth.upstream_key"),  # a stream: only the call id comes
     ("ccr-api-base-url-without-path", 404, "application/json", _openai(
         'Error from provider(sim,sim-small: 404): {"error":{"message":"Invalid URL (POST '
         '/v1)","type":"invalid_request_error"}}', "api_error", "provider_response_error"), {},
@@ -107,7 +116,8 @@ def test_the_probe_and_the_runner_name_the_same_cause(
 
 
 def test_behind_the_gateway_names_the_gateways_own_setting() -> None:
-    litellm, ccr = ANSWERS[0], ANSWERS[6]
+    named = {a[0]: a for a in ANSWERS}
+    litellm, ccr = named["litellm-api-base-without-v1"], named["ccr-api-base-url-without-path"]
     for answer, key in ((litellm, "litellm_params.api_base"), (ccr, "Providers[].api_base_url")):
         with serve(GatewayConfig(canned=answer[1:5])) as gw:
             result = probe(ProbeTarget("gw", gw.v1, "openai-chat", GOOD_KEY, "gpt-strict", None,

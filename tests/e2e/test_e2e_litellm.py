@@ -106,7 +106,17 @@ def upstream() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory, upstream: Any) -> Iterator[str]:
+def passthrough_upstream() -> Iterator[Any]:
+    """The upstream of LiteLLM's /anthropic pass-through: it refuses the proxy's own
+    ANTHROPIC_API_KEY (the user's key is LiteLLM's master key, and accepted)."""
+    with running_sim(speed=20, api_keys={"the-right-upstream-key"}) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def proxy(
+    tmp_path_factory: pytest.TempPathFactory, upstream: Any, passthrough_upstream: Any
+) -> Iterator[str]:
     """The LiteLLM proxy's root URL, with the simulator as its upstream (both on loopback)."""
     folder = tmp_path_factory.mktemp("litellm")
     sim_port, port = upstream.port, _port()
@@ -116,7 +126,9 @@ def proxy(tmp_path_factory: pytest.TempPathFactory, upstream: Any) -> Iterator[s
         [str(LITELLM), "--config", str(folder / "config.yaml"), "--host", "127.0.0.1",
          "--port", str(port), "--num_workers", "1"],
         stdout=log, stderr=subprocess.STDOUT, cwd=folder,
-        env={**os.environ, **QUIET, "HOME": str(folder)},
+        env={**os.environ, **QUIET, "HOME": str(folder),
+             "ANTHROPIC_API_BASE": passthrough_upstream.base_url,
+             "ANTHROPIC_API_KEY": "sk-ant-wrong-upstream-key"},
     )  # fmt: skip
     root = f"http://127.0.0.1:{port}"
     try:
@@ -427,3 +439,15 @@ def test_rpm_limits_on_messages_wait_out_the_minute(proxy: str, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert len(finals) == 2 and all(r["status"] == "ok" for r in finals), made
     assert limited, made  # it was limited, and waited
+
+
+def test_the_anthropic_passthroughs_own_key_is_the_gateways_not_yours(proxy: str) -> None:
+    """LiteLLM's /anthropic pass-through forwards the upstream's own 401 body verbatim; only
+    its x-litellm-model-api-base header says the proxy called the upstream (your key passed)."""
+    status, report, _ = _adhoc(proxy + "/anthropic", "sim-small", wire="anthropic")
+    assert status == 2 and "auth.upstream_key" in _codes(report), report
+    assert "auth.unauthorized" not in _codes(report)
+    finding = next(f for f in report["findings"] if f["code"] == "auth.upstream_key")
+    assert "ANTHROPIC_API_KEY" in finding["fix"] and "$LL_KEY" in finding["fix"]
+    row = _call(proxy + "/anthropic", "sim-small", wire="anthropic")
+    assert (row.error_class, row.http_status) == ("upstream_auth", 401), row

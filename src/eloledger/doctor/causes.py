@@ -38,7 +38,8 @@ LITELLM, CCR, RELAY = "LiteLLM", "claude-code-router", "one-api/new-api"
 CONFIG_KEYS: dict[str, dict[str, str]] = {
     LITELLM: {
         "base": "model_list[].litellm_params.api_base (OpenAI-compatible upstreams need /v1)",
-        "key": "model_list[].litellm_params.api_key",
+        "key": "model_list[].litellm_params.api_key; for its /anthropic pass-through, the "
+        "proxy's ANTHROPIC_API_KEY",
         "model": "model_list[].litellm_params.model",
         "params": "litellm_settings.drop_params: true",
     },
@@ -123,7 +124,7 @@ def read_answer(
     if status < 400 and not (isinstance(body, dict) and body.get("error")):
         return None
     gateway = which_gateway(blob, headers)
-    wrapped = _wrapped(status, blob, headers, gateway)
+    wrapped = _wrapped(status, body, blob, headers, gateway)
     if wrapped is not None:
         return wrapped
     kind = gateways.read_error(status, body, text, elapsed_s=elapsed_s, timeout_s=timeout_s)
@@ -173,9 +174,12 @@ def unsupported_params(blob: str) -> tuple[str, ...]:
 
 
 def _wrapped(
-    status: int, blob: str, headers: Mapping[str, str] | None, gateway: str | None
+    status: int, body: Any, blob: str, headers: Mapping[str, str] | None, gateway: str | None
 ) -> Cause | None:
     """Faults behind the gateway: the user's URL and key were accepted, its upstream failed."""
+    refused = gateways._AUTH_WORDS.search(blob)  # noqa: SLF001
+    if status in (401, 403) and refused and _litellm_forwarded(headers, body):
+        return Cause("auth.upstream_key", "upstream_auth", LITELLM, config_key(LITELLM, "key"))
     if status in (400, 422) and _UNSUPPORTED.search(blob):
         params = unsupported_params(blob.split("To drop these")[0])
         return Cause("request.unsupported_param", "unsupported_param", gateway, ", ".join(params),
@@ -197,6 +201,19 @@ def _wrapped(
     if gateway == LITELLM and _UPSTREAM_DOWN.search(blob) and status >= 500:
         return Cause("gateway.deployment", "deployment", gateway, config_key(gateway, "base"))
     return None
+
+
+def _litellm_forwarded(headers: Mapping[str, str] | None, body: Any) -> bool:
+    """LiteLLM called its upstream and forwarded the upstream's own answer (its /anthropic
+    pass-through): ``x-litellm-model-api-base`` says so on whole answers; on streams only
+    ``x-litellm-call-id`` comes, beside the upstream's verbatim Anthropic error body. LiteLLM's
+    own refusals of the user's key carry neither header (observed with 1.108.7)."""
+    if headers is None:
+        return False
+    if headers.get("x-litellm-model-api-base"):
+        return True
+    verbatim = isinstance(body, dict) and body.get("type") == "error"
+    return bool(headers.get("x-litellm-call-id")) and verbatim
 
 
 def _model_said(blob: str) -> bool:
