@@ -82,6 +82,7 @@ _RELAY_UPSTREAM = re.compile(
     re.IGNORECASE,
 )
 _RELAYED_STATUS = re.compile(r"status code (\d{3})", re.IGNORECASE)
+_ANTHROPIC_REFUSALS = ("error", "authentication_error", "permission_error")
 _PATH_404 = re.compile(r"invalid url|no route|cannot (post|get)|route .* not found", re.I)
 
 
@@ -212,7 +213,8 @@ def _litellm_forwarded(headers: Mapping[str, str] | None, body: Any) -> bool:
         return False
     if headers.get("x-litellm-model-api-base"):
         return True
-    verbatim = isinstance(body, dict) and body.get("type") == "error"
+    # the whole body ({"type": "error", ...}), or its inner error as the openai SDK keeps it
+    verbatim = isinstance(body, dict) and body.get("type") in _ANTHROPIC_REFUSALS
     return bool(headers.get("x-litellm-call-id")) and verbatim
 
 

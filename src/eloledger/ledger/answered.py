@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +71,13 @@ def scan_files(paths: Iterable[str | os.PathLike[str]]) -> Answered:
     """The answered-model counts of ledger files (sample rows only; judge rows left out)."""
     seen = Answered()
     for path in paths:
-        _scan(Path(path), seen)
+        scan_lines(Path(path), (_NEEDLE,), lambda row, where: _sample_row(row, where, seen))
     return seen
+
+
+def _sample_row(row: dict[str, Any], where: str, seen: Answered) -> None:
+    if row.get("role") in SAMPLE_ROLES:
+        seen.record(row, where)
 
 
 def file_warnings(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -85,20 +90,25 @@ def file_warnings(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 
 
 def ledger_warnings(ledgers: Any) -> list[str]:
-    """:func:`file_warnings` for what a command's ``--ledger`` names (files, globs, folders)."""
+    """:func:`file_warnings` and the zero-usage warning for what a command's ``--ledger``
+    names (files, globs, folders): what ``elo --ledger`` adds to its own warnings."""
     from eloledger.ledger.merge import _as_list
     from eloledger.ledger.sources import expand_ledgers
+    from eloledger.ledger.zero_usage import zero_usage_warnings
 
     try:
-        return file_warnings(expand_ledgers(_as_list(ledgers)))
+        paths = expand_ledgers(_as_list(ledgers))
     except Exception:  # noqa: BLE001 - the reader that reads them names the problem
         return []
+    return [*file_warnings(paths), *zero_usage_warnings(paths)]
 
 
-def _scan(path: Path, seen: Answered) -> None:
-    """Whole lines a chunk at a time (memory flat in the file's size); only the lines that hold
-    the field are parsed."""
-    line = 1  # the line number of ``pending``'s first line
+def scan_lines(
+    path: Path, needles: tuple[bytes, ...], take: Callable[[dict[str, Any], str], None]
+) -> None:
+    """``take(row, "file:line")`` for each whole line holding one of ``needles``, read 4 MB at a
+    time (memory flat in the file's size); only those lines are parsed, torn ones skipped."""
+    line = 1  # the line number of the chunk's first line
     pending = b""
     with path.open("rb") as fh:
         while True:
@@ -106,24 +116,27 @@ def _scan(path: Path, seen: Answered) -> None:
             data = pending + chunk
             cut = len(data) if not chunk else data.rfind(b"\n") + 1
             whole, pending = data[:cut], data[cut:]
-            at, counted = whole.find(_NEEDLE), 0
-            while at >= 0:
-                start = whole.rfind(b"\n", 0, at) + 1
-                end = whole.find(b"\n", at)
+            starts = sorted({whole.rfind(b"\n", 0, at) + 1 for at in _hits(whole, needles)})
+            counted = 0
+            for start in starts:
+                end = whole.find(b"\n", start)
                 end = len(whole) if end < 0 else end
                 line += whole.count(b"\n", counted, start)
                 counted = start
-                _record_line(whole[start:end], seen, f"{path}:{line}")
-                at = whole.find(_NEEDLE, end)
+                try:
+                    row = orjson.loads(whole[start:end])
+                except orjson.JSONDecodeError:
+                    continue  # a torn line: the reader that reads the file reports it
+                if isinstance(row, dict):
+                    take(row, f"{path}:{line}")
             line += whole.count(b"\n", counted)
             if not chunk:
                 return
 
 
-def _record_line(data: bytes, seen: Answered, where: str) -> None:
-    try:
-        row = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return  # a torn line: the reader that reads the file reports it
-    if isinstance(row, dict) and row.get("role") in SAMPLE_ROLES:
-        seen.record(row, where)
+def _hits(data: bytes, needles: tuple[bytes, ...]) -> Iterator[int]:
+    for needle in needles:
+        at = data.find(needle)
+        while at >= 0:
+            yield at
+            at = data.find(needle, at + 1)

@@ -127,27 +127,6 @@ def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
     )
 
 
-def zero_usage_warnings(ledger: Ledger) -> list[str]:
-    """One warning for ok sample/select rows whose usage is missing or zero, with the first."""
-    if "total_tokens" not in ledger or "status" not in ledger:
-        return []
-    prompt = ledger.number("prompt_tokens") if "prompt_tokens" in ledger else None
-    total = ledger.number("total_tokens")
-    known = ~ledger.factor("usage_source").mask("missing") & ~np.isnan(total)
-    estimated = ledger.factor("usage_source").mask("estimated")
-    counted = counted_usage(known, estimated, total if prompt is None else prompt, total)
-    rows = ledger.factor("role").mask(*ARM_ROLES) | (ledger.factor("role").codes < 0)
-    missing = np.flatnonzero(rows & ledger.ok() & ~counted)
-    if not len(missing):
-        return []
-    return [
-        f"{len(missing)} ok call(s) have no token usage (none, or zero), first at "
-        f"{ledger.where(int(missing[0]))}: they are missing usage, not free calls, and "
-        "their tokens are not known (run 'eloledger doctor --ledger' to see which gateway "
-        "drops usage)"
-    ]
-
-
 def counted_usage(
     known: np.ndarray, estimated: np.ndarray, prompt: np.ndarray, total: np.ndarray
 ) -> np.ndarray:
@@ -291,15 +270,13 @@ def summary_warnings(
             out.append(
                 "failed calls reported tokens that are not in the sums (" + ", ".join(parts) + ")"
             )
-    out += count_warnings(ledger, zero=False)  # said above, as usage_missing
+    out += count_warnings(ledger)
     return out
 
 
-def count_warnings(ledger: Ledger, *, zero: bool = True) -> list[str]:
-    """Token counts no gateway bills: fractions, absurd sizes, totals that do not add up, and
-    (``zero``) ok sample rows whose usage is zero or absent: missing usage, not free calls (the
-    rule of :func:`counted_usage`; ``elo --ledger`` reads its token columns through this)."""
-    out = zero_usage_warnings(ledger) if zero else []
+def count_warnings(ledger: Ledger) -> list[str]:
+    """Token counts no gateway bills: fractions, absurd sizes, totals that do not add up."""
+    out = []
     counts = {n: ledger.number(n) for n in TOKEN_COUNT_COLUMNS[:3] if n in ledger}
     odd = np.zeros(len(ledger), dtype=bool)
     for column in counts.values():
