@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from eloledger.ledger.linegrep import SAMPLE_ROLES, scan_lines
 from eloledger.wire import same_model
 from eloledger.words import plural
 
 FIELD = "model_answered"
 _NEEDLE = b'"model_answered"'
-SAMPLE_ROLES = ("sample", "select", None)
-_CHUNK = 1 << 22
 
 
 class Answered:
@@ -101,42 +98,3 @@ def ledger_warnings(ledgers: Any) -> list[str]:
     except Exception:  # noqa: BLE001 - the reader that reads them names the problem
         return []
     return [*file_warnings(paths), *zero_usage_warnings(paths)]
-
-
-def scan_lines(
-    path: Path, needles: tuple[bytes, ...], take: Callable[[dict[str, Any], str], None]
-) -> None:
-    """``take(row, "file:line")`` for each whole line holding one of ``needles``, read 4 MB at a
-    time (memory flat in the file's size); only those lines are parsed, torn ones skipped."""
-    line = 1  # the line number of the chunk's first line
-    pending = b""
-    with path.open("rb") as fh:
-        while True:
-            chunk = fh.read(_CHUNK)
-            data = pending + chunk
-            cut = len(data) if not chunk else data.rfind(b"\n") + 1
-            whole, pending = data[:cut], data[cut:]
-            starts = sorted({whole.rfind(b"\n", 0, at) + 1 for at in _hits(whole, needles)})
-            counted = 0
-            for start in starts:
-                end = whole.find(b"\n", start)
-                end = len(whole) if end < 0 else end
-                line += whole.count(b"\n", counted, start)
-                counted = start
-                try:
-                    row = orjson.loads(whole[start:end])
-                except orjson.JSONDecodeError:
-                    continue  # a torn line: the reader that reads the file reports it
-                if isinstance(row, dict):
-                    take(row, f"{path}:{line}")
-            line += whole.count(b"\n", counted)
-            if not chunk:
-                return
-
-
-def _hits(data: bytes, needles: tuple[bytes, ...]) -> Iterator[int]:
-    for needle in needles:
-        at = data.find(needle)
-        while at >= 0:
-            yield at
-            at = data.find(needle, at + 1)

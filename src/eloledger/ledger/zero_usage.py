@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from eloledger.ledger.answered import SAMPLE_ROLES, scan_lines
+from eloledger.ledger.linegrep import SAMPLE_ROLES, scan_lines
 
 _NEEDLES = tuple(
     f'"{name}":{space}0{end}'.encode()
