@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from elo_cli import elo_warnings
 from eloledger.agents.importer import describe, report_json
 from eloledger.doctor.ledger_audit import audit_ledger
 from import_support import lines_of, run, write_lines
@@ -80,16 +81,7 @@ def test_elo_with_a_ledger_warns_of_zero_usage(tmp_path: Path) -> None:
          "arm": arm, "task_id": f"t{i}", "passed": arm == "a"}
         for arm in "ab" for i in (1, 2)
     ]  # fmt: skip
-    ledger.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    comparisons = tmp_path / "c.csv"
-    comparisons.write_text("task_id,winner,loser\nt1,a,b\nt2,b,a\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "eloledger", "elo", str(comparisons), "--ledger", str(ledger),
-         "--intervals", "none", "--format", "json"],
-        capture_output=True, text=True, env=env("unused"), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    warnings = json.loads(done.stdout)["warnings"]
+    warnings = elo_warnings(tmp_path, lines, "t1,a,b\nt2,b,a\n")
     assert any(
         w.startswith(f"1 ok call(s) report zero token usage, first at {ledger}:1:")
         for w in warnings

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from elo_cli import elo_warnings
 from eloledger.doctor.probes import ProbeTarget, probe
 from eloledger.wire import answered_model, same_model
 from runner_cli import add_profile, env, rows, run, write_spec, write_tasks
@@ -127,21 +128,11 @@ def test_same_model_allows_snapshots_and_prefixes_only(
 
 
 def test_elo_with_a_ledger_warns_of_a_substituted_model(tmp_path: Path) -> None:
-    ledger = tmp_path / "l.jsonl"
     lines = [
         {"arm": arm, "task_id": f"t{i}", "role": "sample", "status": "ok", "model": "broken",
          "model_answered": "gpt-main" if arm == "b" else "broken", "prompt_tokens": 5,
          "completion_tokens": 1, "total_tokens": 6, "ts": float(n)}
         for n, (arm, i) in enumerate((a, i) for a in "ab" for i in range(3))
     ]  # fmt: skip
-    ledger.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    comparisons = tmp_path / "c.csv"
-    comparisons.write_text("task_id,winner,loser\nt0,a,b\nt1,b,a\nt2,a,b\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "eloledger", "elo", str(comparisons), "--ledger", str(ledger),
-         "--intervals", "none", "--format", "json"],
-        capture_output=True, text=True, env=env(GOOD_KEY), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    warnings = json.loads(done.stdout)["warnings"]
+    warnings = elo_warnings(tmp_path, lines, "t0,a,b\nt1,b,a\nt2,a,b\n")
     assert any("'broken' was asked for but 3 of 6 ok calls" in w for w in warnings), warnings
