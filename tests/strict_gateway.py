@@ -56,6 +56,16 @@ class GatewayConfig:
     # what generation answers: a fixed text, or a function of the request's prompt text
     reply: str | Callable[[str], str] = "OK"
     min_max_tokens: int = 0  # 400 invalid_request_error when max_tokens is below this
+    # model asked for -> the model that answers (a LiteLLM fallback): the body's model and,
+    # with litellm_headers, x-litellm-model-group / -model-name / -attempted-fallbacks say it
+    answered_by: dict[str, str] = field(default_factory=dict)
+    litellm_headers: bool = False
+    # request parameters the deployment lacks: 400 with LiteLLM's UnsupportedParamsError
+    unsupported_params: tuple[str, ...] = ()
+    # every generation answers this (status, content-type, body, headers): a gateway's shape
+    canned: tuple[int, str, str, dict[str, str]] | None = None
+    # generations whose prompt this says yes to answer 500 (the rest answer normally)
+    fail_when: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -124,6 +134,7 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     gateway: StrictGateway
     protocol_version = "HTTP/1.0"
+    extra_headers: dict[str, str] = {}  # noqa: RUF012 - replaced per request, never mutated
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         return
@@ -179,8 +190,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_models(wire)
             return
         model = model_in_path or (body or {}).get("model")
+        if cfg.canned is not None:
+            status, ctype, text, headers = cfg.canned
+            self._send_raw(status, ctype, text.encode(), headers)
+            return
         if model not in cfg.models:
             self._error(wire, 404, "model_not_found", f"The model `{model}` does not exist")
+            return
+        if cfg.fail_when is not None and cfg.fail_when(_prompt_of(body or {})):
+            self._error(wire, 500, "api_error", "internal server error")
             return
         if cfg.mode == "forbidden":
             self._error(wire, 403, "permission_error", "this key may not use this model")
@@ -192,6 +210,17 @@ class _Handler(BaseHTTPRequestHandler):
                 "rate_limit_exceeded",
                 "Rate limit reached, retry later",
                 headers={"Retry-After": cfg.retry_after},
+            )
+            return
+        lacking = [p for p in cfg.unsupported_params if p in (body or {})]
+        if lacking:
+            self._error(
+                wire,
+                400,
+                "400",
+                f"litellm.UnsupportedParamsError: anthropic does not support parameters: "
+                f"{lacking}, for model={model}. To drop these, set `litellm.drop_params=True` "
+                "or for proxy:\n\n`litellm_settings:\n drop_params: true`\n.",
             )
             return
         limit = (body or {}).get("max_tokens", (body or {}).get("max_output_tokens"))
@@ -211,7 +240,14 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"type": "overloaded_error", "message": "Overloaded"}
             self._send_sse([("error", {"type": "error", "error": error})])
             return
-        getattr(self, f"_answer_{wire}")(model, body or {}, stream, parse_qs(parts.query))
+        answering = cfg.answered_by.get(model, model)
+        if cfg.litellm_headers:
+            self.extra_headers = {
+                "x-litellm-model-group": answering,
+                "x-litellm-model-name": f"openai/{answering}",
+                "x-litellm-attempted-fallbacks": "1" if answering != model else "0",
+            }
+        getattr(self, f"_answer_{wire}")(answering, body or {}, stream, parse_qs(parts.query))
 
     def _route(self, method: str, rest: str) -> tuple[str, str, str | None] | None:
         if method == "GET" and rest == "/v1/models":
@@ -586,7 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
+        for name, value in {**self.extra_headers, **(headers or {})}.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
@@ -595,6 +631,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(b": PROCESSING\n\n")
         for name, data in events:

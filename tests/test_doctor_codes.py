@@ -152,6 +152,21 @@ SCENARIOS: dict[str, Scenario] = {
     "rate.quota": lambda h, m: _probe(GatewayConfig(mode="quota")),
     "server.error": lambda h, m: _probe(GatewayConfig(mode="server_error")),
     "request.rejected": lambda h, m: _probe(GatewayConfig(mode="reject")),
+    "request.unsupported_param": lambda h, m: _probe(GatewayConfig(unsupported_params=("seed",))),
+    "model.substituted": lambda h, m: _probe(
+        GatewayConfig(answered_by={"gpt-strict": "claude-strict"}, litellm_headers=True)
+    ),
+    "gateway.deployment": lambda h, m: _probe(
+        GatewayConfig(
+            canned=(
+                404,
+                "application/json",
+                '{"error":{"message":"litellm.NotFoundError: OpenAIException - Invalid URL '
+                "(POST /chat/completions) LiteLLM: model group 'gpt-strict' failed\"}}",
+                {},
+            )
+        )
+    ),
     "probe.ok": lambda h, m: _adhoc_ok(),
     "net.unreachable": lambda h, m: (
         probe(

@@ -147,6 +147,8 @@ def naive(rows: list[dict], key: str) -> dict[str, dict]:
             else "missing"
         )
         has_usage = source != "missing" and total is not None
+        # an ok row whose usage is zero is missing usage, not a free call (design.md)
+        has_usage = has_usage and (source == "estimated" or (total > 0 and prompt != 0))
         if r["status"] != "ok":
             continue
         g["ok"] += 1

@@ -230,7 +230,7 @@ def test_a_judge_model_the_gateway_lacks_stops_the_judging(tmp_path: Path) -> No
     skipped = 24 - len(judges)
     assert (
         f"stopped after 5 consecutive not_found failures (HTTP 404): {skipped} calls skipped: "
-        "model.not_found: the gateway answers 404 for gpt-missing"
+        "model.not_found: the gateway does not know the model gpt-missing"
     ) in done.stderr
     assert "most judge calls gave no verdict" in done.stderr
     assert done.stderr.count("judge calls not made") == 1

@@ -16,7 +16,7 @@ EXPECTED = {
     None: ("ok", None, None, "server"),
     "401": ("error", "auth", 401, "missing"),
     "403": ("error", "permission", 403, "missing"),
-    "404_path": ("error", "not_found", 404, "missing"),
+    "404_path": ("error", "path", 404, "missing"),
     "404_model": ("error", "not_found", 404, "missing"),
     "429": ("error", "rate_limit", 429, "missing"),
     "429_quota": ("error", "quota", 429, "missing"),

@@ -11,6 +11,7 @@ writes, so the prompt count is ``input + cache_read + cache_creation`` (OpenAI's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,60 @@ def is_quota_error(status: int | None, body_text: str) -> bool:
         return False
     text = body_text.lower()
     return any(word in text for word in QUOTA_WORDS)
+
+
+# LiteLLM names the model group (the alias the caller's namespace knows) that answered, after any
+# fallback; its deployment's own model is x-litellm-model-name (facts/gateways.md, 1.110.2).
+ANSWERED_HEADERS = ("x-litellm-model-group", "x-litellm-model-name")
+# A snapshot or version suffix that still names the model asked for: gpt-4o -> gpt-4o-2024-08-06,
+# claude-sonnet-4 -> claude-sonnet-4-20250514, m -> m-latest, m -> m:free, m -> m@001.
+_SAME_MODEL_TAIL = re.compile(r"^(?:[-@:]\d[\w.-]*|-latest|-preview[\w.-]*|:\w+|@[\w.-]+)$")
+
+
+def answered_model(headers: Mapping[str, str] | Any, body: Any) -> str | None:
+    """The model that answered one call, from the gateway's headers or else the answer's body.
+
+    Why: a gateway can answer with another model than the one asked for (LiteLLM fallbacks,
+    claude-code-router's default route) under HTTP 200; only this says so. The gateway's own
+    header beats the body, because LiteLLM's ``x-litellm-model-group`` names the answering model
+    in the caller's namespace (the body says the upstream's name). The body may be a whole
+    answer, a chat chunk, an Anthropic ``message_start`` event, a Responses event or a Gemini
+    chunk. None when neither says.
+    """
+    if headers is not None:
+        for name in ANSWERED_HEADERS:
+            value = headers.get(name)
+            if value and "*" not in value:  # a wildcard group names no model
+                return str(value)[:200]
+    if not isinstance(body, Mapping):
+        return None
+    for holder in (body, body.get("message"), body.get("response")):
+        if isinstance(holder, Mapping):
+            value = holder.get("model") or holder.get("modelVersion")
+            if isinstance(value, str) and value:
+                return value[:200]
+    return None
+
+
+def same_model(asked: str | None, answered: str | None) -> bool:
+    """True when ``answered`` names the model ``asked`` for (or one side is unknown).
+
+    Provider prefixes are not a different model (``openai/sim-small``, claude-code-router's
+    ``provider,model``), nor is a dated snapshot of the alias asked for (``gpt-4o-2024-08-06``).
+    """
+    if not asked or not answered:
+        return True
+    a, b = _bare(asked), _bare(answered)
+    if a == b:
+        return True
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer.startswith(shorter) and bool(_SAME_MODEL_TAIL.match(longer[len(shorter) :]))
+
+
+def _bare(model: str) -> str:
+    """A model name without provider prefixes: ``sim,sim-small`` and ``openai/sim-small`` are
+    ``sim-small``."""
+    return model.strip().lower().rsplit(",", 1)[-1].rsplit("/", 1)[-1].removeprefix("models/")
 
 
 def _unless_empty(**counts: int | None) -> Usage | None:

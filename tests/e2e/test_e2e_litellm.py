@@ -19,15 +19,18 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 
 from eloledger.runner.providers import Provider
+from eloledger.sim.server import running_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = str(ROOT / "src")
 sys.path.insert(0, str(ROOT / "tests"))
+from gateway_process import stop, wait_until_up  # noqa: E402
 from runner_cli import rows, write_spec, write_tasks  # noqa: E402
 
 LITELLM_DIR = Path(
@@ -70,6 +73,16 @@ def _config(sim: int) -> str:
         + upstream("upstream-404", "404_model")
         + upstream("upstream-429", "429")
         + upstream("no-usage", "no_usage")
+        # round 3: a broken deployment with a fallback, a deployment without /v1, an Anthropic
+        # deployment without drop_params (no `seed`), one limited to 1 request a minute
+        + upstream("gpt-main")
+        + upstream("broken", "404_model")
+        + "  - model_name: nov1\n    litellm_params:\n      model: openai/sim-small\n"
+        f"      api_base: http://127.0.0.1:{sim}\n      api_key: sim-upstream-key\n"
+        + "  - model_name: claude-strict-params\n    litellm_params:\n"
+        "      model: anthropic/sim-small\n"
+        f"      api_base: http://127.0.0.1:{sim}\n      api_key: sim-upstream-key\n"
+        + upstream("limited", extra="\n      rpm: 1")
         + "  - model_name: mock\n    litellm_params:\n      model: openai/gpt-4o-mini\n"
         '      mock_response: "OK"\n'
         "  - model_name: claude-mock\n    litellm_params:\n      model: anthropic/claude-3-5-haiku\n"
@@ -77,50 +90,56 @@ def _config(sim: int) -> str:
         "  - model_name: times-out\n    litellm_params:\n      model: openai/gpt-4o-mini\n"
         '      mock_response: "OK"\n      mock_timeout: true\n      timeout: 1\n'
         f"general_settings:\n  master_key: {MASTER}\n"
-        "litellm_settings:\n  num_retries: 0\n"
+        "litellm_settings:\n  num_retries: 0\n  drop_params: false\n"
+        'router_settings:\n  fallbacks: [{"broken": ["gpt-main"]}]\n'
+        "  routing_strategy: usage-based-routing-v2\n"  # enforces a deployment's rpm
+
     )
 
 
 @pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def upstream() -> Iterator[Any]:
+    """eloledger's simulator as LiteLLM's upstream, in this process: its stats count what it
+    billed (the tokens every ledger row must equal)."""
+    with running_sim(speed=20) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def passthrough_upstream() -> Iterator[Any]:
+    """The upstream of LiteLLM's /anthropic pass-through: it refuses the proxy's own
+    ANTHROPIC_API_KEY (the user's key is LiteLLM's master key, and accepted)."""
+    with running_sim(speed=20, api_keys={"the-right-upstream-key"}) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def proxy(
+    tmp_path_factory: pytest.TempPathFactory, upstream: Any, passthrough_upstream: Any
+) -> Iterator[str]:
     """The LiteLLM proxy's root URL, with the simulator as its upstream (both on loopback)."""
     folder = tmp_path_factory.mktemp("litellm")
-    sim_port, port = _port(), _port()
-    env = {**os.environ, "PYTHONPATH": SRC}
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "eloledger", "sim", "--port", str(sim_port), "--speed", "20"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
+    sim_port, port = upstream.port, _port()
     (folder / "config.yaml").write_text(_config(sim_port))
     log = (folder / "litellm.log").open("wb")
     gw = subprocess.Popen(
         [str(LITELLM), "--config", str(folder / "config.yaml"), "--host", "127.0.0.1",
          "--port", str(port), "--num_workers", "1"],
         stdout=log, stderr=subprocess.STDOUT, cwd=folder,
-        env={**os.environ, **QUIET, "HOME": str(folder)},
+        env={**os.environ, **QUIET, "HOME": str(folder),
+             "ANTHROPIC_API_BASE": passthrough_upstream.base_url,
+             "ANTHROPIC_API_KEY": "sk-ant-wrong-upstream-key"},
     )  # fmt: skip
     root = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx2.get(root + "/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            if gw.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    "LiteLLM did not start: " + (folder / "litellm.log").read_text()[-2000:]
-                )
-            time.sleep(0.5)
+
+        def live() -> bool:
+            return httpx2.get(root + "/health/liveliness", timeout=2).status_code == 200
+
+        wait_until_up(gw, live, folder / "litellm.log", "LiteLLM", 180)
         yield root
     finally:
-        for process in (gw, sim):
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(gw)
         log.close()
 
 
@@ -226,27 +245,8 @@ def test_the_gateways_upstream_key_is_not_blamed_on_the_user(proxy: str) -> None
 
 
 def test_a_run_stops_on_the_404_behind_the_cooldowns(proxy: str, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    env = {**os.environ, "PYTHONPATH": SRC, "LL_KEY": MASTER, "HOME": str(home),
-           "XDG_CONFIG_HOME": str(home / ".config")}  # fmt: skip
-    added = subprocess.run(
-        [sys.executable, "-m", "eloledger", "profile", "add", "strict", "--base-url", proxy,
-         "--key-env", "LL_KEY", "--model", "upstream-404", "--wire-api", "openai-chat"],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
-    assert added.returncode == 0, added.stderr
-    tasks = write_tasks(
-        tmp_path / "tasks.jsonl",
-        [{"task_id": f"t{i}", "prompt": f"Say {i}.", "answer": str(i)} for i in range(12)],
-    )
-    spec = write_spec(tmp_path, tasks, arms='[[arms]]\nname = "one"\n', concurrency=2)
-    ledger = tmp_path / "ledger.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "eloledger", "run", str(spec), "--headless", "--quiet",
-         "--bootstrap", "0", "--ledger", str(ledger)],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
-    written = rows(ledger)
+    done, written = _profile_run(proxy, tmp_path, "upstream-404", "openai-chat", n=12,
+                                 concurrency=2)  # fmt: skip
     classes = [r.get("error_class") for r in written]
     assert classes and classes[0] == "not_found", classes
     assert set(classes) <= {"not_found", "cooldown"}, classes
@@ -341,3 +341,113 @@ def test_the_litellm_preset_passes_on_every_wire_of_its_clients(proxy: str) -> N
     assert set(wires) == {"openai-chat", "anthropic", "openai-responses", "gemini"}
     failed = {w: [f.code for f in r.findings] for w, r in wires.items() if not r.ok}
     assert not failed, failed
+
+
+# --- round 3: what answered, the run's parameters, faults behind the gateway, rate windows -----
+
+
+def _profile_run(
+    proxy: str, tmp_path: Path, model: str, wire: str, n: int = 3, concurrency: int = 1
+) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """``profile add`` + the real ``eloledger run`` through the proxy: (process, sample rows)."""
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": SRC, "LL_KEY": MASTER, "HOME": str(home),
+           "XDG_CONFIG_HOME": str(home / ".config")}  # fmt: skip
+    added = subprocess.run(
+        [sys.executable, "-m", "eloledger", "profile", "add", "strict", "--base-url", proxy,
+         "--key-env", "LL_KEY", "--model", model, "--wire-api", wire],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [{"task_id": f"t{i}", "prompt": f"Say {i}.", "answer": str(i)} for i in range(n)],
+    )
+    spec = write_spec(tmp_path, tasks, arms='[[arms]]\nname = "one"\n', concurrency=concurrency)
+    ledger = tmp_path / "ledger.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "run", str(spec), "--headless", "--quiet",
+         "--bootstrap", "0", "--ledger", str(ledger)],
+        capture_output=True, text=True, env=env, timeout=400,
+    )  # fmt: skip
+    return done, [r for r in rows(ledger) if r.get("role") == "sample"]
+
+
+def test_a_fallback_is_said_by_the_probe_and_on_every_row(
+    proxy: str, upstream: Any, tmp_path: Path
+) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "broken")
+    substituted = [f for f in report["findings"] if f["code"] == "model.substituted"]
+    assert substituted and "'gpt-main' answered" in substituted[0]["message"], report
+    assert "attempted-fallbacks: 1" in substituted[0]["message"]  # (the key masks "litellm-")
+    assert status == 1, report  # a warning: the answers are real, but another model's
+    before = (upstream.stats.prompt_tokens, upstream.stats.completion_tokens)
+    done, made = _profile_run(proxy, tmp_path, "broken", "openai-chat")
+    billed = (
+        upstream.stats.prompt_tokens - before[0],
+        upstream.stats.completion_tokens - before[1],
+    )
+    assert made and {(r["model"], r["model_answered"]) for r in made} == {("broken", "gpt-main")}
+    assert "'broken' was asked for but 3 of 3 ok calls were answered by another model" in (
+        done.stderr
+    )
+    # every row's tokens are what the upstream billed for the calls that answered
+    assert all(r["usage_source"] == "server" for r in made), made
+    assert sum(r["completion_tokens"] for r in made) == billed[1]
+    assert sum(r["prompt_tokens"] for r in made) == billed[0]
+
+
+def test_a_parameter_the_deployment_lacks_fails_the_doctor_and_stops_the_run(
+    proxy: str, tmp_path: Path
+) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "claude-strict-params")
+    assert status == 2 and "request.unsupported_param" in _codes(report), report
+    finding = next(f for f in report["findings"] if f["code"] == "request.unsupported_param")
+    assert "`seed`" in finding["message"] and "drop_params: true" in finding["fix"]
+    row = _call(proxy + "/v1", "claude-strict-params")
+    assert row.status == "ok", row  # without `seed` the same deployment answers
+    done, made = _profile_run(proxy, tmp_path, "claude-strict-params", "openai-chat", n=8)
+    assert done.returncode == 1
+    assert {r["error_class"] for r in made} == {"unsupported_param"}, made
+    assert len(made) < 8  # stopped after 5 identical rejections
+    assert "request.unsupported_param" in done.stderr and "check max_tokens" not in done.stderr
+
+
+def test_a_deployment_without_v1_is_the_gateways_fault_for_both(proxy: str) -> None:
+    status, report, _ = _adhoc(proxy + "/v1", "nov1")
+    assert status == 2 and "gateway.deployment" in _codes(report), report
+    assert "path.not_found" not in _codes(report)
+    finding = next(f for f in report["findings"] if f["code"] == "gateway.deployment")
+    assert "litellm_params.api_base" in finding["fix"] and "need no change" in finding["fix"]
+    deadline = time.monotonic() + 60  # wait out the cooldown the probe's 404 started
+    row = _call(proxy + "/v1", "nov1")
+    while row.error_class == "cooldown" and time.monotonic() < deadline:
+        time.sleep(row.retry_after_s or 1)
+        row = _call(proxy + "/v1", "nov1")
+    assert row.error_class == "deployment", row
+    from eloledger.runner.outcome import cause_code
+
+    assert cause_code(row.error_class) == "gateway.deployment"
+
+
+def test_rpm_limits_on_messages_wait_out_the_minute(proxy: str, tmp_path: Path) -> None:
+    """Slow on purpose (up to a minute): LiteLLM's rpm 429 on /v1/messages has no retry hint
+    and its window is a wall-clock minute; the run must wait it out, not fail tasks for good."""
+    done, made = _profile_run(proxy, tmp_path, "limited", "anthropic", n=2)
+    finals = [r for r in made if not r.get("will_retry")]
+    limited = [r for r in made if r.get("http_status") == 429]
+    assert done.returncode == 0, done.stderr
+    assert len(finals) == 2 and all(r["status"] == "ok" for r in finals), made
+    assert limited, made  # it was limited, and waited
+
+
+def test_the_anthropic_passthroughs_own_key_is_the_gateways_not_yours(proxy: str) -> None:
+    """LiteLLM's /anthropic pass-through forwards the upstream's own 401 body verbatim; only
+    its x-litellm-model-api-base header says the proxy called the upstream (your key passed)."""
+    status, report, _ = _adhoc(proxy + "/anthropic", "sim-small", wire="anthropic")
+    assert status == 2 and "auth.upstream_key" in _codes(report), report
+    assert "auth.unauthorized" not in _codes(report)
+    finding = next(f for f in report["findings"] if f["code"] == "auth.upstream_key")
+    assert "ANTHROPIC_API_KEY" in finding["fix"] and "$LL_KEY" in finding["fix"]
+    row = _call(proxy + "/anthropic", "sim-small", wire="anthropic")
+    assert (row.error_class, row.http_status) == ("upstream_auth", 401), row

@@ -133,24 +133,34 @@ def import_logs(
             scanner.scan(files, pool)
         batch.flush()  # every row is in the ledger before the offsets that follow them
         save_state(state_path, fmt.SOURCE, state)
+    # ScanReport belongs to the scanner; the zero-usage count is the batch's (see _Batch)
+    scanner.report.usage_missing = batch.zero_usage  # type: ignore[attr-defined]
     return scanner.report
 
 
 class _Batch:
     """Rows gathered into one ``write(2)`` per ``size`` bytes (one per row cost a sixth of an
     import). A crash loses only rows whose offsets were not saved yet: the next import reads
-    them again, and the keys already in the ledger keep anything from being written twice."""
+    them again, and the keys already in the ledger keep anything from being written twice.
+
+    The zero-usage rule of every reader (``doctor --ledger``, ``tokens``, the TUI): an ok call
+    whose log says 0 prompt or 0 total tokens was not free, its usage is missing. Such rows are
+    written with ``usage_source = "missing"`` and ``error_class = "zero_usage"`` and counted, so
+    the import says so instead of adding free calls."""
 
     def __init__(self, writer: LedgerWriter, size: int = 1 << 20) -> None:
         self.writer = writer
         self.size = size
         self.lines: list[bytes] = []
         self.pending = 0
+        self.zero_usage = 0
 
     def append(self, row: dict[str, Any]) -> None:
         self.append_line(encode_row(row))
 
     def append_line(self, data: bytes) -> None:
+        if any(token in data for token in _ZERO_COUNTS):  # rare: parse only these
+            data = self._zero_usage(data)
         self.lines.append(data)
         self.pending += len(data)
         if self.pending >= self.size:
@@ -159,6 +169,23 @@ class _Batch:
     def flush(self) -> None:
         lines, self.lines, self.pending = self.lines, [], 0
         self.writer.append_lines(lines)
+
+    def _zero_usage(self, data: bytes) -> bytes:
+        row = orjson.loads(data)
+        if row.get("status") != "ok" or row.get("usage_source") in ("missing", "estimated"):
+            return data
+        if row.get("prompt_tokens") and row.get("total_tokens"):
+            return data
+        self.zero_usage += 1
+        row["usage_source"] = "missing"
+        row["error_class"] = row.get("error_class") or "zero_usage"
+        return orjson.dumps(row) + b"\n"
+
+
+# A count of 0 as encode_row writes it (orjson, compact): the only rows worth parsing here.
+_ZERO_COUNTS = tuple(
+    f'"{name}":0{end}'.encode() for name in ("prompt_tokens", "total_tokens") for end in ",}"
+)
 
 
 # Below this many new bytes one process is faster than starting a second one.
@@ -362,6 +389,13 @@ def describe(report: ScanReport, ledger: Path) -> list[str]:
         )
     if report.restarted:
         lines.append(f"read again from the start (truncated or replaced): {len(report.restarted)}")
+    zero = getattr(report, "usage_missing", 0)
+    if zero:
+        lines.append(
+            f"warning: {zero:,} calls have zero token usage in the log: recorded with usage "
+            'missing (usage_source = "missing"), not as free calls; the agent\'s gateway '
+            "dropped the usage (see 'eloledger doctor --ledger')"
+        )
     for shape, count in report.unknown.most_common():
         where = ", ".join(report.where.get(shape, []))
         lines.append(f"unknown line shape: {shape} ×{count} (e.g. {where}) — not counted")
@@ -369,4 +403,8 @@ def describe(report: ScanReport, ledger: Path) -> list[str]:
 
 
 def report_json(report: ScanReport, ledger: Path) -> dict[str, Any]:
-    return {"ledger": str(ledger), **report.as_json()}
+    return {
+        "ledger": str(ledger),
+        **report.as_json(),
+        "usage_missing": getattr(report, "usage_missing", 0),
+    }

@@ -237,7 +237,7 @@ def compute(args: argparse.Namespace) -> Any:
         raise UserError(
             f"--prior {args.prior}: must be a finite number >= 0", fix="e.g. --prior 0.05"
         )
-    return elo_of_files(
+    report = elo_of_files(
         comps_path,
         ledger_path,
         selection=_selection(args),
@@ -250,6 +250,15 @@ def compute(args: argparse.Namespace) -> Any:
         length_control=bool(getattr(args, "length_control", False)),
         simultaneous=bool(getattr(args, "simultaneous", False)),
     )
+    if ledger_path:  # a model the gateway substituted: the table would compare the wrong ones
+        from dataclasses import replace
+
+        from eloledger.ledger.answered import ledger_warnings
+
+        more = ledger_warnings(ledger_path)
+        if more:
+            report = replace(report, warnings=[*report.warnings, *more])
+    return report
 
 
 def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:

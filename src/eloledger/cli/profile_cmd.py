@@ -263,7 +263,7 @@ def _read_key_stdin() -> str:
 
 
 def _apply_fields(profile: Any, args: argparse.Namespace) -> None:
-    from eloledger.profiles.model import ClientOverride
+    from eloledger.profiles.model import ClientOverride, default_wire
 
     if args.base_url:
         profile.base_url = args.base_url
@@ -291,6 +291,8 @@ def _apply_fields(profile: Any, args: argparse.Namespace) -> None:
         profile.description = args.description
     if args.wire_api:
         profile.wire_api = args.wire_api
+    elif args.clients is not None:  # a Claude-only gateway speaks the anthropic wire
+        profile.wire_api = default_wire(profile.clients, profile.wire_api)
 
 
 def _save_with_key(profile: Any, args: argparse.Namespace) -> None:

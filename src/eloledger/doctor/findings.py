@@ -76,6 +76,15 @@ CODES: dict[str, tuple[str, str]] = {
     "ledger.base_urls": ("warning", "more than one base URL in one run"),
     "probe.ok": ("info", "the live probe passed: a generation answered; key, path, model, usage"),
     "request.rejected": ("error", "the gateway rejected the minimal probe generation (4xx)"),
+    "request.unsupported_param": (
+        "error",
+        "the gateway rejects a parameter the run sends (seed, temperature, stream_options)",
+    ),
+    "model.substituted": ("warning", "another model than the one asked for answered (fallback)"),
+    "gateway.deployment": (
+        "error",
+        "the gateway accepts the URL and key but its deployment/upstream for the model fails",
+    ),
     "config.unreadable": ("error", "a client config file does not parse"),
 }
 

@@ -249,8 +249,10 @@ def _usage_missing(row: dict[str, Any]) -> bool:
         return False
     if row.get("usage_source") == "missing":
         return True
+    # the rule of every reader (eloledger.ledger.summary.counted_usage): no total, a zero
+    # total or an explicit zero prompt is missing usage; a total without a prompt count counts
     prompt, total = row.get("prompt_tokens"), row.get("total_tokens")
-    return prompt is None or total is None or prompt == 0 or total == 0
+    return total is None or total == 0 or prompt == 0
 
 
 def _mismatch(row: dict[str, Any]) -> bool:

@@ -31,6 +31,7 @@ from eloledger.doctor.answers import (
     usage_from_stream,
     usage_where,
 )
+from eloledger.doctor.causes import Cause, read_answer
 from eloledger.doctor.findings import Finding, make
 from eloledger.doctor.gateways import (
     AUTH,
@@ -41,17 +42,27 @@ from eloledger.doctor.gateways import (
     UPSTREAM_AUTH,
     from_upstream,
     message_of,
-    read_error,
     retry_after_hint,
 )
 from eloledger.doctor.neterrors import is_dns, is_tls
 from eloledger.doctor.urls import family, neighbour_urls
 from eloledger.redact import register_secret, scrub
+from eloledger.wire import answered_model, same_model
 
 # the names tests/test_wire_usage.py imports from here
 _usage_from_body, _usage_from_stream = usage_from_body, usage_from_stream
 
 MAX_REQUESTS = 8
+# The parameters the runner's requests carry on each wire besides model, prompt, max_tokens and
+# stream (runner/providers.py): a gateway that rejects one of them (LiteLLM with
+# drop_params: false on a deployment without `seed`) fails every call of a run, so the probe
+# sends them too. Gemini is not a wire the runner speaks.
+RUN_PARAMS: dict[str, dict[str, Any]] = {
+    "openai-chat": {"temperature": 0.0, "seed": 1},
+    "openai-responses": {"temperature": 0.0},
+    "anthropic": {"temperature": 0.0},
+    "gemini": {},
+}
 DEFAULT_TIMEOUT = 8.0
 _BODY_LIMIT = 256 * 1024
 _PROMPT = "Reply with OK."
@@ -109,6 +120,7 @@ class ProbeResult:
     requests: int = 0
     models: list[str] | None = None
     model: str | None = None  # the model the generation requests used
+    answered: str | None = None  # the model that answered (gateway header, else the body)
     exchanges: list[str] = field(default_factory=list)  # "POST /v1/messages 200 (41 ms)"
     elapsed_ms: float = 0.0  # the slowest single request: what a client would wait
     generated: bool = False  # a generation request answered 2xx with a usable answer
@@ -137,11 +149,16 @@ class ProbeResult:
             usage = f", usage {u['prompt_tokens']}+{u['completion_tokens']}={u['total_tokens']}"
         warned = sum(f.severity == "warning" for f in self.findings)
         caveat = f" with {warned} warning(s) below" if warned else ""
+        who = f"model {self.model or '(listing only)'} answered"
+        if self.answered and self.answered != self.model:
+            same = same_model(self.model, self.answered)
+            who = f"model {self.model} asked, {self.answered} answered" + (
+                "" if same else " (ANOTHER model)"
+            )
         return make(
             "probe.ok",
             f"{t.name} ({t.wire})",
-            f"{t.wire} probe passed{caveat}: key accepted, path found, model "
-            f"{self.model or '(listing only)'} answered (slowest request "
+            f"{t.wire} probe passed{caveat}: key accepted, path found, {who} (slowest request "
             f"{self.elapsed_ms:.0f} ms){usage}",
             f"{t.base_url}: " + "; ".join(self.exchanges),
             "nothing to fix",
@@ -212,6 +229,7 @@ class _Prober:
         else:  # the gateway ignored stream=true and answered one JSON body
             usage = usage_from_body(t.wire, stream.json())
         self.result.generated = True
+        self._answered_by(stream, model)
         if has_tokens(usage):
             self.result.usage = usage
             return self.result
@@ -223,6 +241,25 @@ class _Prober:
         self.result.usage = plain_usage or usage
         self._judge_usage(stream, usage, plain, plain_usage)
         return self.result
+
+    def _answered_by(self, ex: Exchange, model: str) -> None:
+        """Which model answered the probe; a warning when it is not the one asked for."""
+        answered = answered_model(ex.headers, None)
+        for event in ex.events or [ex.json()]:
+            answered = answered or answered_model(None, event)
+        self.result.answered = answered
+        if answered and not same_model(model, answered):
+            fallbacks = ex.headers.get("x-litellm-attempted-fallbacks")
+            said = f"; x-litellm-attempted-fallbacks: {fallbacks}" if fallbacks else ""
+            self._add(
+                "model.substituted",
+                f"the probe asked for {model!r} but {answered!r} answered (HTTP {ex.status}"
+                f"{said}): a gateway fallback or default route serves another model, and a run "
+                f"would record {answered!r}'s answers as {model!r}'s",
+                ex.summary(),
+                f"fix the gateway's deployment of {model!r} (or remove its fallback/route), or "
+                f"set the model to {answered!r}",
+            )
 
     def _judge_usage(
         self,
@@ -442,12 +479,20 @@ class _Prober:
         """Findings for what the error body says (not only its status); True when it did."""
         t = self.t
         status = ex.status or 0
-        kind = read_error(
-            status, body, ex.text, elapsed_s=ex.elapsed_ms / 1000, timeout_s=self.timeout
+        cause = read_answer(
+            status,
+            body,
+            ex.text,
+            ex.headers,
+            elapsed_s=ex.elapsed_ms / 1000,
+            timeout_s=self.timeout,
         )
+        kind = _KIND_OF.get(cause.error_class) if cause is not None else None
         said = message_of(body, ex.text)[:200]
         listed = self.result.models
-        if kind == QUOTA:
+        if cause is not None and cause.code in _BEHIND_THE_GATEWAY:
+            self._behind(ex, cause, model, said)
+        elif kind == QUOTA:
             self._add(
                 "rate.quota",
                 f"quota or credit exhausted (HTTP {status}: {said}): retrying will not help",
@@ -455,12 +500,13 @@ class _Prober:
                 "add credit or raise the quota for this key; do not start the evaluation",
             )
         elif kind == UPSTREAM_AUTH:
+            where = f"{cause.gateway}: {cause.detail}" if cause and cause.gateway else "its"
             self._add(
                 "auth.upstream_key",
                 "the gateway accepts your key, but the gateway's upstream rejects its own key "
-                f"for this model (HTTP {status})",
+                f"for this model (HTTP {status}: {said})",
                 ex.summary(),
-                f"fix the gateway's config (its provider key for {model or 'this model'}); "
+                f"fix the gateway's config ({where} provider key for {model or 'this model'}); "
                 f"nothing to change in {t.key_label} or in the clients' headers",
             )
         elif kind == AUTH and status != 401:
@@ -505,6 +551,30 @@ class _Prober:
         else:
             return False
         return True
+
+    def _behind(self, ex: Exchange, cause: Cause, model: str | None, said: str) -> None:
+        """A fault behind the gateway: the user's URL and key were accepted."""
+        t = self.t
+        gateway = cause.gateway or "the gateway"
+        if cause.code == "request.unsupported_param":
+            named = ", ".join(f"`{p}`" for p in cause.params) or "a parameter"
+            self._add(
+                cause.code,
+                f"the gateway's deployment of {model!r} rejects {named}, which the run sends "
+                f"(HTTP {ex.status}: {said})",
+                ex.summary(),
+                f"set `drop_params: true` on the gateway ({gateway}), or use a model whose "
+                f"deployment takes {named}; every call of a run would fail the same way",
+            )
+            return
+        self._add(
+            cause.code,
+            f"the gateway accepts the base URL and {t.key_label}, but its deployment/upstream "
+            f"for {model!r} fails (HTTP {ex.status}: {said})",
+            ex.summary(),
+            f"fix the gateway's config for {model!r} ({gateway}: {cause.detail}); the profile's "
+            f"base URL and {t.key_label} need no change",
+        )
 
     def _unauthorised(self, ex: Exchange, model: str | None, said: str = "") -> None:
         t = self.t
@@ -659,13 +729,20 @@ class _Prober:
                 "model": model,
                 "max_tokens": 1,
                 "messages": [{"role": "user", "content": _PROMPT}],
+                **RUN_PARAMS[wire],
             }
             if stream:
                 body |= {"stream": True, "stream_options": {"include_usage": True}}
             return _join(base, "/chat/completions"), body
         if wire == "openai-responses":
             # The Responses API rejects max_output_tokens below 16.
-            body = {"model": model, "input": _PROMPT, "max_output_tokens": 16, "store": False}
+            body = {
+                "model": model,
+                "input": _PROMPT,
+                "max_output_tokens": 16,
+                "store": False,
+                **RUN_PARAMS[wire],
+            }
             if stream:
                 body["stream"] = True
             return _join(base, "/responses"), body
@@ -674,6 +751,7 @@ class _Prober:
                 "model": model,
                 "max_tokens": 1,
                 "messages": [{"role": "user", "content": _PROMPT}],
+                **RUN_PARAMS[wire],
             }
             if stream:
                 body["stream"] = True
@@ -694,6 +772,18 @@ class _Prober:
 
 class _BudgetExhausted(Exception):
     pass
+
+
+# the runner's error class of a cause -> the reading kind the probe's findings are keyed by
+_KIND_OF = {
+    "quota": QUOTA,
+    "upstream_auth": UPSTREAM_AUTH,
+    "auth": AUTH,
+    "not_found": MODEL,
+    "cooldown": COOLDOWN,
+    "gateway_timeout": GATEWAY_TIMEOUT,
+}
+_BEHIND_THE_GATEWAY = frozenset({"request.unsupported_param", "gateway.deployment"})
 
 
 _ALTERNATE = {"bearer": "x-api-key", "x-api-key": "bearer", "x-goog-api-key": "bearer"}

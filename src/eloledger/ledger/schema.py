@@ -59,6 +59,7 @@ FIELDS: tuple[str, ...] = (
     "tool_calls",  # tool calls of an agent session
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
     "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id), issue 24
+    "model_answered",  # the model that answered (gateway header, else the body): fallbacks show
     "sandbox",  # judged rows: what the judged code ran in (bwrap | none), issue 17
     # Issue 19 (arms) and issue 20 (splits): written by the runner on its rows.
     "split",  # train | val | test: the task's split (or the spec's [tasks] split)

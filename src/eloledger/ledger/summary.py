@@ -116,10 +116,30 @@ def _groups(ledger: Ledger, key: str, roles: tuple[str, ...]) -> _Groups:
         n_tasks=len(tasks.levels) + 1,
         task_names=[*tasks.levels, MISSING_NAME],
         ok=ledger.ok()[selected],
-        usage=ledger.has_usage()[selected],
+        usage=counted_usage(
+            ledger.has_usage(),
+            ledger.factor("usage_source").mask("estimated"),
+            ledger.number("prompt_tokens"),
+            ledger.number("total_tokens"),
+        )[selected],
         estimated=ledger.factor("usage_source").mask("estimated")[selected],
         selected=selected,
     )
+
+
+def counted_usage(
+    known: np.ndarray, estimated: np.ndarray, prompt: np.ndarray, total: np.ndarray
+) -> np.ndarray:
+    """Rows whose usage counts: known, and not zero unless eloledger estimated it.
+
+    The rule ``doctor --ledger`` applies (:func:`eloledger.doctor.ledger_audit._usage_missing`):
+    an ok row with 0 total tokens, or an explicit 0 prompt tokens, is missing usage, never a
+    free call; ``tokens``, ``elo --ledger`` and the TUI count it in ``usage_missing``. A row that
+    gives only a total (no prompt count) is counted.
+    """
+    with np.errstate(invalid="ignore"):
+        counted = (total > 0) & (prompt != 0)
+    return known & (estimated | counted)
 
 
 def _day_factor(ledger: Ledger) -> Factor:
@@ -229,8 +249,8 @@ def summary_warnings(
     missing = int((g.ok & ~g.usage).sum())
     if missing:
         out.append(
-            f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the sums "
-            "(run 'eloledger doctor' to see which gateway drops usage)"
+            f"{missing} ok call(s) have no token usage (none, or zero): counted in "
+            "usage_missing, not in the sums (run 'eloledger doctor --ledger' to see which gateway drops usage)"
         )
     guessed = g.ok & g.usage & g.estimated
     if guessed.any():

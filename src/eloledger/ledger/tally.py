@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.answered import file_warnings
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.fastread import _auto_workers, _decode_batch, _split
 from eloledger.ledger.summary import (
@@ -37,6 +38,7 @@ from eloledger.ledger.summary import (
     _key,
     _number,
     _share,
+    counted_usage,
     judge_group,
     latency_stats,
 )
@@ -381,10 +383,14 @@ class TokenTally:
         """Add one batch of columns (a whole :class:`Ledger` is one batch too)."""
         tokens = {name: batch[name] for name in _TOKENS}
         missing = batch["usage_source"].mask("missing")
+        estimated = batch["usage_source"].mask("estimated")
+        known = ~missing & ~np.isnan(tokens["total_tokens"])
         rows: dict[str, np.ndarray] = {
             "ok": batch["status"].mask("ok"),
-            "usage": ~missing & ~np.isnan(tokens["total_tokens"]),
-            "estimated": batch["usage_source"].mask("estimated"),
+            "usage": counted_usage(
+                known, estimated, tokens["prompt_tokens"], tokens["total_tokens"]
+            ),
+            "estimated": estimated,
             "latency_ms": batch["latency_ms"],
             **{name: np.nan_to_num(column, nan=0.0) for name, column in tokens.items()},
         }
@@ -470,8 +476,8 @@ class TokenTally:
         missing = int(counts[:, MISSING].sum())
         if missing:
             out.append(
-                f"{missing} ok call(s) have no token usage: counted in usage_missing, not in the "
-                "sums (run 'eloledger doctor' to see which gateway drops usage)"
+                f"{missing} ok call(s) have no token usage (none, or zero): counted in "
+                "usage_missing, not in the sums (run 'eloledger doctor --ledger' to see which gateway drops usage)"
             )
         guessed = [i for i in order if counts[i, EST_N]]
         if guessed:
@@ -513,7 +519,8 @@ def tally_ledger(
     every warning ``tokens`` prints about it."""
     tally = TokenTally(by, prices)
     tally.fold(ledger, len(ledger), ledger.load)
-    return tally, [*ledger.warnings, *tally.warnings(ledger.where)]
+    answered = file_warnings(source[0] for source in getattr(ledger, "sources", ()))
+    return tally, [*ledger.warnings, *tally.warnings(ledger.where), *answered]
 
 
 def read_tally(
@@ -534,7 +541,8 @@ def read_tally(
         streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
         if streamed is not None:
             tally, warnings = streamed
-            return tally, [*warnings, *tally.warnings(lambda i: f"{paths[0]}:{i + 1}")]
+            where = tally.warnings(lambda i: f"{paths[0]}:{i + 1}")
+            return tally, [*warnings, *where, *file_warnings(paths)]
     return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
 
 

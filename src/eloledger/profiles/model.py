@@ -66,6 +66,22 @@ def check_var(name: object, where: str, field_name: str = "key_env") -> None:
         )
 
 
+ANTHROPIC_CLIENTS = frozenset({"claude", "anthropic"})
+
+
+def default_wire(clients: list[str], wire_api: str) -> str:
+    """The runner's wire for a profile whose clients are given and no wire was asked for.
+
+    Why: a gateway that serves only Claude Code (claude-code-router serves ``/v1/messages``
+    only) stored with the OpenAI default made the doctor probe chat completions on it and the
+    runner call a route that does not exist. A profile whose clients all speak Anthropic
+    takes the anthropic wire; anything else keeps ``wire_api``.
+    """
+    if clients and set(clients) <= ANTHROPIC_CLIENTS and wire_api == "openai-chat":
+        return "anthropic"
+    return wire_api
+
+
 @dataclass
 class ClientOverride:
     """Settings for one client that differ from what the profile derives."""

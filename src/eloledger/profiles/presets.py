@@ -120,6 +120,17 @@ PRESETS: dict[str, Profile] = {
             "master key unless it has a database",
         ),
         Profile(
+            name="claude-code-router",
+            base_url="http://127.0.0.1:3456",
+            key_env="CCR_API_KEY",
+            auth="bearer",
+            wire_api="anthropic",
+            clients=["claude", "anthropic"],
+            description="a local claude-code-router (port 3456): the Anthropic wire only "
+            "(/v1/messages), key = its APIKEY (Bearer); name models provider,model (a plain "
+            "name is routed to Router.default without a word); observed with ccr 2.0.0",
+        ),
+        Profile(
             name="new-api",
             base_url="http://localhost:3000",
             key_env="NEW_API_KEY",

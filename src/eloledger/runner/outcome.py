@@ -18,10 +18,24 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from eloledger.doctor.causes import config_key, unsupported_params, which_gateway
 from eloledger.words import plural
 
 BREAK_AFTER = 5
-PERSISTENT = frozenset({"auth", "permission", "quota", "not_found", "upstream_auth"})
+PERSISTENT = frozenset(
+    {
+        "auth",
+        "permission",
+        "quota",
+        "not_found",
+        "path",
+        "upstream_auth",
+        "unsupported_param",
+        "deployment",
+    }
+)
+# A 400 fails the same way again when the gateway says the same words each time.
+REPEATED = frozenset({"bad_request", "client_error"})
 
 # error_class -> (doctor code, what it means, the fix); {key}, {host}, {model} are filled in
 _ADVICE: dict[str, tuple[str, str, str]] = {
@@ -33,7 +47,8 @@ _ADVICE: dict[str, tuple[str, str, str]] = {
     "upstream_auth": (
         "auth.upstream_key",
         "the gateway's upstream rejects the gateway's own key for {model} (your key is fine)",
-        "fix the gateway's config (its provider key for {model}); {key} needs no change",
+        "fix the gateway's config (its provider key for {model}: {detail}); {key} needs no "
+        "change",
     ),
     "cooldown": (
         "rate.limited",
@@ -54,8 +69,26 @@ _ADVICE: dict[str, tuple[str, str, str]] = {
     ),
     "not_found": (
         "model.not_found",
-        "the gateway answers 404 for {model} (unknown model or wrong path)",
-        "set a model the gateway serves, or correct the profile's base URL",
+        "the gateway does not know the model {model}",
+        "set a model the gateway serves (eloledger doctor lists them)",
+    ),
+    "path": (
+        "path.not_found",
+        "the gateway answers 404 for the path: the profile's base URL does not serve this API",
+        "correct the profile's base URL (eloledger doctor tries the neighbouring forms)",
+    ),
+    "unsupported_param": (
+        "request.unsupported_param",
+        "the gateway's deployment of {model} rejects a parameter the run sends ({detail})",
+        "set `drop_params: true` on the gateway (LiteLLM: litellm_settings), or use a model "
+        "whose deployment takes {detail}",
+    ),
+    "deployment": (
+        "gateway.deployment",
+        "the gateway accepts your base URL and key, but its deployment/upstream for {model} "
+        "fails",
+        "fix the gateway's config for {model} ({detail}); the profile's base URL and {key} "
+        "need no change",
     ),
     "quota": (
         "rate.quota",
@@ -100,6 +133,7 @@ class Where:
     key_label: str
     base_url: str | None
     model: str
+    error: str = ""  # the failing row's message: names the parameter or the gateway's key
 
 
 class Breaker:
@@ -115,6 +149,7 @@ class Breaker:
         # 429s (LiteLLM after an upstream 404/401) it is the cause, and the run stops on it
         self.cause: tuple[str, int | None, str | None] | None = None
         self.after_cooldown = False
+        self.error = ""  # the message of the last failure counted
 
     def record(self, row: dict[str, Any]) -> None:
         if row.get("status") == "ok":
@@ -129,10 +164,13 @@ class Breaker:
                 self.tripped, self.model = self.cause[:2], self.cause[2]
                 self.after_cooldown = True
             return
-        if cls not in PERSISTENT or row.get("will_retry"):
+        error = str(row.get("error") or "")
+        repeated = cls in REPEATED and (self.run == 0 or error == self.error)
+        if (cls not in PERSISTENT and not repeated) or row.get("will_retry"):
             self.run = 0
             self.streak.clear()
             return
+        self.error = error
         self.run += 1
         self.streak[(cls, row.get("http_status"))] += 1
         if self.run >= self.limit and self.tripped is None:
@@ -144,7 +182,7 @@ class Breaker:
             return None
         cls, status = self.tripped
         http = f" (HTTP {status})" if status else ""
-        where = replace(where, model=self.model or where.model)
+        where = replace(where, model=self.model or where.model, error=self.error)
         if self.after_cooldown:
             return (
                 f"stopped: a {cls} failure{http} that retries cannot fix, then the gateway "
@@ -158,17 +196,28 @@ class Breaker:
 
 
 def arm_failures(arms: list[dict[str, Any]], where: Where) -> list[str]:
-    """One cause per arm that has calls but no successful one (empty when every arm worked)."""
+    """One cause per arm that has calls but no successful one, and per arm with calls that
+    failed for good (after every retry): those tasks have no answer, so the run's comparisons
+    and Elo leave them out. Empty when every call of every arm worked in the end."""
     causes = []
     for arm in arms:
-        if arm["calls"] == 0 or arm["ok"] > 0:
+        if arm["calls"] == 0 or arm["errors"] == 0:
             continue
         classes: Counter[tuple[str, Any]] = arm["error_classes"]
         parts = ", ".join(
             f"{n} {cls}" + (f" HTTP {status}" if status else "")
             for (cls, status), n in classes.most_common()
         )
-        line = f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} failed: {parts})"
+        if arm["ok"] > 0:
+            line = (
+                f"arm {arm['arm']}: {arm['errors']} of {plural(arm['calls'], 'call')} failed for "
+                f"good after retries ({parts}); their tasks have no answer"
+            )
+        else:
+            line = (
+                f"arm {arm['arm']}: no successful call ({arm['errors']} of {arm['calls']} "
+                f"failed: {parts})"
+            )
         if classes:
             # the persistent cause behind cooldown 429s, not the 429s, is what to fix
             ranked = [c for (c, _), _n in classes.most_common() if c in PERSISTENT]
@@ -202,13 +251,33 @@ _ADVICE_START = re.compile(
 )
 
 
+def cause_code(error_class: str) -> str:
+    """The doctor's finding code for a row's error class (the code its advice starts with)."""
+    return _ADVICE.get(error_class, ("run.errors",))[0]
+
+
+def _detail(error_class: str, error: str) -> str:
+    """The parameter a 400 names, or the gateway's config key the provider put in brackets."""
+    if error_class == "unsupported_param":
+        params = unsupported_params(error.split("To drop these")[0])
+        return ", ".join(f"`{p}`" for p in params) or "the parameter it names"
+    gateway = which_gateway(error)
+    part = "key" if error_class == "upstream_auth" else "base"
+    return f"{gateway}: {config_key(gateway, part)}" if gateway else config_key(None, part)
+
+
 def advice(error_class: str, where: Where) -> str:
     """The doctor's code, meaning and fix for an error class, filled in for this run."""
     code, what, fix = _ADVICE.get(
         error_class, ("run.errors", "the calls fail", "look at the error rows in the ledger")
     )
     host = urlsplit(where.base_url or "").netloc or "the gateway"
-    values = {"key": where.key_label, "host": host, "model": where.model}
+    values = {
+        "key": where.key_label,
+        "host": host,
+        "model": where.model,
+        "detail": _detail(error_class, where.error),
+    }
     text = f"{code}: {what.format(**values)}; fix: {fix.format(**values)}"
     if where.profile != "sim":
         text += f" (eloledger doctor --profile {where.profile} probes it)"

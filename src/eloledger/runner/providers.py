@@ -23,8 +23,14 @@ from typing import Any
 import orjson
 
 from eloledger.doctor import gateways
+from eloledger.doctor.causes import rate_window_wait, read_answer
 from eloledger.redact import scrub
-from eloledger.wire import Usage, anthropic_usage, is_quota_error, openai_usage
+from eloledger.wire import (
+    Usage,
+    answered_model,
+    anthropic_usage,
+    openai_usage,
+)
 
 try:  # the HTTP library both SDKs are built on (httpx2 in openai 3.x / anthropic 2.x)
     import httpx2 as httpx
@@ -71,6 +77,7 @@ class CallResult:
     streamed_estimate: int = 0  # tokens counted on the stream (what the live counter got)
     request_id: str | None = None  # the gateway's x-request-id / x-litellm-call-id
     response_id: str | None = None  # the answer's own id (chatcmpl-…, msg_…, resp_…)
+    model_answered: str | None = None  # the model that answered (gateway header, else body)
 
     def ledger_fields(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -89,6 +96,7 @@ class CallResult:
             "finish_reason": self.finish_reason,
             "request_id": self.request_id,
             "call_id": self.response_id,
+            "model_answered": self.model_answered,
             "content": self.content,
         }
         return {k: v for k, v in row.items() if v is not None}
@@ -226,6 +234,7 @@ class Provider:
                     continue  # read to the end, so the connection goes back to the pool
                 chunk = _json(data)
                 state.result.response_id = state.result.response_id or chunk.get("id")
+                state.answered(chunk)
                 if chunk.get("error"):
                     raise StreamError(f"error event in stream: {_error_text(chunk['error'])}")
                 usage = openai_usage(chunk.get("usage"))
@@ -257,6 +266,7 @@ class Provider:
                     continue
                 event = _json(data)
                 kind = event.get("type") or event_name or ""
+                state.answered(event)
                 if kind == "response.output_text.delta":
                     state.text(event.get("delta") or "")
                 elif kind in ("response.completed", "response.incomplete"):
@@ -302,6 +312,7 @@ class Provider:
                     if text:
                         state.text(text)
                 elif kind == "message_start":
+                    state.answered(event)
                     start_usage = (event.get("message") or {}).get("usage")
                     state.result.response_id = (event.get("message") or {}).get("id")
                 elif kind == "message_delta":
@@ -409,6 +420,11 @@ class _StreamState:
         if self.on_tokens is not None:
             self.on_tokens(n)
 
+    def answered(self, event: dict[str, Any]) -> None:
+        """The answering model from the first event that names it (a header said it first)."""
+        if self.result.model_answered is None:
+            self.result.model_answered = answered_model(None, event)
+
     def set_usage(self, usage: Usage) -> None:
         """The server's usage came: that only happens at the end of a stream."""
         self.usage = usage
@@ -427,6 +443,7 @@ async def _whole_body(response: Any, state: _StreamState, wire: str) -> bool:
     a paid answer away as ``bad_response``. Anything else that is not an event stream is.
     """
     state.result.request_id = gateways.request_id(response.headers)
+    state.result.model_answered = answered_model(response.headers, None)
     ctype = response.headers.get("content-type", "")
     if "text/event-stream" in ctype:
         return False
@@ -441,11 +458,9 @@ async def _whole_body(response: Any, state: _StreamState, wire: str) -> bool:
 def _take_whole(body: dict[str, Any], state: _StreamState, wire: str) -> bool:
     """Fill the state from a non-stream answer; False when the body is not one."""
     if body.get("error"):
-        kind = gateways.read_error(200, body)
+        found = read_answer(200, body)
         message = f"HTTP 200 with an error body: {gateways.message_of(body)}"
-        raise GatewayError(
-            _KIND_CLASS.get(kind, "stream_error") if kind else "stream_error", message
-        )
+        raise GatewayError(found.error_class if found is not None else "stream_error", message)
     result = state.result
     if wire == "anthropic" and isinstance(body.get("content"), list):
         text = "".join(b.get("text") or "" for b in body["content"] if isinstance(b, dict))
@@ -470,6 +485,7 @@ def _take_whole(body: dict[str, Any], state: _StreamState, wire: str) -> bool:
     else:
         return False
     result.response_id = body.get("id")
+    state.answered(body)
     if text:
         state.text(text)
     if usage is not None:
@@ -529,20 +545,24 @@ def classify(
         said = gateways.message_of(body, body if isinstance(body, str) else "")
         message = f"HTTP {status}: {said or getattr(exc, 'message', '') or exc}"
         retry_after = gateways.retry_after_s(response.headers) if response is not None else None
-        kind = gateways.read_error(
+        headers = response.headers if response is not None else None
+        found = read_answer(
             status,
             body,
             body if isinstance(body, str) else "",
+            headers,
             elapsed_s=elapsed_s,
             timeout_s=timeout_s,
         )
-        cls = _KIND_CLASS.get(kind) if kind else None
+        cls = found.error_class if found is not None else "stream_error"
+        if cls in ("rate_limit", "cooldown") and retry_after is None and found is not None:
+            retry_after = rate_window_wait(found.gateway)  # LiteLLM's rpm: a minute's window
         if cls == "gateway_timeout" and timeout_s is not None and elapsed_s is not None:
             message += (
                 f" (after {elapsed_s:.1f} s, well inside timeout_s = {timeout_s:g}: the gateway's "
                 "own timeout for its upstream)"
             )
-        return cls or _class_for_status(status, body, message), status, message, retry_after
+        return cls, status, message, retry_after
     if isinstance(exc, GatewayError):
         return exc.error_class, 200, str(exc), None
     if isinstance(exc, BadResponse):
@@ -569,16 +589,6 @@ def classify(
     return "internal", None, f"eloledger bug while calling: {name}: {exc}", None
 
 
-_KIND_CLASS = {
-    gateways.QUOTA: "quota",
-    gateways.UPSTREAM_AUTH: "upstream_auth",
-    gateways.AUTH: "auth",
-    gateways.MODEL: "not_found",
-    gateways.COOLDOWN: "cooldown",
-    gateways.GATEWAY_TIMEOUT: "gateway_timeout",
-}
-
-
 def _parsed_body(body: Any) -> Any:
     """The SDK's error body: JSON as given; a string parsed as JSON or as SSE error events."""
     if not isinstance(body, (str, bytes)):
@@ -593,44 +603,6 @@ def _parsed_body(body: Any) -> Any:
             if isinstance(event, dict) and event.get("error"):
                 return event
     return text.strip()[:1000]
-
-
-def _class_for_status(status: int, body: Any, message: str) -> str:
-    if status < 400:
-        return "stream_error"  # anthropic-python raises an error event inside a 200 stream so
-    if status == 401:
-        return "auth"
-    if status == 402:
-        return "quota"
-    if status == 403:
-        return "permission"
-    if status == 404:
-        return "not_found"
-    if status == 408:
-        return "timeout"
-    if status == 429:
-        return "quota" if is_quota_error(status, f"{_body_code(body)} {message}") else "rate_limit"
-    if status == 529:
-        return "overloaded"
-    if status == 503 and "overload" in message.lower():
-        return "overloaded"
-    if status >= 500:
-        return "server"
-    if status in (400, 413, 422):
-        return "bad_request"
-    return "client_error"
-
-
-def _body_error(body: Any) -> dict:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        return inner if isinstance(inner, dict) else {"message": str(inner)}
-    return {}
-
-
-def _body_code(body: Any) -> str:
-    err = _body_error(body)
-    return f"{err.get('code') or ''} {err.get('type') or ''}"
 
 
 # the name tests/test_runner_providers.py imports

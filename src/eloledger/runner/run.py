@@ -52,6 +52,7 @@ from eloledger.judges.compare import (
 )
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
 from eloledger.ledger import LedgerWriter
+from eloledger.ledger.answered import Answered
 from eloledger.ledger.sources import check_writable
 from eloledger.runner import agent_run, strategies
 from eloledger.runner.armstats import arm_stats, json_friendly
@@ -264,6 +265,7 @@ class _Run:
         self.agents: agent_run.AgentSessions | None = None
         self.shard: Shard | None = None
         self.breaker = Breaker()
+        self.answered = Answered()  # which model answered each call: substitutions warned
         self.routes: dict[str | None, _Route] = {None: _Route(endpoint, provider)}
 
     # ----------------------------------------------------------------------------- phases
@@ -572,6 +574,7 @@ class _Run:
                 row["will_retry"] = True
             self._append(row)
             self.breaker.record(row)
+            self.answered.record(row)
             if role == "sample":
                 c.apply_row(row)
                 self.result.attempts += 1
@@ -706,6 +709,7 @@ class _Run:
 
     def _stop_report(self) -> None:
         """Say what a stop left undone: judge calls not made, and an early stop on errors."""
+        self.result.warnings += self.answered.warnings()
         skipped = self.judge.skipped
         if skipped:
             self.result.warnings.append(
