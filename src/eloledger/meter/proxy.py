@@ -37,9 +37,10 @@ import orjson
 from eloledger.agents.usage import CallUsage
 from eloledger.doctor.gateways import request_id
 from eloledger.meter.call import MeteredCall
-from eloledger.meter.tap import GEMINI, MODEL_HEADERS, Tap, asked_model, wire_of
+from eloledger.meter.tap import GEMINI, Tap, asked_model, wire_of
 from eloledger.meter.upstream import Answer, Gateway, direct_ok
 from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
+from eloledger.wire import answered_model
 
 # Never forwarded either way: connection-level headers, and what the meter rewrites itself.
 _HOP = frozenset(
@@ -286,8 +287,8 @@ class Meter:
             error = tap.error
             if status >= 400:
                 error = error or _error_of(status, body if not streamed else b"")
-            fields = dict(response.headers)
-            model = tap.model or next((fields[h] for h in MODEL_HEADERS if fields.get(h)), None)
+            fields = {str(k).lower(): v for k, v in dict(response.headers).items()}
+            model = answered_model(fields, {"model": tap.model})  # the chat rows' one rule
             self._record(session, req, wire or "", status, streamed, tap, sent, started, ttft,
                          model, wall, error, request_id(fields))  # fmt: skip
         with contextlib.suppress(ConnectionError):

@@ -19,8 +19,6 @@ from eloledger.agents.usage import CallUsage
 from eloledger.wire import Usage, anthropic_usage, gemini_usage, openai_usage
 
 ANTHROPIC, CHAT, RESPONSES, GEMINI = "anthropic", "openai-chat", "openai-responses", "gemini"
-# Answers that name the model which actually served (LiteLLM), besides the body's ``model``.
-MODEL_HEADERS = ("x-litellm-model-name", "x-litellm-model-group")  # deployment, alias
 _MAX_EVENT = 4 << 20  # one SSE event: bigger is not an API event (kept bounded, then dropped)
 
 
