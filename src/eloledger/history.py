@@ -279,7 +279,7 @@ def index_run(
         gates = None
         spec_sha = None
         if spec_path is not None:
-            from eloledger.runner.yaml_spec import spec_gates
+            from eloledger.runner.spec import spec_gates
 
             spec_sha = hashlib.sha256(Path(spec_path).read_bytes()).hexdigest()
             gates = spec_gates(Path(spec_path))  # TOML or YAML, as the run read it

@@ -780,3 +780,17 @@ def spec_line(spec: ExperimentSpec, table: str, key: str | None = None, index: i
     if loc is None:
         return str(spec.path or "<spec>")
     return loc.at(table, key, index)
+
+
+def spec_gates(path: Path) -> Any:
+    """The gates of a spec file, TOML or YAML (None when it has none)."""
+    if not is_yaml(path):
+        from eloledger.rating.gates import load_gates
+
+        return load_gates(path) if b"[gates]" in path.read_bytes() else None
+    from eloledger.runner.yaml_spec import yaml_gates, yaml_tables
+
+    data, _ = yaml_tables(path.read_text(encoding="utf-8"), str(path))
+    if "gates" not in data:
+        return None
+    return yaml_gates(path, data, [a.name for a in load_spec(path).arms])

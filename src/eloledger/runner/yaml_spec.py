@@ -97,17 +97,3 @@ def yaml_gates(path: Path, data: dict[str, Any], arm_names: Sequence[str]) -> An
     gates.source = str(path)
     gates.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
     return gates
-
-
-def spec_gates(path: Path) -> Any:
-    """The gates of a spec file, TOML or YAML (None when it has none)."""
-    from eloledger.runner.spec import is_yaml, load_spec
-
-    if not is_yaml(path):
-        from eloledger.rating.gates import load_gates
-
-        return load_gates(path) if b"[gates]" in path.read_bytes() else None
-    data, _ = yaml_tables(path.read_text(encoding="utf-8"), str(path))
-    if "gates" not in data:
-        return None
-    return yaml_gates(path, data, [a.name for a in load_spec(path).arms])
