@@ -83,4 +83,11 @@ def test_debate_select_judge_takes_the_judges_pick(tmp_path: Path) -> None:
     arms = {a["arm"]: a for a in payload["arms"]}
     assert arms["debate_judge"]["tokens"] == arms["debate_vote"]["tokens"] == 3 * 4 * 10
     players = {p["name"]: p for p in payload["players"]}
-    assert players["debate_judge"]["elo"] > players["debate_vote"]["elo"]
+    judge, vote = players["debate_judge"], players["debate_vote"]
+    # the judged arm wins every match: whichever arm anchors, the other has only a one-sided
+    # bound on its side (no point Elo: three tasks cannot say how far apart they are)
+    assert judge["wins"] == judge["games"] > 0 and vote["wins"] == 0
+    if vote["elo"] is None:
+        assert vote["identified"] == "upper_bound" and judge["elo"] is not None
+    else:
+        assert judge["identified"] == "lower_bound" and judge["elo"] is None
