@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import tempfile
 
 import anthropic
 import httpx2
@@ -131,6 +132,24 @@ async def test_only_the_sessions_own_token_on_its_own_socket_is_accepted(
             other = await client.post(path, json={}, headers={"x-api-key": one.token})
             assert other.status_code == 404, path
     assert sum(sim.stats.requests.values()) == requests_before + 1
+
+
+async def test_a_deep_temporary_folder_still_gets_its_sockets(
+    sim: SimServer, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unix socket's path holds 107 bytes: a deep $TMPDIR (a test's, a CI's) once failed
+    every agent run with 'AF_UNIX path too long'."""
+    deep = tmp_path / ("t" * 120)
+    deep.mkdir()
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    meter = Meter(timeout_s=10)
+    try:
+        session = await meter.open(Upstream(sim.base_url, REAL_KEY))
+        assert session.socket_path is not None and len(bytes(session.socket_path)) < 108
+        assert (await _post(session, {"x-api-key": session.token})).status_code == 200
+    finally:
+        await meter.aclose()
 
 
 @pytest.mark.parametrize("fault", ["no_usage", "zero_usage"])

@@ -68,6 +68,17 @@ class Upstream:
     headers: tuple[tuple[str, str], ...] = ()  # added to every forwarded request
 
 
+# a unix socket's path has room for 107 bytes (sun_path): a deep $TMPDIR (a test's, a CI's)
+# would not fit "<dir>/elm-XXXXXXXX/s12.sock", so the folder goes where it is short
+_SOCKET_ROOM = 107 - len("/elm-xxxxxxxx/s99999.sock")
+
+
+def _socket_parent() -> str:
+    """The temporary folder if its path leaves room for a socket name, else /tmp."""
+    tmp = tempfile.gettempdir()
+    return tmp if len(os.fsencode(tmp)) <= _SOCKET_ROOM else "/tmp"
+
+
 @dataclass
 class MeterSession:
     """One agent session's way out: its token, its socket (or TCP port), its calls."""
@@ -114,7 +125,7 @@ class Meter:
             timeout = httpx2.Timeout(self.timeout_s, connect=min(30.0, self.timeout_s))
             limits = httpx2.Limits(max_connections=512, max_keepalive_connections=64)
             self._client = httpx2.AsyncClient(timeout=timeout, limits=limits)
-            self._dir = Path(tempfile.mkdtemp(prefix="eloledger-meter-"))  # 0700
+            self._dir = Path(tempfile.mkdtemp(prefix="elm-", dir=_socket_parent()))  # 0700
         assert self._dir is not None
         self._count += 1
         session = MeterSession(upstream, "eloledger-session-" + secrets.token_urlsafe(24))
