@@ -110,9 +110,10 @@ async def test_from_end_counts_since_attach_and_says_so(
         append(ledger, 1)
         assert await until(lambda: app.live_source.counters.total_tokens == 100)
         # the status line says what the numbers count (the view refreshes at 10 Hz)
-        assert await until(lambda: "since attach at" in screen_text(app))
+        # (status line and budget line repaint on their own ticks: wait for both)
+        said = ("since attach at", "no gauge (--from-end)", "limit 9,000")
+        assert await until(lambda: all(words in screen_text(app) for words in said))
         text = screen_text(app)
-        assert "no gauge (--from-end)" in text and "limit 9,000" in text
         assert "%" not in text.split("Budget", 1)[1].splitlines()[0]  # no part-of-whole gauge
         assert app.live_source.counters.arms["a"].planned == 0  # no bar against the whole plan
         budget = next(line for line in text.splitlines() if "Budget" in line)
