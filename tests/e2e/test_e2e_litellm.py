@@ -182,11 +182,12 @@ def _call(
 # --- items 1 and 12: a good model passes, at the root too ------------------------------------
 
 
-def test_a_good_model_is_probe_ok_exit_0_even_at_the_root(proxy: str) -> None:
+def test_a_good_model_at_the_root_is_probe_ok_with_the_missing_v1_warning(proxy: str) -> None:
     status, report, text = _adhoc(proxy, "good")
-    assert status == 0, report
-    assert _codes(report) == {"probe.ok"}, report  # no url.missing_v1 for a root that works
-    # issue 19 item 10: --url takes the root as a profile does, so the probe went to ROOT/v1
+    assert status == 1, report  # a warning: the model answers, the URL as typed lacks /v1
+    # --url is checked as typed: an OpenAI-family client given the root lacks /v1 (a warning,
+    # with the fix), and the probe goes to the mended ROOT/v1, which works
+    assert _codes(report) == {"probe.ok", "url.missing_v1"}, report
     probe = next(f for f in report["findings"] if f["code"] == "probe.ok")
     assert proxy + "/v1" in probe["evidence"] + probe["message"], probe
     row = _call(proxy + "/v1", "good")
