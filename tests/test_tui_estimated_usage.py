@@ -106,3 +106,22 @@ async def test_live_run_in_the_app_warns_about_estimated_usage(
             app.action_show_tab("run")
             await pilot.pause(0.3)
             _assert_estimate_warning(screen_text(app))
+
+
+async def test_watched_zero_usage_rows_are_missing_usage_not_free_calls(tmp_path: Path) -> None:
+    """A gateway that drops usage (claude-code-router on streams) leaves ok rows saying 0
+    tokens: the Run view counts them as missing usage and names the arm, as ``tokens`` and
+    ``doctor --ledger`` do, instead of server-reported free calls."""
+    ledger = tmp_path / "zero.jsonl"
+    rows = [
+        {"ts": 1.0 + k, "role": "sample", "task_id": f"t{k}", "arm": arm, "sample": 0,
+         "status": "ok", "usage_source": "server", "prompt_tokens": tokens,
+         "completion_tokens": tokens, "total_tokens": 2 * tokens}
+        for k, (arm, tokens) in enumerate([("relayed", 0), ("relayed", 0), ("direct", 40)])
+    ]  # fmt: skip
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text, markup = await _watch_text(ledger, "MISSING 2")
+    assert "server-reported 1 calls" in text
+    warning = next(line for line in text.splitlines() if "ZERO usage" in line)
+    assert "relayed (2)" in warning and "direct" not in warning
+    assert "[b $warning]Usage" in markup

@@ -31,6 +31,7 @@ class ArmCounters:
     total_tokens: int = 0
     estimated_tokens: int = 0  # tokens counted while streaming, not yet replaced by usage
     usage_estimated_calls: int = 0  # finished calls whose usage is eloledger's estimate
+    usage_missing_calls: int = 0  # ok calls whose usage says zero or is missing (not free)
 
 
 @dataclass
@@ -70,6 +71,7 @@ class RunCounters:
     estimated_tokens: int = 0
     server_reported_calls: int = 0
     estimated_calls: int = 0
+    usage_missing_calls: int = 0  # ok calls with zero or no usage (doctor --ledger's rule)
     events: int = 0  # token events seen (for tokens/s and benchmarks)
     # tokens already in the ledger when this process started (a resumed run): in the totals,
     # never in a rate (they were not spent now)
@@ -114,9 +116,15 @@ class RunCounters:
         self.prompt_tokens += prompt
         self.completion_tokens += completion
         self.total_tokens += total
-        if row.get("usage_source") in EXACT_USAGE:
+        source = row.get("usage_source")
+        if source in EXACT_USAGE and status == "ok" and _says_zero(row, total):
+            source = "missing"  # usage the gateway did not pass on, not a free call
+        if source in EXACT_USAGE:
             self.server_reported_calls += 1
-        elif row.get("usage_source") == "estimated":
+        elif source == "missing":
+            self.usage_missing_calls += 1
+            arm.usage_missing_calls += 1
+        elif source == "estimated":
             self.estimated_calls += 1
             arm.usage_estimated_calls += 1
         if status == "ok":
@@ -169,3 +177,10 @@ def _int(value: Any) -> int:
 def _is_final_attempt(row: dict[str, Any]) -> bool:
     """An error row is final unless the runner marked it ``will_retry``."""
     return not row.get("will_retry", False)
+
+
+def _says_zero(row: dict[str, Any], total: int) -> bool:
+    """The rule ``tokens`` and ``doctor --ledger`` apply (:func:`ledger.summary.counted_usage`):
+    a 0 total, or an explicit 0 prompt count, is usage the gateway did not pass on."""
+    prompt = row.get("prompt_tokens")
+    return total == 0 or (prompt is not None and _int(prompt) == 0)

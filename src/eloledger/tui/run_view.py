@@ -140,19 +140,27 @@ def requests_seen(counters: RunCounters) -> int:
 def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
     """The Usage line; when calls carry no server usage, a loud warning that names the arms,
     says whose numbers the tokens are and how to fix it (each line fits ``width``)."""
+    missing = f" · MISSING {fmt.count(c.usage_missing_calls)}" if c.usage_missing_calls else ""
     line = (
-        f"[b]Usage[/b]   server-reported {c.server_reported_calls} calls · estimated "
-        f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok"
+        f"[b]Usage[/b]   server-reported {fmt.count(c.server_reported_calls)} calls · estimated "
+        f"{fmt.count(c.estimated_calls)} calls · streaming +{fmt.count(c.estimated_tokens)} tok"
     )
-    if not c.estimated_calls:
+    if not c.estimated_calls and not c.usage_missing_calls:
         return [line]
     arms = ", ".join(
-        f"{a.name} ({a.usage_estimated_calls})" for a in c.arms.values() if a.usage_estimated_calls
+        f"{a.name} ({a.usage_estimated_calls + a.usage_missing_calls})"
+        for a in c.arms.values()
+        if a.usage_estimated_calls or a.usage_missing_calls
     )
-    head = "⚠ tokens are eloledger's ESTIMATE (gateway sent no usage): "
+    head = (
+        "⚠ tokens are eloledger's ESTIMATE (gateway sent no usage): "
+        if c.estimated_calls
+        else "⚠ ZERO usage (the gateway sent none; not free calls): "
+    )
     return [
-        f"[b $warning]Usage   server-reported {c.server_reported_calls} calls · ESTIMATED "
-        f"{c.estimated_calls} calls · streaming +{fmt.count(c.estimated_tokens)} tok[/]",
+        f"[b $warning]Usage   server-reported {fmt.count(c.server_reported_calls)} calls · "
+        f"ESTIMATED {fmt.count(c.estimated_calls)} calls{missing} · "
+        f"streaming +{fmt.count(c.estimated_tokens)} tok[/]",
         f"[b $warning]{fmt.markup(fmt.fit(head + arms, width).rstrip())}[/]",
         "[$warning]  fix: no usage on streams; 'eloledger doctor' explains it (include_usage)[/]",
     ]
