@@ -101,8 +101,10 @@ async def test_q_types_into_a_text_field() -> None:
 async def test_from_end_counts_since_attach_and_says_so(
     tmp_path: Path, size: tuple[int, int]
 ) -> None:
-    (tmp_path / "exp.toml").write_text(SPEC, encoding="utf-8")
-    ledger = tmp_path / "exp.jsonl"
+    folder = tmp_path / ("a-long-folder-name-" * 5)  # the status line stays one line
+    folder.mkdir()
+    (folder / "exp.toml").write_text(SPEC, encoding="utf-8")
+    ledger = folder / "exp.jsonl"
     append(ledger, 2)
     app = EloLedgerApp(watch=ledger, from_start=False)
     async with app.run_test(size=size) as pilot:
@@ -112,8 +114,10 @@ async def test_from_end_counts_since_attach_and_says_so(
         # the status line says what the numbers count (the view refreshes at 10 Hz)
         # (status line and budget line repaint on their own ticks: wait for both)
         said = ("since attach at", "no gauge (--from-end)", "limit 9,000")
-        assert await until(lambda: all(words in screen_text(app) for words in said))
+        assert await until(lambda: all(words in screen_text(app) for words in said)), screen_text(app)
         text = screen_text(app)
+        status = next(line for line in text.splitlines() if "●" in line)
+        assert "exp.jsonl" in status and "since attach at" in status, text  # one line, path cut
         assert "%" not in text.split("Budget", 1)[1].splitlines()[0]  # no part-of-whole gauge
         assert app.live_source.counters.arms["a"].planned == 0  # no bar against the whole plan
         budget = next(line for line in text.splitlines() if "Budget" in line)

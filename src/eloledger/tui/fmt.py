@@ -75,6 +75,19 @@ def fit(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + "…"
 
 
+def middle(text: str, width: int) -> str:
+    """Cut ``text`` in the middle to at most ``width`` cells (a path keeps its start and, with
+    twice the room, its end: the file name), with an ellipsis where it was cut."""
+    text = visible(text)
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 3  # the end (a file's name) says more than the start
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
 def markup(text: object) -> str:
     """Text from a file or a gateway, safe inside Rich markup: no control characters, no
     markup tags. Line breaks stay line breaks (the widget lays them out; none reaches the

@@ -460,9 +460,17 @@ class RunView(Vertical, can_focus=True):
         shown = state
         if state == "paused" and from_ledger:  # p stops reading the file; the run goes on
             shown = "view paused (the run goes on; p catches up)"
+        # one line at any width: the label (a ledger's path) gives way in its middle
+        detail = source.detail()
+        head = f"● {shown}  {fmt.duration(elapsed)}  "
+        room = (self.size.width or 80) - 2 - len(head) - (len(detail) + 2 if detail else 0)
+        label = fmt.middle(str(source.label), max(16, room))
+        if detail:  # what is left after a 16-cell label: the detail gives way at its end
+            spare = (self.size.width or 80) - 2 - len(head) - len(label) - 2
+            detail = detail if len(detail) <= spare else detail[: max(0, spare - 1)] + "…"
         lines = [
-            f"[b {state_style}]● {shown}[/]  {fmt.duration(elapsed)}  {fmt.markup(source.label)}"
-            + (f"  [$text-muted]{fmt.markup(source.detail())}[/]" if source.detail() else ""),
+            f"[b {state_style}]● {shown}[/]  {fmt.duration(elapsed)}  {fmt.markup(label)}"
+            + (f"  [$text-muted]{fmt.markup(detail)}[/]" if detail else ""),
             f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
             f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
             + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
