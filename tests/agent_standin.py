@@ -38,17 +38,19 @@ def model_call(text="2+2?", model="sim-small"):
 '''
 
 
-# A stand-in ``claude``'s first lines: its --help (the runner checks flags against it), its
-# plan (plan.json beside it), its --model, and ``model_call``.
-HEAD = r"""#!/usr/bin/env python3
-import json, os, pathlib, socket, subprocess, sys, time, urllib.request
+# Every stand-in ``claude``'s first lines: its --help (the runner checks flags against it),
+# its plan (plan.json beside it) and its --model.
+PREAMBLE = r"""#!/usr/bin/env python3
+import ctypes, json, os, pathlib, socket, subprocess, sys, time, urllib.request
 here = pathlib.Path(__file__).resolve().parent
 if "--help" in sys.argv:
     print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
     sys.exit(0)
 plan = json.loads((here / "plan.json").read_text())
 model = sys.argv[sys.argv.index("--model") + 1]
-""" + MODEL_CALL
+"""
+# the meter's tests: the preamble and ``model_call``
+HEAD = PREAMBLE + MODEL_CALL
 
 
 def canonical(usage: dict) -> tuple[int, int]:
@@ -58,15 +60,8 @@ def canonical(usage: dict) -> tuple[int, int]:
     return prompt, int(usage.get("output_tokens") or 0)
 
 
-STAND_IN_HEAD = r"""#!/usr/bin/env python3
-import ctypes, json, os, pathlib, sys, time
-here = pathlib.Path(__file__).resolve().parent
-if "--help" in sys.argv:
-    print("-p --output-format --verbose --model --effort --permission-mode --allowedTools")
-    sys.exit(0)
-plan = json.loads((here / "plan.json").read_text())
-model = sys.argv[sys.argv.index("--model") + 1]
-home = pathlib.Path(os.environ["HOME"])
+# the leftovers and snapshot tests: the preamble, the session log and ``emit``
+STAND_IN_HEAD = PREAMBLE + r"""home = pathlib.Path(os.environ["HOME"])
 log = home / ".claude" / "projects" / "-work" / "sid.jsonl"
 log.parent.mkdir(parents=True, exist_ok=True)
 def emit(event):
