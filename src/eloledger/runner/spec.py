@@ -247,11 +247,13 @@ def parse_spec(
     try:
         data = tomlkit.parse(text).unwrap()
     except ParseError as exc:
-        line = exc.line
+        # the standard library's line where it has one: tomlkit 0.15.3 names a key given twice
+        # at the line after it
+        line, message = _toml_error_line(text, exc, exc.line)
         raise UserError(
-            f"{where}:{line}: not valid TOML: {exc}", fix="correct the TOML syntax on that line"
+            f"{where}:{line}: not valid TOML: {message}", fix="correct the TOML syntax on that line"
         ) from None
-    except TOMLKitError as exc:  # e.g. a key given twice: tomlkit names no line, tomllib does
+    except TOMLKitError as exc:  # e.g. a key given twice: older tomlkit names no line
         line, message = _toml_error_line(text, exc)
         raise UserError(
             f"{where}:{line}: not valid TOML: {message}", fix="correct the TOML on that line"
@@ -456,8 +458,9 @@ def _build(
     return spec
 
 
-def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
-    """The line (and message) the standard library's TOML parser gives for the same error."""
+def _toml_error_line(text: str, exc: Exception, line: int = 1) -> tuple[int, str]:
+    """The line (and message) the standard library's TOML parser gives for the same error;
+    ``line`` and ``exc``'s own words where it gives none."""
     import tomllib
 
     try:
@@ -466,7 +469,7 @@ def _toml_error_line(text: str, exc: Exception) -> tuple[int, str]:
         found = re.search(r"\(at line (\d+), column \d+\)", str(std))
         if found:
             return int(found.group(1)), str(std)
-    return 1, str(exc)
+    return line, str(exc)
 
 
 def _fields(loc: _Locator, value: Any) -> dict[str, str]:
