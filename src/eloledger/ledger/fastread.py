@@ -32,7 +32,6 @@ from eloledger.ledger.columns import (
     concat,
     row_decoder,
 )
-from eloledger.ledger.nativescan import scan_columns
 
 _PARALLEL_MIN_BYTES = 48 << 20
 
@@ -128,10 +127,7 @@ def _mapped(fh: Any, end: int) -> mmap.mmap:
 
 
 def _decode_batch(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
-    """A batch's columns: scanned in C when it is plain, else decoded by msgspec."""
-    scanned = scan_columns(batch, names, swaps)
-    if scanned is not None:
-        return scanned
+    """A batch's columns, decoded by msgspec."""
     return decode_msgspec(batch, names, swaps)
 
 

@@ -15,13 +15,6 @@ import math
 
 import numpy as np
 
-from eloledger import native
-
-try:
-    from eloledger.rating import _spans
-except ImportError:  # built without a C compiler: the numpy way below
-    _spans = None
-
 MAX_WIDTH = 64  # bytes; longer fields go the careful way
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # k low bytes set
@@ -55,15 +48,8 @@ def factorize(
     """Codes (int64, in order of first appearance) and the distinct field values, or None.
 
     ``buf`` must be followed by at least ``MAX_WIDTH`` spare bytes (``split_fields`` pads it).
-    The compiled factoriser (rating/_spans.c) gives the same, for any width, in one pass.
     """
-    starts = starts.ravel()
-    ends = ends.ravel()
-    if _spans is not None and native.enabled():
-        spans = (np.ascontiguousarray(edge, dtype=np.int64) for edge in (starts, ends))
-        codes, values = _spans.factorize(buf, *spans)
-        return np.frombuffer(codes, dtype=np.int64), values
-    return factorize_numpy(buf, starts, ends)
+    return factorize_numpy(buf, starts.ravel(), ends.ravel())
 
 
 def factorize_numpy(
