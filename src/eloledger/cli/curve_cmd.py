@@ -16,7 +16,7 @@ examples:
   eloledger curve runs/ledger.jsonl --split test --tag hard  # only those rows (--tasks FILE
                                                          # labels rows that lack split/tags)
 
-inside agent sessions (issue 22; used automatically when the ledger has checkpoint rows):
+inside agent sessions (used automatically when the ledger has checkpoint rows):
   every (arm, budget) of the agents' judged checkpoints -- and of chat arms' calls -- is a
   player in ONE Bradley-Terry fit with task-clustered (sandwich) intervals; budgets on each
   arm's 1.5x grid (--grid). Against it, the arm's repeated-sampling line: the best of

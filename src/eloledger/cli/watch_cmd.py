@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("ledger", metavar="LEDGER", nargs="?", help="path to the JSONL ledger")
-    agent_logs = parser.add_argument_group("agent logs (instead of LEDGER; issue 13)")
+    agent_logs = parser.add_argument_group("agent logs (instead of LEDGER)")
     for flag, kind in (
         ("--claude-code", "claude-code"),
         ("--codex", "codex"),
