@@ -235,7 +235,7 @@ def test_a_run_on_a_parquet_dataset_through_the_simulator(
 
 
 def test_the_readmes_datasets_example_loads_as_written(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide-run.md").read_text()
     blocks = [b.split("```", 1)[0] for b in readme.split("```toml\n")[1:]]
     example = next(b for b in blocks if b.startswith("[tasks]") and "data_files" in b)
     rows = [{"case_id": f"c{i}", "question": f"What is {i}+1?", "answer": f"{i}+1\n#### {i + 1}"}
