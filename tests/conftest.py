@@ -13,7 +13,7 @@ import pytest
 import agent_gateway  # noqa: F401  (finds the real CLIs now, before any test moves HOME/XDG)
 from eloledger import redact
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+DATA = Path(__file__).resolve().parent / "data"
 # The real home, read before any test moves HOME: the session checks nothing of eloledger's
 # appeared in it (issue 20 item 1). Both the login home and the HOME we were started with.
 REAL_HOMES = tuple(dict.fromkeys(
@@ -137,8 +137,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture
-def shared_dir() -> Path:
-    """The project's shared/ folder (real data for tests); skips if it is not beside the repo."""
-    if not SHARED.is_dir():
-        pytest.skip(f"shared/ not found at {SHARED}")
-    return SHARED
+def data_dir() -> Path:
+    """The small real data the tests read (tests/data: AlpacaEval 2.0 judgments, agent logs)."""
+    return DATA

@@ -2,7 +2,7 @@
 
 Every model is judged only against the same baseline, so the Bradley–Terry MLE must satisfy
 σ(θ_model − θ_baseline) = mean(preference − 1) for each model, which is the published
-``win_rate`` (see shared/data/alpaca_eval2/README.md).
+``win_rate`` (see tests/data/alpaca_eval2/README.md).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from eloledger.rating.comparisons import Comparisons, read_comparisons
 TOLERANCE_PP = 0.05
 
 
-def load(shared_dir: Path) -> tuple[Comparisons, dict[str, float]]:
-    folder = shared_dir / "data" / "alpaca_eval2"
+def load(data_dir: Path) -> tuple[Comparisons, dict[str, float]]:
+    folder = data_dir / "alpaca_eval2"
     tasks, models, baselines, outcomes = [], [], [], []
     with gzip.open(folder / "alpaca_eval2_annotations.csv.gz", "rt", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -36,8 +36,8 @@ def load(shared_dir: Path) -> tuple[Comparisons, dict[str, float]]:
     return comps, board
 
 
-def test_alpaca_eval_win_rates_reproduced(shared_dir: Path) -> None:
-    comps, board = load(shared_dir)
+def test_alpaca_eval_win_rates_reproduced(data_dir: Path) -> None:
+    comps, board = load(data_dir)
     assert len(comps) > 45_000 and len(board) >= 50
     fit = fit_bt(aggregate(comps), players=comps.players)
     assert fit.converged and fit.warnings == [] and fit.prior == 0.0
@@ -56,9 +56,9 @@ def test_alpaca_eval_win_rates_reproduced(shared_dir: Path) -> None:
     assert worst < TOLERANCE_PP, f"worst win-rate error {worst:.4f} pp"
 
 
-def test_alpaca_eval_through_the_file_reader(shared_dir: Path, tmp_path: Path) -> None:
+def test_alpaca_eval_through_the_file_reader(data_dir: Path, tmp_path: Path) -> None:
     """Same data through the CSV reader (written as a comparisons file) gives the same fit."""
-    comps, board = load(shared_dir)
+    comps, board = load(data_dir)
     path = tmp_path / "alpaca.csv"
     names, tasks = np.array(comps.players), np.array(comps.tasks)
     with open(path, "w", newline="") as fh:

@@ -85,10 +85,10 @@ def test_rows_without_lengths_are_kept_with_a_warning() -> None:
 # --------------------------------------------------------------------------- AlpacaEval 2.0
 
 
-def alpaca(shared_dir: Path) -> tuple[Comparisons, dict[str, dict[str, str]]]:
+def alpaca(data_dir: Path) -> tuple[Comparisons, dict[str, dict[str, str]]]:
     """Model vs baseline judgments with output lengths (characters: the data has no token
     counts; the model uses only the log ratio, for which characters are a fair proxy)."""
-    folder = shared_dir / "data" / "alpaca_eval2"
+    folder = data_dir / "alpaca_eval2"
     cols: dict[str, list] = {k: [] for k in ("t", "a", "b", "o", "la", "lb")}
     with gzip.open(folder / "alpaca_eval2_annotations.csv.gz", "rt", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -117,8 +117,8 @@ def _spearman(x: list[float], y: list[float]) -> float:
     return float(np.corrcoef(_ranks(x), _ranks(y))[0, 1])
 
 
-def test_alpaca_eval_length_control_changes_the_order(shared_dir: Path) -> None:
-    comps, board = alpaca(shared_dir)
+def test_alpaca_eval_length_control_changes_the_order(data_dir: Path) -> None:
+    comps, board = alpaca(data_dir)
     report = elo_report(
         comps, anchor="gpt4_1106_preview", intervals="sandwich", length_control=True
     )
