@@ -64,3 +64,70 @@ def test_the_scan_sees_a_violation(tmp_path: Path) -> None:
     planted = tmp_path / "x.py"
     planted.write_text("def f():\n    from eloledger.cli import demo_cmd\n", encoding="utf-8")
     assert (2, "eloledger.cli.demo_cmd") in _imports(planted)
+
+
+# Inside the core, each part imports only parts on a lower layer (or itself). Lowest first:
+# plain helpers, then what everything reads (the wire format, tasks, the sandbox), the ledger,
+# profiles and the simulator, what checks and judges them, the meter, rating, the runner that
+# drives them all, and the views built from their files. The faces (cli, tui) sit above.
+CORE_LAYERS = (
+    ("eloledger", "errors"),
+    ("textsafe", "words", "redact", "fsutil", "jsonc"),
+    ("wire", "tasks", "sandbox", "safetree", "tables", "clients_dir", "clientfacts"),
+    ("ledger",),
+    ("profiles", "sim"),
+    ("doctor", "judges", "agents"),
+    ("meter",),
+    ("rating",),
+    ("runner",),
+    ("history", "plots"),
+)
+_LAYER_OF = {part: depth for depth, parts in enumerate(CORE_LAYERS) for part in parts}
+
+
+def _part(name: str) -> str:
+    """The core part a dotted module name belongs to: ``eloledger.ledger.reader`` -> ``ledger``."""
+    pieces = name.split(".")
+    if len(pieces) == 1 or pieces[1] in ("__init__", "__version__"):
+        return "eloledger"
+    return pieces[1]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_the_core_imports_only_lower_layers(path: Path) -> None:
+    own = _part(_package_of(path))
+    if own in ("cli", "tui", "__main__"):
+        return  # the faces: checked above
+    assert own in _LAYER_OF, f"{own} has no layer: add it to CORE_LAYERS"
+    bad = []
+    for line, name in _imports(path):
+        if not name.startswith("eloledger"):
+            continue
+        other = _part(name)
+        if other in ("cli", "tui") or other == own or (own == "eloledger"):
+            continue
+        if other not in _LAYER_OF:
+            continue  # ``from eloledger import x`` of a name, seen again as eloledger.x
+        if _LAYER_OF[other] >= _LAYER_OF[own]:
+            bad.append(f"{path.relative_to(SRC)}:{line} ({own}) imports {name} ({other})")
+    assert not bad, "; ".join(bad)
+
+
+def test_the_layer_check_sees_a_sideways_import() -> None:
+    """The doctor reading the runner (one layer up) is named, as it once was."""
+    assert _LAYER_OF[_part("eloledger.runner.resolve")] > _LAYER_OF[_part("eloledger.doctor.x")]
+    assert _LAYER_OF[_part("eloledger.clientfacts")] < _LAYER_OF[_part("eloledger.profiles.edit")]
+
+
+@pytest.mark.parametrize(
+    "path", sorted((SRC / "cli").glob("*.py")), ids=lambda p: p.name
+)
+def test_commands_share_helpers_only_through_public_names(path: Path) -> None:
+    """A command module never reaches into another command's private ``_helper``."""
+    bad = [
+        f"cli/{path.name}:{line} imports {name}"
+        for line, name in _imports(path)
+        if name.startswith("eloledger.cli.") and name.rsplit(".", 1)[-1].startswith("_")
+        and not name.rsplit(".", 1)[-1].startswith("__")
+    ]
+    assert not bad, "; ".join(bad)

@@ -199,7 +199,7 @@ def _load_json(path: Path, *, strict: bool = False) -> object:
 
     Unparsable: None, or ValueError when ``strict``.
     """
-    from eloledger.profiles.edit.jsonedit import blank_comments
+    from eloledger.jsonc import blank_comments
 
     try:
         text = path.read_text(encoding="utf-8")

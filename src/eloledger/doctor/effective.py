@@ -27,7 +27,7 @@ from tomlkit.exceptions import ParseError
 
 from eloledger import clientfacts
 from eloledger.doctor.findings import Finding, make
-from eloledger.profiles.edit.jsonedit import blank_comments
+from eloledger.jsonc import blank_comments
 from eloledger.redact import mask, register_secret
 
 SECRET_NAMES = frozenset(

@@ -19,7 +19,7 @@ from eloledger.doctor.findings import Finding, make
 from eloledger.errors import UserError
 from eloledger.ledger.dedupe import DuplicateFinder
 from eloledger.ledger.sources import check_readable
-from eloledger.runner.resolve import SIM_PROFILE
+from eloledger.profiles.model import SIM_PROFILE
 
 _LOOPBACK = ("localhost", "::1")
 _SHOW = 5

@@ -22,6 +22,7 @@ from eloledger.textsafe import refuse_control, visible
 CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+SIM_PROFILE = "sim"  # the profile name that means the embedded simulator, never a gateway
 MODEL_ROLES = ("haiku", "sonnet", "opus")  # Claude Code's ANTHROPIC_DEFAULT_<ROLE>_MODEL
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

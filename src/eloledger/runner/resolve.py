@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eloledger.errors import UserError
-from eloledger.profiles.model import Profile
+from eloledger.profiles.model import SIM_PROFILE, Profile
 from eloledger.runner.spec import ExperimentSpec, spec_line
 from eloledger.tasks import Task, load_tasks
 
-SIM_PROFILE = "sim"
 SIM_DEFAULT_MODEL = "sim-small"
 
 

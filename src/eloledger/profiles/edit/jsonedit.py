@@ -19,6 +19,7 @@ from typing import Any
 
 from eloledger.errors import UserError
 from eloledger.fsutil import refuse_bom
+from eloledger.jsonc import blank_comments
 from eloledger.profiles.edit import DELETE, MISSING, KeyPath, get
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -187,33 +188,6 @@ def _delete_member(text: str, obj: Node, member: Member) -> str:
     return text[: member.key_start] + text[following.key_start :]
 
 
-def blank_comments(text: str) -> str:
-    """Replace // and /* */ comments (outside strings) by spaces, keeping every offset."""
-    out = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            for j in range(i, end):
-                out[j] = " "
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            for j in range(i, end):
-                if out[j] not in "\r\n":
-                    out[j] = " "
-            i = end
-        else:
-            i += 1
-    return "".join(out)
 
 
 class _Scanner:
