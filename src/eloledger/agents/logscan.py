@@ -14,7 +14,7 @@ Shared by ``eloledger import`` (which saves the offsets and appends rows to a le
   keeps that from double counting.
 
 Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size.
-A FIFO, socket or device named like a log is never opened for reading (``fsutil.open_regular``:
+A FIFO, socket or device named like a log is never opened for reading (``_open_regular``:
 a FIFO would block the scan forever).
 """
 
@@ -27,12 +27,12 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Protocol
 
 import orjson
 
 from eloledger.agents.logcall import FALLBACK, Call, Unknown
-from eloledger.fsutil import open_regular
 from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
@@ -119,6 +119,9 @@ class LogScanner:
         self.clock = clock
         self.report = ScanReport()
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
+        # stats the caller took just before this scan (the importer's listing): one stat per
+        # file saved; a polling caller (watch) leaves it empty so each poll stats afresh
+        self.known: dict[Path, os.stat_result] = {}
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
         """Scan each file in order; with a pool (``agents.forkpool``), files are parsed in it.
@@ -130,8 +133,11 @@ class LogScanner:
             for path in paths:
                 self.scan_file(path)
             return self.report
-        opened = [(path, *self._open(path)) for path in dict.fromkeys(paths)]
-        opened = [(p, state, stat) for p, state, stat in opened if state is not None]
+        opened = []
+        for path in dict.fromkeys(paths):
+            if (found := self._open(path)) is not None:
+                os.close(found[0])  # the worker opens it again (checked: the same inode)
+                opened.append((path, found[1], found[2]))
         tasks = [
             (self.fmt.__name__, str(p), s.offset, s.line, dict(s.parser), self.needles, st.st_ino)
             for p, s, st in opened
@@ -154,50 +160,51 @@ class LogScanner:
         return self.report
 
     def scan_file(self, path: Path) -> None:
-        state, stat = self._open(path)
-        if state is None:
+        """Read one file's new complete lines: one open, one ``fstat`` and, for a file under
+        ``CHUNK``, one read (8,000 small sessions made the per-file syscalls a third of an
+        import)."""
+        opened = self._open(path)
+        if opened is None:
             return
+        fd, state, stat = opened
         parser = self.fmt.Parser(path, dict(state.parser))
         pending: OrderedDict[str, list[Any]] = OrderedDict()
-        fh = open_regular(path)
-        if fh is None:  # replaced by a FIFO or removed since _open
-            self.report.files -= 1
-            return None
-        with fh:
-            if os.fstat(fh.fileno()).st_ino != stat.st_ino:  # replaced since _open: again
-                self.report.files -= 1
-                return self.scan_file(path)
-            fh.seek(state.offset)
-            offset, line = state.offset, state.line
-            for buf, end in _chunks(fh):
-                items, nlines = _parse_chunk(
-                    buf, end, offset, line, parser, self.needles, self.emit_line is not None
-                )
-                self._take(items, path, pending)
-                if self.progress is not None:
-                    self.progress(end)
-                offset, line = offset + end, line + nlines
-            end = fh.tell()
-            self.report.bytes_read += end - state.offset
-            if self.progress is not None and end > offset:
-                self.progress(end - offset)
-            self.report.waiting_lines += _torn_tail(fh, offset)
+        encode, progress = self.emit_line is not None, self.progress
+
+        def take(items: list[Item], nbytes: int) -> None:
+            self._take(items, path, pending)
+            if progress is not None:
+                progress(nbytes)
+
+        try:
+            offset, line, nbytes, waiting = _read_lines(
+                fd, state.offset, state.line, stat.st_size, parser, self.needles, encode, take
+            )
+        finally:
+            os.close(fd)
+        self.report.bytes_read += nbytes
+        self.report.waiting_lines += waiting
         self._settle(state, stat, pending, offset, line, parser.state)
 
-    def _open(self, path: Path) -> tuple[FileState | None, os.stat_result | None]:
-        """The file's state if it has new bytes to read (counted in ``report.files``)."""
+    def _open(self, path: Path) -> tuple[int, FileState, os.stat_result] | None:
+        """An open descriptor, the file's state and stat if it has new bytes to read (counted
+        in ``report.files``); None, with nothing left open, otherwise."""
         if self._unchanged(path):
-            return None, None
-        fh = open_regular(path)  # a FIFO, socket or device named *.jsonl is never read
-        if fh is None:
-            return None, None
-        with fh:
-            stat = os.fstat(fh.fileno())
-            state = self._state_for(str(path), stat, fh)
+            return None
+        opened = _open_regular(path)  # a FIFO, socket or device named *.jsonl is never read
+        if opened is None:
+            return None
+        fd, stat = opened
+        try:
+            state = self._state_for(str(path), stat, fd)
+        except OSError:
+            os.close(fd)
+            return None
         if stat.st_size == state.offset:
-            return None, None
+            os.close(fd)
+            return None
         self.report.files += 1
-        return state, stat
+        return fd, state, stat
 
     def _settle(
         self,
@@ -237,20 +244,22 @@ class LogScanner:
         state = self.files.get(str(path))
         if state is None:
             return False
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return True
+        stat = self.known.get(path)
+        if stat is None:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                return True
         return (stat.st_dev, stat.st_ino) == (state.dev, state.ino) and stat.st_size == state.offset
 
-    def _state_for(self, name: str, stat: os.stat_result, fh: Any) -> FileState:
+    def _state_for(self, name: str, stat: os.stat_result, fd: int) -> FileState:
         """The saved state, unless the file was replaced, truncated or rewritten under us."""
         state = self.files.get(name)
         identity = (stat.st_dev, stat.st_ino)
         if state is not None and (
             (state.dev, state.ino) != identity
             or stat.st_size < state.offset
-            or not _ends_line(fh, state.offset)
+            or not _ends_line(fd, state.offset)
         ):
             self.report.restarted.append(name)
             state = None
@@ -329,19 +338,60 @@ def _fold(items: list[Item], new: Item) -> None:
         items.append(new)
 
 
-def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
-    """Complete lines read a chunk at a time: (a buffer, the end of its last complete line).
+def _open_regular(path: Path) -> tuple[int, os.stat_result] | None:
+    """A descriptor of a regular file and its stat; None for anything else or no file.
 
-    Each read asks for what the file holds (at most ``CHUNK``): ``read(CHUNK)`` of a smaller
-    file allocates the whole chunk, and that made reading four times slower.
+    ``fsutil.open_regular``'s rule (``O_NONBLOCK`` so a FIFO never blocks the open, ``fstat``
+    of the descriptor decides) without the file object and its two ``fcntl`` calls: the
+    reads below are ``pread`` of known sizes, and a regular file ignores ``O_NONBLOCK``.
     """
-    tail = b""
-    fd = fh.fileno()
-    while chunk := fh.read(min(CHUNK, max(1, os.fstat(fd).st_size - fh.tell()))):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    if not S_ISREG(stat.st_mode):
+        os.close(fd)
+        return None
+    return fd, stat
+
+
+def _read_lines(
+    fd: int,
+    offset: int,
+    line: int,
+    size: int,
+    parser: Any,
+    needles: tuple[bytes, ...],
+    encode: bool,
+    take: Callable[[list[Item], int], None],
+) -> tuple[int, int, int, bool]:
+    """Parse the complete lines of ``fd`` from ``offset`` up to ``size`` (its size when it was
+    opened: what is appended later is the next scan's), ``take(items, bytes)`` per chunk.
+
+    Returns the offset and line number after the last complete line, the bytes read and
+    whether a torn last line waits. Each read asks for what the file holds (at most
+    ``CHUNK``): a larger buffer than the file is allocated whole, four times slower.
+    """
+    tail, at, start = b"", offset, offset
+    while at < size:
+        chunk = os.pread(fd, min(CHUNK, size - at), at)
+        if not chunk:  # truncated under us
+            break
+        at += len(chunk)
         buf = tail + chunk
         end = buf.rfind(b"\n") + 1
         tail = buf[end:]
-        yield buf, end
+        items, nlines = _parse_chunk(buf, end, offset, line, parser, needles, encode)
+        take(items, end)
+        offset, line = offset + end, line + nlines
+    if tail:
+        take([], len(tail))
+    return offset, line, at - start, bool(tail.strip())
 
 
 def _parse_chunk(
@@ -379,12 +429,6 @@ def _parse_chunk(
             hit(buf[start:stop], offset + start, number)
         start = stop + 1
     return reader.finish(encode), number - first
-
-
-def _torn_tail(fh: Any, offset: int) -> bool:
-    """Whether bytes after the last complete line hold more than blanks (an unfinished line)."""
-    fh.seek(offset)
-    return bool(fh.read().strip())
 
 
 class _LineReader:
@@ -467,20 +511,25 @@ def _parse_file(task: tuple) -> tuple | None:
     parser_module = importlib.import_module(fmt_name)
     parser = parser_module.Parser(path, parser_state)
     items: list[Item] = []
-    fh = open_regular(path)
-    if fh is None:
+    opened = _open_regular(path)
+    if opened is None:
         return None
-    with fh:
-        if os.fstat(fh.fileno()).st_ino != ino:
+    fd, stat = opened
+    try:
+        if stat.st_ino != ino:
             return None
-        fh.seek(offset)
-        start = offset
-        for buf, end in _chunks(fh):
-            found, nlines = _parse_chunk(buf, end, offset, line, parser, needles, True)
-            items += found
-            offset, line = offset + end, line + nlines
-        nbytes = fh.tell() - start
-        waiting = _torn_tail(fh, offset)
+        offset, line, nbytes, waiting = _read_lines(
+            fd,
+            offset,
+            line,
+            stat.st_size,
+            parser,
+            needles,
+            True,
+            lambda found, _: items.extend(found),
+        )
+    finally:
+        os.close(fd)
     source = parser_module.SOURCE
     items = [
         it if it[0] is None or type(it[6]) is bytes else (*it[:6], encode_row(it[6].row(source)))
@@ -489,9 +538,6 @@ def _parse_file(task: tuple) -> tuple | None:
     return items, offset, line, nbytes, waiting, parser.state
 
 
-def _ends_line(fh: Any, offset: int) -> bool:
+def _ends_line(fd: int, offset: int) -> bool:
     """A saved offset always follows a newline; anything else means the file was rewritten."""
-    if offset == 0:
-        return True
-    fh.seek(offset - 1)
-    return fh.read(1) == b"\n"
+    return offset == 0 or os.pread(fd, 1, offset - 1) == b"\n"
