@@ -75,12 +75,13 @@ def _listing(kind: str, paths: Sequence[Path]) -> list[_Listed]:
     """:func:`find_logs` with each file's stat (None: gone), taken once: the order, the
     ledger's own inode, the bytes to read and the files left unchanged all come from it."""
     fmt = log_format(kind)
+    walk = getattr(fmt, "walk_files", fmt.find_files)  # unsorted when the format has it
     found: list[Path] = []
     for path in paths:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found.extend(fmt.find_files(path))
+            found.extend(walk(path))
         else:
             raise UserError(
                 f"{path}: no such file or folder",

@@ -24,7 +24,7 @@ from typing import Any
 
 # Below this many new bytes one process is faster than starting a second one.
 POOL_BYTES = 16 << 20
-SAMPLE_S = 0.02  # the serial sample: this long ...
+SAMPLE_S = 0.02  # the serial sample: this much CPU time ...
 SAMPLE_SHARE = 0.05  # ... or this share of the new bytes, whichever comes first
 POOL_FILE_S = 0.002  # a file worth a worker: ~20x what handing it over costs the parent
 POOL_WORK_S = 0.25  # and enough of them to repay forking and the results' way back
@@ -92,12 +92,13 @@ def scan_planned(
     sizes: Sequence[int],
     *,
     child_closes: Sequence[int] = (),
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] = time.process_time,
 ) -> Plan:
     """Scan ``paths`` (new bytes ``sizes``) with ``scanner``, serially or with workers.
 
     ``child_closes``: descriptors a worker closes at once (the import's lock: a worker forked
-    after it was taken must not keep it held).
+    after it was taken must not keep it held). The sample is timed in CPU seconds: what a
+    worker would take over, the same on a machine other jobs keep busy.
     """
     forced = forced_workers()
     most = forced if forced is not None else min(cores(), MOST_WORKERS)
