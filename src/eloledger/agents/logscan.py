@@ -122,6 +122,7 @@ class LogScanner:
         # stats the caller took just before this scan (the importer's listing): one stat per
         # file saved; a polling caller (watch) leaves it empty so each poll stats afresh
         self.known: dict[Path, os.stat_result] = {}
+        self._late: Callable[[Any], None] = self._no_tokens  # the file being read's (_flush)
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
         """Scan each file in order; with a pool (``agents.forkpool``), files are parsed in it.
@@ -169,7 +170,8 @@ class LogScanner:
         fd, state, stat = opened
         parser = self.fmt.Parser(path, dict(state.parser))
         pending: OrderedDict[str, list[Any]] = OrderedDict()
-        encode, progress = self.emit_line is not None, self.progress
+        progress = self.progress
+        self._late = self._late_maker(parser)
 
         def take(items: list[Item], nbytes: int) -> None:
             self._take(items, path, pending)
@@ -178,13 +180,26 @@ class LogScanner:
 
         try:
             offset, line, nbytes, waiting = _read_lines(
-                fd, state.offset, state.line, stat.st_size, parser, self.needles, encode, take
+                fd, state.offset, state.line, stat.st_size, parser, self.needles, None, take
             )
         finally:
             os.close(fd)
         self.report.bytes_read += nbytes
         self.report.waiting_lines += waiting
         self._settle(state, stat, pending, offset, line, parser.state)
+        self._late = self._no_tokens
+
+    def _late_maker(self, parser: Any) -> Callable[[Any], None]:
+        """Writes one peek token of ``parser`` (see :meth:`_flush`)."""
+        emit_line, encode = self.emit_line, getattr(parser, "encode", None)
+        if emit_line is not None and encode is not None:
+            return lambda token: emit_line(encode(token))
+        source, emit = self.fmt.SOURCE, self.emit
+        return lambda token: emit(parser.call(token).row(source))
+
+    @staticmethod
+    def _no_tokens(token: Any) -> None:
+        raise TypeError(f"a parser token outside its file: {token!r}")
 
     def _open(self, path: Path) -> tuple[int, FileState, os.stat_result] | None:
         """An open descriptor, the file's state and stat if it has new bytes to read (counted
@@ -295,13 +310,17 @@ class LogScanner:
         report.repeats += repeats
 
     def _flush(self, item: Item) -> None:
-        """Write one call: a Call becomes a row here, a worker's call comes encoded."""
+        """Write one call: a worker's call comes encoded, a Call becomes a row here, and a
+        parser's peek token (the serial scan) is made into its row only now: a call dropped
+        as a duplicate is never encoded."""
         self.keys.add(item[0])
         payload = item[6]
-        if isinstance(payload, bytes):
-            self.emit_line(payload)
-        else:
+        if type(payload) is bytes:
+            self.emit_line(payload)  # type: ignore[misc]
+        elif isinstance(payload, Call):
             self.emit(payload.row(self.fmt.SOURCE))
+        else:
+            self._late(payload)
         self.report.calls += 1
 
     def _unknown(self, item: Unknown, where: str) -> None:
@@ -367,7 +386,7 @@ def _read_lines(
     size: int,
     parser: Any,
     needles: tuple[bytes, ...],
-    encode: bool,
+    encode: bool | None,
     take: Callable[[list[Item], int], None],
 ) -> tuple[int, int, int, bool]:
     """Parse the complete lines of ``fd`` from ``offset`` up to ``size`` (its size when it was
@@ -401,7 +420,7 @@ def _parse_chunk(
     first: int,
     parser: Any,
     needles: tuple[bytes, ...],
-    encode: bool = False,
+    encode: bool | None = False,
 ) -> tuple[list[Item], int]:
     """The complete lines ``buf[:end]`` -> (items, number of lines).
 
@@ -409,7 +428,8 @@ def _parse_chunk(
     out: lines without a needle that are plainly one object (``{`` … ``}``, the bulk of every
     log) are skipped where they lie; the rest are read by :class:`_LineReader`. (A
     ``bytes.split`` of the chunk copied every line: twice as slow.) With ``encode``, calls
-    a parser can encode itself come as ledger lines (see :meth:`_LineReader.finish`).
+    a parser can encode itself come as ledger lines; with None, as the parser's peek tokens
+    (see :meth:`_LineReader.finish`).
     """
     find, rfind = buf.find, buf.rfind
     single = needles[0] if len(needles) == 1 else None
@@ -465,10 +485,15 @@ class _LineReader:
         items = self.items
         if self.peek is not None:
             out = self.peek(raw)
-            if type(out) is tuple:
+            if type(out) is tuple:  # _fold, spelled out: this runs for every line with usage
                 self.tokens = True
                 key, total, merge, token = out
-                _fold(items, (key, 1, start, number, total, merge, token))
+                last = items[-1] if items else None
+                if last is not None and last[0] == key:
+                    kept = _merged(last, (key, 1, start, number, total, merge, token))
+                    items[-1] = (key, last[1] + 1, last[2], last[3], *kept[4:])
+                else:
+                    items.append((key, 1, start, number, total, merge, token))
                 return
         else:
             out = FALLBACK if self.fast is None else self.fast(raw)
@@ -490,11 +515,12 @@ class _LineReader:
                 continue
             _fold(items, (item.key, 1, start, number, item.usage.total_tokens, item.merge, item))
 
-    def finish(self, encode: bool) -> list[Item]:
+    def finish(self, encode: bool | None) -> list[Item]:
         """The items, each peek token turned into its call (``encode``: its ledger line,
-        when the parser has ``encode(token)``, the same bytes as ``encode_row(call.row())``).
+        when the parser has ``encode(token)``, the same bytes as ``encode_row(call.row())``;
+        None: tokens left as they are, made by the scanner when it writes them).
         """
-        if not self.tokens:
+        if not self.tokens or encode is None:
             return self.items
         make = self.parser.encode if encode and hasattr(self.parser, "encode") else None
         make = make or self.parser.call
