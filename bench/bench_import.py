@@ -292,8 +292,12 @@ def run_shape(args: argparse.Namespace, shape: str, ccusage: Path | None) -> lis
         for number in range(1, args.rounds + 1):
             for leftover in home.glob("ledger.jsonl*"):
                 leftover.unlink()  # a fresh import every round
-            ours_s, ours_cpu, ours_rss, _ = _run(ours_cmd, env)
-            print(f"{number:5} {'eloledger':10} {ours_s:7.3f} {ours_cpu:6.3f} {ours_rss:7.0f}")
+            ours_s, ours_cpu, ours_rss, report = _run(ours_cmd, env)
+            plan = json.loads(report).get("parallel", {})
+            print(
+                f"{number:5} {'eloledger':10} {ours_s:7.3f} {ours_cpu:6.3f} {ours_rss:7.0f}"
+                f"   (processes: {plan.get('workers', '?')}; load {os.getloadavg()[0]:.1f})"
+            )
             if cc_cmd is None:
                 continue
             cc_s, cc_cpu, cc_rss, out = _run(cc_cmd, env)

@@ -10,6 +10,7 @@ writing exactly what a serial import writes.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -40,6 +41,21 @@ def test_rule_on_the_costs_the_bench_measured() -> None:
     assert choose_workers(large, 8, 114_000_000, 4).workers == 4
 
 
+def test_busy_cores_leave_the_import_serial(tmp_path: Path, monkeypatch) -> None:
+    """Every core busy (load average >= cores): one process, even for costly files."""
+    monkeypatch.setattr(importplan, "cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.3, 1.0, 1.0))
+    assert importplan.idle_cores() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 1.0, 1.0))
+    assert importplan.idle_cores() == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 1.0, 1.0))
+    monkeypatch.setattr(importplan, "POOL_BYTES", 0)
+    monkeypatch.delenv("ELOLEDGER_IMPORT_WORKERS", raising=False)
+    root = _corpus(tmp_path / "busy", sessions=3, messages=300)
+    data, _ = _import(root, tmp_path / "busy.jsonl")
+    assert data["parallel"] == {"workers": 1} and data["calls"] > 0
+
+
 def _corpus(home: Path, sessions: int, messages: int) -> Path:
     corpus = bench_import.Corpus(home, seed=11, partial=0.2, pad=1200)
     for index in range(sessions):
@@ -58,14 +74,14 @@ def _import(root: Path, ledger: Path) -> tuple[dict, bytes]:
 
 @pytest.fixture
 def quick_thresholds(monkeypatch) -> None:
-    """Test-sized imports: no minimum size or work, two processes allowed on any machine.
+    """Test-sized imports: no minimum size or work, two idle cores on any machine.
 
     The per-file cost rule (POOL_FILE_S) stays as it is: it is what tells the shapes apart.
     """
     monkeypatch.delenv("ELOLEDGER_IMPORT_WORKERS", raising=False)
     monkeypatch.setattr(importplan, "POOL_BYTES", 0)
     monkeypatch.setattr(importplan, "POOL_WORK_S", 0.0)
-    monkeypatch.setattr(importplan, "cores", lambda: 2)
+    monkeypatch.setattr(importplan, "idle_cores", lambda: 2)
 
 
 @pytest.mark.usefixtures("quick_thresholds")

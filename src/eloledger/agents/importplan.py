@@ -8,7 +8,8 @@ one; a few 15 MB sessions read in about half the time with two. The parent there
 the oldest files itself for a short sample (``SAMPLE_S``, or ``SAMPLE_SHARE`` of the new
 bytes), measures its cost per byte, estimates the cost of each remaining file from its size
 and starts workers for the rest only when a file costs ``POOL_FILE_S`` or more and the rest
-``POOL_WORK_S`` or more. Nothing sampled is read twice.
+``POOL_WORK_S`` or more, one per idle core (a worker on a machine whose cores other jobs keep
+busy only adds CPU). Nothing sampled is read twice.
 
 ``ELOLEDGER_IMPORT_WORKERS=N`` skips the sample: N processes from the first file (1: serial).
 """
@@ -80,6 +81,19 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def idle_cores() -> int:
+    """Cores no other job is using, by the 1-minute load average (at least 1).
+
+    On a machine whose cores are all busy a worker only takes CPU from the other jobs and
+    from the parent: an import there reads serially, whatever its files cost.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores()
+    return max(1, cores() - int(load))
+
+
 def forced_workers() -> int | None:
     """``ELOLEDGER_IMPORT_WORKERS`` when set to a number, else None (measure)."""
     wanted = os.environ.get("ELOLEDGER_IMPORT_WORKERS", "")
@@ -101,7 +115,7 @@ def scan_planned(
     worker would take over, the same on a machine other jobs keep busy.
     """
     forced = forced_workers()
-    most = forced if forced is not None else min(cores(), MOST_WORKERS)
+    most = forced if forced is not None else min(idle_cores(), MOST_WORKERS)
     total = sum(sizes)
     if most < 2 or len(paths) < 2 or total < POOL_BYTES:
         scanner.scan(paths)
