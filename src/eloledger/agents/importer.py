@@ -9,6 +9,7 @@ bytes, never write a row twice. The offsets live beside the ledger in ``LEDGER.i
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -112,6 +113,17 @@ def import_logs(
     progress: Callable[[int, int], None] | None = None,
 ) -> ScanReport:
     """Append every model call in ``paths`` not yet in ``ledger``; returns what happened."""
+    with _collector_paused():
+        return _import_logs(kind, paths, ledger, settle_s, progress)
+
+
+def _import_logs(
+    kind: str,
+    paths: Sequence[Path],
+    ledger: Path,
+    settle_s: float,
+    progress: Callable[[int, int], None] | None,
+) -> ScanReport:
     fmt = log_format(kind)
     ledger = Path(ledger)
     listed = _without(_listing(kind, paths), ledger)
@@ -141,7 +153,7 @@ def import_logs(
             settle_s=settle_s,
             progress=step,
         )
-        scanner.known = {path: stat for path, stat in listed if stat is not None}
+        scanner.known = {str(path): stat for path, stat in listed if stat is not None}
         if kind == "inspect":
             _scan_whole(scanner, files)
             plan = Plan(1)
@@ -153,6 +165,20 @@ def import_logs(
     scanner.report.usage_missing = batch.zero_usage  # type: ignore[attr-defined]
     scanner.report.plan = plan  # type: ignore[attr-defined]
     return scanner.report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while importing: the import makes no cycles, and the
+    collector walking the tens of thousands of rows, states and paths it holds cost 7% of
+    an import of 8,000 small sessions."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class _Batch:

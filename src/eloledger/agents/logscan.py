@@ -121,7 +121,7 @@ class LogScanner:
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
         # stats the caller took just before this scan (the importer's listing): one stat per
         # file saved; a polling caller (watch) leaves it empty so each poll stats afresh
-        self.known: dict[Path, os.stat_result] = {}
+        self.known: dict[str, os.stat_result] = {}
         self._late: Callable[[Any], None] = self._no_tokens  # the file being read's (_flush)
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
@@ -256,10 +256,11 @@ class LogScanner:
 
     def _unchanged(self, path: Path) -> bool:
         """Same file, same size as when last read: skip it without opening (cheap when polled)."""
-        state = self.files.get(str(path))
+        name = str(path)
+        state = self.files.get(name)
         if state is None:
             return False
-        stat = self.known.get(path)
+        stat = self.known.get(name)
         if stat is None:
             try:
                 stat = os.stat(path)
