@@ -110,3 +110,38 @@ def test_a_few_large_files_go_to_workers_and_write_what_serial_writes(
     assert ledger == serial_ledger
     for key in ("calls", "duplicates", "repeats", "bytes_read", "files"):
         assert data[key] == serial[key], key
+
+
+def test_workers_take_rounds_and_leave_huge_files_to_the_parent(tmp_path: Path, monkeypatch):
+    """Memory with workers is bounded by a round, not the import: files go out in rounds of
+    ROUND_BYTES and a file over STREAM_BYTES is streamed by the parent; the ledger, offsets
+    and report equal a serial import's."""
+    from eloledger.agents import forkpool, logscan
+
+    root = _corpus(tmp_path / "logs", sessions=8, messages=40)
+    sizes = sorted(p.stat().st_size for p in root.rglob("*.jsonl"))
+    monkeypatch.setattr(logscan, "STREAM_BYTES", sizes[-3])  # the two largest: streamed
+    monkeypatch.setattr(logscan, "ROUND_BYTES", sizes[-3] * 2)
+    monkeypatch.setattr(importplan, "POOL_BYTES", 0)
+    rounds: list[list] = []
+    real = forkpool.ForkPool.imap
+
+    def spy(self, func, tasks, weights):
+        rounds.append(list(tasks))
+        return real(self, func, tasks, weights)
+
+    monkeypatch.setattr(forkpool.ForkPool, "imap", spy)
+    results = []
+    for workers in ("2", "1"):
+        monkeypatch.setenv("ELOLEDGER_IMPORT_WORKERS", workers)
+        ledger = tmp_path / f"w{workers}.jsonl"
+        data, rows = _import(root, ledger)
+        saved = json.loads(ledger.with_name(ledger.name + ".import.json").read_text())
+        del data["ledger"]
+        results.append((data.pop("parallel")["workers"], data, rows, saved["files"]))
+    (pool_workers, *pooled), (serial_workers, *serial) = results
+    assert (pool_workers, serial_workers) == (2, 1)
+    assert pooled == serial and serial[0]["calls"] > 100
+    assert len(rounds) >= 2  # several rounds
+    streamed = [t for r in rounds for t in r if t is None]
+    assert len(streamed) == 2  # the two largest files never went to a worker

@@ -13,7 +13,8 @@ Shared by ``eloledger import`` (which saves the offsets and appends rows to a le
 * a file that shrank or was replaced (new inode) is read again from its start; the key index
   keeps that from double counting.
 
-Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size.
+Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size;
+with workers, by the calls of one round of files (``ROUND_BYTES``; a larger file is streamed).
 A FIFO, socket or device named like a log is never opened for reading (``_open_regular``:
 a FIFO would block the scan forever).
 """
@@ -36,6 +37,11 @@ from eloledger.agents.logcall import FALLBACK, Call, Unknown
 from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
+# With workers: a file with more new bytes than this is streamed by the parent (a worker holds
+# a file's calls until it hands them over), and the files go to the workers in rounds of at
+# most ROUND_BYTES (each process holds the calls of its share of one round).
+STREAM_BYTES = 64 << 20
+ROUND_BYTES = 256 << 20
 WINDOW = 64  # pending calls per file; Claude's per-block lines of one message sit close together
 EXAMPLES = 3  # file:line examples kept per unknown shape
 
@@ -141,12 +147,17 @@ class LogScanner:
                 opened.append((path, found[1], found[2]))
         tasks = [
             (self.fmt.__name__, str(p), s.offset, s.line, dict(s.parser), self.needles, st.st_ino)
+            if st.st_size - s.offset <= STREAM_BYTES
+            else None  # a huge log is read here, streamed: a worker holds a file's calls
             for p, s, st in opened
         ]
-        weights = [st.st_size - s.offset for _, s, st in opened]
-        spans = pool.imap(_parse_file, tasks, weights)
+        weights = [
+            st.st_size - s.offset if task else 0
+            for (_, s, st), task in zip(opened, tasks, strict=True)
+        ]
+        spans = _in_rounds(pool, tasks, weights)
         for (path, state, stat), span in zip(opened, spans, strict=True):
-            if span is None:  # replaced between our stat and the worker's open: read it here
+            if span is None:  # too large for a worker, or replaced since our stat: read it here
                 self.report.files -= 1
                 self.scan_file(path)
                 continue
@@ -541,8 +552,22 @@ class _LineReader:
         ]
 
 
-def _parse_file(task: tuple) -> tuple | None:
-    """In a worker: parse one file from its saved offset (None if it is no longer that file)."""
+def _in_rounds(pool: Any, tasks: list[tuple | None], weights: list[int]) -> Iterable[Any]:
+    """``pool.imap(_parse_file, ...)`` over consecutive rounds of at most ``ROUND_BYTES``: each
+    process holds the calls of its share of one round, never of the whole import."""
+    lo, acc = 0, 0
+    for hi, weight in enumerate(weights, 1):
+        acc += weight
+        if acc >= ROUND_BYTES or hi == len(weights):
+            yield from pool.imap(_parse_file, tasks[lo:hi], weights[lo:hi])
+            lo, acc = hi, 0
+
+
+def _parse_file(task: tuple | None) -> tuple | None:
+    """In a worker: parse one file from its saved offset (None if it is no longer that file,
+    or it is one the parent streams itself)."""
+    if task is None:
+        return None
     fmt_name, name, offset, line, parser_state, needles, ino = task
     path = Path(name)
     parser_module = importlib.import_module(fmt_name)
