@@ -145,3 +145,30 @@ def test_workers_take_rounds_and_leave_huge_files_to_the_parent(tmp_path: Path, 
     assert len(rounds) >= 2  # several rounds
     streamed = [t for r in rounds for t in r if t is None]
     assert len(streamed) == 2  # the two largest files never went to a worker
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_a_worker_forked_under_the_lock_closes_it(tmp_path: Path) -> None:
+    """Workers start after the sample, inside the import's lock: each closes the lock's
+    descriptor first, so no worker keeps the ledger locked."""
+    import fcntl
+
+    from eloledger.agents import forkpool
+
+    fd = os.open(tmp_path / "l.jsonl.import.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with forkpool.ForkPool(2, child_closes=(fd,)) as pool:
+            assert pool.apply(_is_open, (fd,)) is False
+            assert _is_open(fd)  # the parent keeps it
+        with forkpool.ForkPool(2) as pool:
+            assert pool.apply(_is_open, (fd,)) is True  # what the option prevents
+    finally:
+        os.close(fd)
