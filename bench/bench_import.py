@@ -9,10 +9,11 @@ usage on every block of its on-disk logs, so P = 0 is the shape seen today.
 
 Truth is known: every call's final usage, billed once, in the session that made it. Both tools
 run as subprocesses on the same files, side by side, ``--rounds`` times (a fresh import each
-round): wall time, CPU time and peak RSS of each, the ratios eloledger/ccusage (the goal is
-<= 1.0 for time and memory), and every session whose total differs from the truth.
+round) for each shape: wall time, CPU time and peak RSS of each, the ratios eloledger/ccusage
+(the goal is <= 1.0 wall in every round), and every session whose total differs from the truth.
 
-    .venv/bin/python bench/bench_import.py [--mb 115] [--rounds 3] [--partial 0.1]
+    .venv/bin/python bench/bench_import.py [--shape small|large|mixed|both] [--mb MB]
+        [--rounds 2] [--partial 0.1]
 
 ccusage (the named anchor, pinned to the version the issue measured) is installed from npm on
 first use into ``$XDG_CACHE_HOME/eloledger-bench`` (else ``~/.cache/eloledger-bench``); without
@@ -164,31 +165,62 @@ class Corpus:
         self.bytes += len(data)
 
 
-def make_corpus(home: Path, mb: float, seed: int, partial: float) -> Corpus:
+# Messages per session (and per resumed tail) of each shape. "small" is a real ~/.claude/projects
+# after months of use: 8,000+ files averaging ~16 KB (most sessions and subagent files are short);
+# "large" is a few long sessions of ~15 MB each; "mixed" is the corpus this bench always built.
+SHAPES = {
+    "small": ((1, 5), (1, 3)),
+    "large": ((2500, 3500), (50, 200)),
+    "mixed": ((20, 120), (5, 30)),
+}
+DEFAULT_MB = {"small": 138.0, "large": 115.0, "mixed": 115.0}
+
+
+def make_corpus(
+    home: Path, mb: float, seed: int, partial: float, shape: str = "mixed"
+) -> Corpus:
     corpus = Corpus(home, seed=seed, partial=partial, pad=1200)
+    (lo, hi), (rlo, rhi) = SHAPES[shape]
     index = 0
     while corpus.bytes < mb * 1e6:
-        lines = corpus.session(index, messages=corpus.rng.randint(20, 120))
+        lines = corpus.session(index, messages=corpus.rng.randint(lo, hi))
         if index % 7 == 6:
-            corpus.resumed(lines, messages=corpus.rng.randint(5, 30))
+            corpus.resumed(lines, messages=corpus.rng.randint(rlo, rhi))
         index += 1
     return corpus
 
 
+# Started by a small process so a tool's peak RSS is its own: Linux carries the peak of the
+# memory a child was forked from across exec, and this bench holds a whole corpus's lines.
+_SPAWNER = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as fh:
+    json.dump([wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+               os.waitstatus_to_exitcode(status)], fh)
+"""
+
+
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds (user + system, children included), peak RSS (MB), stdout."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r", suffix=".json") as measured,
+    ):
+        subprocess.run(
+            [sys.executable, "-S", "-c", _SPAWNER, measured.name, *cmd],
+            env=env, stdout=out, stderr=err, check=False,
+        )  # fmt: skip
+        wall, cpu, maxrss, code = json.load(measured)
+        if code != 0:
             err.seek(0)
-            sys.exit(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
+            sys.exit(f"{cmd[0]} failed ({code}): {err.read().decode()[-500:]}")
         out.seek(0)
-        cpu = usage.ru_utime + usage.ru_stime
-        return wall, cpu, usage.ru_maxrss / 1024, out.read().decode()
+        return wall, cpu, maxrss / 1024, out.read().decode()
 
 
 def install_ccusage() -> Path | None:
@@ -248,27 +280,19 @@ def compile_bytecode() -> str:
     return f"bytecode: compiled {folder} first ({'ok' if done.returncode == 0 else 'failed'})"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=float, default=115.0, help="corpus size (default 115 MB)")
-    parser.add_argument("--rounds", type=int, default=3, help="side-by-side runs (default 3)")
-    parser.add_argument("--partial", type=float, default=0.0, help="non-final first blocks")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--ccusage", type=Path, help="a ccusage executable (default: from npm)")
-    parser.add_argument("--keep", type=Path, help="build the corpus here and keep it")
-    args = parser.parse_args()
-    ccusage = args.ccusage or install_ccusage()
-    print(compile_bytecode())
-
-    home = args.keep or Path(tempfile.mkdtemp(prefix="bench-import-"))
+def run_shape(args: argparse.Namespace, shape: str, ccusage: Path | None) -> list[str]:
+    """Build one shape's corpus, time both tools on it ``--rounds`` times; the summary lines."""
+    mb = args.mb if args.mb is not None else DEFAULT_MB[shape]
+    home = (args.keep / shape) if args.keep else Path(tempfile.mkdtemp(prefix="bench-import-"))
+    summary: list[str] = []
     try:
         t0 = time.perf_counter()
-        corpus = make_corpus(home, args.mb, args.seed, args.partial)
+        corpus = make_corpus(home, mb, args.seed, args.partial, shape)
         files = sum(1 for _ in corpus.root.rglob("*.jsonl"))
         print(
-            f"corpus: {corpus.bytes / 1e6:,.0f} MB, {files:,} files, {len(corpus.truth):,} "
-            f"sessions, partial={args.partial} (built in {time.perf_counter() - t0:.1f} s); "
-            f"{os.cpu_count()} CPUs"
+            f"\n== shape {shape}: {corpus.bytes / 1e6:,.0f} MB, {files:,} files, "
+            f"{len(corpus.truth):,} sessions, partial={args.partial} "
+            f"(built in {time.perf_counter() - t0:.1f} s); {os.cpu_count()} CPUs"
         )
         env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
         ledger = home / "ledger.jsonl"
@@ -277,26 +301,28 @@ def main() -> int:
         cc_cmd = None
         if ccusage is not None and ccusage.exists():
             cc_cmd = _net_isolated([str(ccusage), "claude", "session", "--json", "--offline"])
-            version = subprocess.run([str(ccusage), "--version"], capture_output=True, text=True)
-            print(f"anchor: ccusage {version.stdout.strip()} ({ccusage})")
         load_before = os.getloadavg()[0]
         print(f"{'round':>5} {'tool':10} {'wall s':>7} {'cpu s':>6} {'RSS MB':>7}"
-              f"   {'time x':>6} {'mem x':>6}")  # fmt: skip
-        ratios: list[tuple[float, float]] = []
+              f"   {'time x':>6} {'cpu x':>6} {'mem x':>6}")  # fmt: skip
+        ratios: list[tuple[float, float, float]] = []
         theirs: dict[str, int] = {}
         for number in range(1, args.rounds + 1):
             for leftover in home.glob("ledger.jsonl*"):
                 leftover.unlink()  # a fresh import every round
-            ours_s, ours_cpu, ours_rss, _ = _run(ours_cmd, env)
-            print(f"{number:5} {'eloledger':10} {ours_s:7.3f} {ours_cpu:6.3f} {ours_rss:7.0f}")
+            ours_s, ours_cpu, ours_rss, report = _run(ours_cmd, env)
+            plan = json.loads(report).get("parallel", {})
+            print(
+                f"{number:5} {'eloledger':10} {ours_s:7.3f} {ours_cpu:6.3f} {ours_rss:7.0f}"
+                f"   (processes: {plan.get('workers', '?')}; load {os.getloadavg()[0]:.1f})"
+            )
             if cc_cmd is None:
                 continue
             cc_s, cc_cpu, cc_rss, out = _run(cc_cmd, env)
             theirs = {s["sessionId"]: s["totalTokens"] for s in json.loads(out)["sessions"]}
-            ratios.append((ours_s / cc_s, ours_rss / cc_rss))
+            ratios.append((ours_s / cc_s, ours_cpu / cc_cpu, ours_rss / cc_rss))
             print(
                 f"{number:5} {'ccusage':10} {cc_s:7.3f} {cc_cpu:6.3f} {cc_rss:7.0f}"
-                f"   {ours_s / cc_s:6.2f} {ours_rss / cc_rss:6.2f}"
+                f"   {ours_s / cc_s:6.2f} {ours_cpu / cc_cpu:6.2f} {ours_rss / cc_rss:6.2f}"
             )
         ours: dict[str, int] = defaultdict(int)
         with open(ledger, "rb") as fh:
@@ -306,13 +332,13 @@ def main() -> int:
         again_s, _, _, again = _run(ours_cmd, env)
         print(f"second import (nothing new): {again_s:.3f} s, adds {json.loads(again)['calls']}")
         if ratios:
-            times = [t for t, _ in ratios]
-            mems = [m for _, m in ratios]
-            print(
-                f"eloledger/ccusage over {len(ratios)} rounds: time {min(times):.2f}-"
-                f"{max(times):.2f} (median {sorted(times)[len(times) // 2]:.2f}), memory "
-                f"{min(mems):.2f}-{max(mems):.2f}; goal <= 1.0 for both"
+            times, cpus, mems = ([r[i] for r in ratios] for i in range(3))
+            summary.append(
+                f"{shape}: eloledger/ccusage over {len(ratios)} rounds: wall "
+                f"{min(times):.2f}-{max(times):.2f}, cpu {min(cpus):.2f}-{max(cpus):.2f}, "
+                f"peak RSS {min(mems):.2f}-{max(mems):.2f} (goal: wall <= 1.0 in every round)"
             )
+            print(summary[-1])
             print(  # ratios on a loaded machine say little: another job shares the cores
                 f"load average (1 min) {load_before:.2f} before the rounds, "
                 f"{os.getloadavg()[0]:.2f} after; {os.cpu_count()} CPUs"
@@ -321,9 +347,37 @@ def main() -> int:
         if theirs:
             lines += _diff("ccusage", theirs, corpus.truth)
         print("\n".join(lines))
+        summary.append(f"{shape}: {lines[0]}")
     finally:
         if not args.keep:
             shutil.rmtree(home, ignore_errors=True)
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--shape",
+        choices=(*SHAPES, "both"),
+        default="both",
+        help="small: 8,000+ short sessions (~138 MB); large: a few ~15 MB sessions; "
+        "mixed: the earlier 115 MB corpus; both: small then large (default)",
+    )
+    parser.add_argument("--mb", type=float, help="corpus size (default: the shape's)")
+    parser.add_argument("--rounds", type=int, default=2, help="side-by-side runs (default 2)")
+    parser.add_argument("--partial", type=float, default=0.0, help="non-final first blocks")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--ccusage", type=Path, help="a ccusage executable (default: from npm)")
+    parser.add_argument("--keep", type=Path, help="build the corpora here and keep them")
+    args = parser.parse_args()
+    ccusage = args.ccusage or install_ccusage()
+    print(compile_bytecode())
+    if ccusage is not None and ccusage.exists():
+        version = subprocess.run([str(ccusage), "--version"], capture_output=True, text=True)
+        print(f"anchor: ccusage {version.stdout.strip()} ({ccusage})")
+    shapes = ("small", "large") if args.shape == "both" else (args.shape,)
+    summary = [line for shape in shapes for line in run_shape(args, shape, ccusage)]
+    print("\n== summary\n" + "\n".join(summary))
     return 0
 
 

@@ -173,3 +173,29 @@ def test_cli_progress_on_stderr(tmp_path: Path, capsys) -> None:
         == 0
     )
     assert "import: 0.0/0.0 MB" in capsys.readouterr().err
+
+
+def test_lines_longer_than_a_read_chunk_import_as_with_large_chunks(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A read starts at a line and grows until it holds one: every line longer than the
+    chunk, then a torn tail, give the ledger, offsets and report a 1 MiB chunk gives."""
+    from eloledger.agents import logscan
+
+    lines = lines_of(CLAUDE)
+    filler = orjson.dumps({"type": "user", "message": {"content": "x" * 300}}) + b"\n"
+    data = b"".join(filler + orjson.dumps(d) + b"\n" for d in lines)
+    results = []
+    for chunk in (1 << 20, 64):
+        monkeypatch.setattr(logscan, "CHUNK", chunk)
+        log = tmp_path / f"c{chunk}/p/s.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(data + b'{"type": "assistant", "message": {"usage": ')
+        ledger = tmp_path / f"c{chunk}/l.jsonl"
+        report, _ = run("claude-code", log.parent, ledger)
+        saved = orjson.loads(ledger.with_name("l.jsonl.import.json").read_bytes())
+        (state,) = saved["files"].values()
+        results.append((ledger.read_bytes(), state["offset"], state["line"], report.as_json()))
+    assert results[0][3]["calls"] > 0 and results[0][3]["waiting_lines"] == 1
+    assert results[0][1] == len(data)
+    assert results[1] == results[0]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from eloledger.agents import importer
+from eloledger.agents import forkpool, importer, importplan
 from import_support import SAMPLES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -26,22 +26,18 @@ import bench_import  # noqa: E402 - the bench's corpus builder: the shapes Claud
 
 def _import(root: Path, ledger: Path, kind: str, workers: int, monkeypatch) -> dict:
     monkeypatch.setenv("ELOLEDGER_IMPORT_WORKERS", str(workers))
-    monkeypatch.setattr(importer, "POOL_BYTES", 0)  # a pool for any size: the corpus is small
-    used: list[object] = []
-    real = importer._pool
+    monkeypatch.setattr(importplan, "POOL_BYTES", 0)  # a pool for any size: the corpus is small
+    started: list[int] = []
+    real = forkpool.ForkPool.__init__
 
-    def spy(*args, **kw):
-        cm = real(*args, **kw)
-        pool = cm.__enter__()
-        used.append(pool)
-        try:
-            yield pool
-        finally:
-            cm.__exit__(None, None, None)
+    def spy(self, count, **kw):
+        started.append(count)
+        real(self, count, **kw)
 
-    monkeypatch.setattr(importer, "_pool", importer.contextmanager(spy))
+    monkeypatch.setattr(forkpool.ForkPool, "__init__", spy)
     report = importer.import_logs(kind, [root], ledger, settle_s=0.0)
-    assert (used[0] is not None) == (workers > 1), "the pool was (not) used as asked"
+    assert started == ([workers] if workers > 1 else []), "the pool was (not) used as asked"
+    assert report.plan.workers == workers
     state = json.loads(ledger.with_name(ledger.name + ".import.json").read_text())
     # paths differ between the two copies of the corpus: compare them relative to the root
     files = {str(Path(k).relative_to(root)): v for k, v in state["files"].items()}
@@ -119,10 +115,8 @@ def test_small_imports_stay_serial(tmp_path: Path, monkeypatch) -> None:
     """Below POOL_BYTES of new bytes no worker is started (they cost more than they save)."""
     monkeypatch.setenv("ELOLEDGER_IMPORT_WORKERS", "2")
     root = _codex_corpus(tmp_path)
-    files = importer.find_logs("codex", [root])
-    with importer._pool("codex", files, {}) as pool:
-        assert pool is None
-    monkeypatch.setattr(importer, "POOL_BYTES", 0)
-    with importer._pool("codex", files, {}) as pool:
-        assert pool is not None
-        assert pool.apply(os.getpid) != os.getpid()
+    report = importer.import_logs("codex", [root], tmp_path / "a.jsonl", settle_s=0.0)
+    assert report.calls > 0 and report.plan.workers == 1
+    monkeypatch.setattr(importplan, "POOL_BYTES", 0)
+    report = importer.import_logs("codex", [root], tmp_path / "b.jsonl", settle_s=0.0)
+    assert report.calls > 0 and report.plan.workers == 2

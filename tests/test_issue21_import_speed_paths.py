@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eloledger.agents import forkpool, importer, logscan
+from eloledger.agents import forkpool, importer, importplan, logscan
 from eloledger.agents.claude_code import logs as claude
 from eloledger.agents.logcall import FALLBACK, Unknown
 from eloledger.cli import COMMAND_NAMES, build_parser, main
@@ -209,7 +209,7 @@ def _import(root: Path, ledger: Path, workers: int, monkeypatch) -> dict:
 @pytest.mark.parametrize("chunk", [1 << 20, 3000])
 def test_new_scan_writes_what_the_old_scan_wrote(tmp_path: Path, monkeypatch, chunk: int) -> None:
     monkeypatch.setattr(logscan, "CHUNK", chunk)  # 3000: lines straddle chunks
-    monkeypatch.setattr(importer, "POOL_BYTES", 0)  # a pool for any size when asked
+    monkeypatch.setattr(importplan, "POOL_BYTES", 0)  # a pool for any size when asked
     monkeypatch.setattr(time, "time", lambda: 1_800_000_000.5)  # the default ts of bad times
     results = {}
     for name, workers, old in (("old", 1, True), ("serial", 1, False), ("pool", 2, False)):

@@ -7,9 +7,9 @@ Here each child gets one contiguous share of the tasks (by weight, e.g. new byte
 message and answers with one pickled list; the parent parses the first share itself
 meanwhile and hands its results on as they come, so the caller can apply them in order.
 
-Children are forked when the pool is made (the caller's locks are not taken yet, so no child
-ever holds them), wait on a pipe for work, and exit on end-of-file; they never return into
-the caller's stack (``os._exit``). A child that fails or dies only costs time: its share is
+Children are forked when the pool is made (the caller names the descriptors of its locks in
+``child_closes``: a child closes them first, so no child ever keeps one held), wait on a pipe
+for work, and exit on end-of-file; they never return into the caller's stack (``os._exit``). A child that fails or dies only costs time: its share is
 done again in the parent.
 """
 
@@ -33,8 +33,10 @@ PARENT_SHARE = 1.1
 class ForkPool:
     """``workers`` processes in all: the parent and ``workers - 1`` forked children."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, *, child_closes: Sequence[int] = ()) -> None:
+        """``child_closes``: the caller's descriptors a child closes first (e.g. a lock)."""
         self._children: list[tuple[int, Any, Any]] = []  # pid, task writer, result reader
+        self._child_closes = tuple(child_closes)
         try:
             for _ in range(max(1, workers - 1)):
                 self._children.append(self._fork())
@@ -54,6 +56,9 @@ class ForkPool:
                     reader.close()
                 os.close(task_w)
                 os.close(result_r)
+                for fd in self._child_closes:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 _serve(os.fdopen(task_r, "rb"), os.fdopen(result_w, "wb"))
                 code = 0

@@ -90,9 +90,8 @@ def parse_ts(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return float(value) / 1000.0 if value > 1e11 else float(value)
     if isinstance(value, str) and value:
-        text = value[:-1] + "+00:00" if value.endswith("Z") else value
-        try:
-            return datetime.fromisoformat(text).timestamp()
+        try:  # Python 3.11 reads the Z itself
+            return datetime.fromisoformat(value).timestamp()
         except ValueError:
             return None
     return None

