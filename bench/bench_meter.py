@@ -8,6 +8,9 @@ own process, as inside a sandbox), which hands the connection to the meter
 forwards to the same gateway with the real key and reads usage off the answer. Calls alternate
 in blocks (non-streamed and streamed Anthropic messages), so machine noise hits both paths.
 
+The relay hands its listening socket to the meter and execs the CLI (here ``sleep``), so its
+CPU per call is expected to be zero; it is measured anyway.
+
 Reported per round (``--rounds``, default 2: measured twice): latency p50/p90 of each path and
 the difference (target: at most 5 ms per call at p50); the CPU per call of the meter's process
 and of the relay's process, each read from /proc over the metered blocks (less their idle CPU
@@ -16,6 +19,7 @@ at most 2 %). The client's own CPU per call on each path is printed for scale.
 
     .venv/bin/python bench/bench_meter.py                # 200 calls per path, twice
     .venv/bin/python bench/bench_meter.py --calls 400 --rounds 3
+    BENCH_METER_PY="-m cProfile -o meter.prof" .venv/bin/python bench/bench_meter.py  # profile it
 """
 
 from __future__ import annotations
@@ -135,7 +139,6 @@ def _report(n: int, calls: int, lat: dict[str, list[float]], cpu: dict[str, dict
           f"{p50['metered'] / p50['direct']:.2f}x)")  # fmt: skip
     print(f"  CPU per call: meter {meter_ms:.3f} ms + relay {relay_ms:.3f} ms = {total:.3f} ms "
           f"({total / per['direct']['client']:.2f}x the direct client's own)")  # fmt: skip
-    print("  sim", per["direct"]["sim"], per["metered"]["sim"])
     print(f"  at 20 calls/s: {share:.2f} % of one core (target <= 2 %; {share / 2.0:.2f}x the target)")
 
 
@@ -164,7 +167,7 @@ async def main(calls: int, block: int, rounds: int) -> None:
         procs.append(relay)
         _wait_port(relay_port)
         urls = {"direct": (sim_url, KEY), "metered": (f"http://127.0.0.1:{relay_port}", info["token"])}
-        pids = {"meter": meter.pid, "relay": relay.pid, "sim": sim.pid}
+        pids = {"meter": meter.pid, "relay": relay.pid}
         print(f"half streamed, blocks of {block}, alternating direct/metered")
         async with httpx2.AsyncClient(timeout=30) as client:
             for path in PATHS:  # warm both paths up
