@@ -159,6 +159,7 @@ class _Walk:
     skip: frozenset[str]
     prev: int | None  # the earlier copy's root, for hard links
     old: Manifest
+    listed: int = 0  # folders seen in the listings so far (each one is to be copied)
 
     def run(self, src: int, dst: int, rel: str, depth: int) -> None:
         """Depth first with an explicit stack; owns (and closes) ``src`` and ``dst``."""
@@ -197,13 +198,20 @@ class _Walk:
     def _list(self, fd: int) -> list[tuple[str, bool]]:
         """A folder's names, sorted in reverse (popped from the end: in order)."""
         names: list[tuple[str, bool]] = []
-        report, limit = self.report, self.caps.entries
+        report, limit, folders = self.report, self.caps.entries, self.caps.folders
         with os.scandir(fd) as entries:
             for entry in entries:
                 report.entries += 1
                 if report.entries > limit:
                     _trip(report, f"more than {limit:,} names")
-                names.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir and entry.name not in self.skip:
+                    # counted when listed, not when made: a folder of 20,000 empty folders
+                    # trips here, before thousands are made in the copy only to be removed
+                    self.listed += 1
+                    if self.listed > folders:
+                        _trip(report, f"more than {folders:,} folders")
+                names.append((entry.name, is_dir))
         names.sort(reverse=True)
         return names
 
