@@ -29,6 +29,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -367,7 +368,8 @@ def _empty(top: int) -> None:
                 here.scans += 1
                 if here.scans > _RESCANS + (moved if here.fd == top else 0):
                     return  # a writer keeps adding folders: give up, never loop forever
-                here.todo = _clear(here.fd)  # first, or what appeared meanwhile (moved up)
+                # first, or what appeared meanwhile (moved up); the empty ones go at once
+                here.todo = _rmdir_empty(here.fd, _clear(here.fd))
             if not here.todo:
                 stack.pop()
                 os.close(here.fd)
@@ -426,6 +428,29 @@ def _clear(fd: int) -> list[str]:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.name, dir_fd=fd)
     return folders
+
+
+def _rmdir_empty(fd: int, names: list[str]) -> list[str]:
+    """Remove the empty folders among ``names`` (folders of ``fd``); the names left, to be
+    emptied first. Many are removed by several threads at once: each ``rmdir`` mostly waits
+    on the file system's journal (2-4 ms on a busy disk mounted with ``discard``), and
+    waiting together made 3,000 of them 8-13x quicker (bench/bench_wide_folders.py)."""
+
+    def gone(name: str) -> bool:
+        try:
+            os.rmdir(name, dir_fd=fd)  # never follows a symlink (ENOTDIR)
+        except OSError:
+            return False
+        return True
+
+    if len(names) < _WIDE:
+        return [name for name in names if not gone(name)]
+    with ThreadPoolExecutor(_THREADS) as pool:
+        removed = list(pool.map(gone, names, chunksize=32))
+    return [name for name, done in zip(names, removed, strict=True) if not done]
+
+
+_WIDE, _THREADS = 64, 8
 
 
 def _chmod_open(name: str, parent: int) -> None:

@@ -1,8 +1,8 @@
 """The metering proxy: every model call of an agent session passes here, on the host.
 
 One :class:`Meter` per run. Each session it opens gets its own listening unix socket (bound
-into that session's sandbox, where :mod:`.relay` exposes it on the sandbox's own 127.0.0.1)
-and its own random token. The CLI is configured with that token as its "key"; the meter
+into that session's sandbox, where :mod:`.relay` hands it the sandbox's own 127.0.0.1 port:
+:mod:`.door`) and its own random token. The CLI is configured with that token as its "key"; the meter
 accepts a request only on the session's socket and only with the session's token, puts the
 real key in its place (in the same header form the CLI used) and forwards to the profile's
 gateway (plain asyncio streams, :mod:`.upstream`; httpx2 where a proxy is configured). The
