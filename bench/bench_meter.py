@@ -3,24 +3,31 @@
 Baseline (named "direct"): a client posts straight to the gateway (the embedded simulator in
 its own process, ``eloledger sim --speed 1000``), as agent CLIs did before the meter.
 Candidate ("metered"): the same client posts to the relay (:mod:`eloledger.meter.relay`, its
-own process, as inside a sandbox) which forwards over the session's unix socket to the meter
-(:class:`eloledger.meter.Meter`, in this process), which forwards to the same gateway with the
-real key and reads usage off the answer. Calls alternate in blocks (non-streamed and streamed
-Anthropic messages), so machine noise hits both paths alike.
+own process, as inside a sandbox), which hands the connection to the meter
+(:class:`eloledger.meter.Meter`, its own process here, as eloledger's on the host), which
+forwards to the same gateway with the real key and reads usage off the answer. Calls alternate
+in blocks (non-streamed and streamed Anthropic messages), so machine noise hits both paths.
 
-Reported: latency p50/p90 of each path and the difference (target: at most 5 ms per call at
-p50); the meter's CPU per call (this process's CPU over the metered blocks minus over the
-direct ones, plus the relay process's CPU), and what that is at 20 calls/s as a share of one
-core (target: at most 2 %).
+The relay hands its listening socket to the meter and execs the CLI (here ``sleep``), so its
+CPU per call is expected to be zero; it is measured anyway.
 
-    .venv/bin/python bench/bench_meter.py                # 200 calls per path
-    .venv/bin/python bench/bench_meter.py --calls 400
+Reported per round (``--rounds``, default 2: measured twice): latency p50/p90 of each path and
+the difference (target: at most 5 ms per call at p50); the CPU per call of the meter's process
+and of the relay's process, each read from /proc over the metered blocks (less their idle CPU
+over the direct blocks), and what their sum is at 20 calls/s as a share of one core (target:
+at most 2 %). The client's own CPU per call on each path is printed for scale.
+
+    .venv/bin/python bench/bench_meter.py                # 200 calls per path, twice
+    .venv/bin/python bench/bench_meter.py --calls 400 --rounds 3
+    BENCH_METER_PY="-m cProfile -o meter.prof" .venv/bin/python bench/bench_meter.py  # profile it
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import socket
@@ -36,6 +43,7 @@ from eloledger.meter import RELAY, Meter, Upstream
 
 KEY = "sk-bench-meter-key-0123456789"
 BODY = {"model": "sim-small", "max_tokens": 64, "messages": [{"role": "user", "content": "2+2?"}]}
+PATHS = ("direct", "metered")
 
 
 def _free_port() -> int:
@@ -56,8 +64,26 @@ def _wait_port(port: int, timeout: float = 20.0) -> None:
 
 
 def _proc_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of one process, all its threads, user and kernel (the scheduler's own
+    nanosecond count, /proc/PID/task/*/schedstat: /proc/PID/stat counts in 10 ms ticks)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ended
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+async def _serve_meter(sim_url: str) -> None:
+    """The meter's process: one session, its socket and token on stdout, until stdin ends;
+    then the number of calls it recorded with the gateway's usage."""
+    meter = Meter(timeout_s=60)
+    session = await meter.open(Upstream(sim_url, KEY))
+    print(json.dumps({"socket": str(session.socket_path), "token": session.token}), flush=True)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, sys.stdin.read)
+    counted = sum(1 for call in session.calls if call.usage is not None)
+    await meter.aclose()
+    print(json.dumps({"calls": len(session.calls), "counted": counted}), flush=True)
 
 
 async def _block(client: httpx2.AsyncClient, url: str, key: str, n: int) -> list[float]:
@@ -74,74 +100,101 @@ async def _block(client: httpx2.AsyncClient, url: str, key: str, n: int) -> list
     return out
 
 
-async def main(calls: int, block: int) -> None:
+async def _round(
+    client: httpx2.AsyncClient, urls: dict[str, tuple[str, str]], pids: dict[str, int],
+    calls: int, block: int,
+) -> tuple[dict[str, list[float]], dict[str, dict[str, float]]]:
+    """Latencies per path, and CPU seconds per path of the client and of each process."""
+    lat: dict[str, list[float]] = {p: [] for p in PATHS}
+    cpu = {p: {"client": 0.0, **{name: 0.0 for name in pids}} for p in PATHS}
+    done = 0
+    while done < calls:
+        n = min(block, calls - done)
+        for path in PATHS:
+            url, key = urls[path]
+            c0 = time.process_time()
+            p0 = {name: _proc_cpu(pid) for name, pid in pids.items()}
+            lat[path] += await _block(client, url, key, n)
+            cpu[path]["client"] += time.process_time() - c0
+            for name, pid in pids.items():
+                cpu[path][name] += _proc_cpu(pid) - p0[name]
+        done += n
+    return lat, cpu
+
+
+def _report(n: int, calls: int, lat: dict[str, list[float]], cpu: dict[str, dict[str, float]]) -> None:
+    p50 = {k: statistics.median(v) for k, v in lat.items()}
+    p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in lat.items()}
+    per = {p: {k: v / calls * 1000.0 for k, v in c.items()} for p, c in cpu.items()}
+    meter_ms = per["metered"]["meter"] - per["direct"]["meter"]
+    relay_ms = per["metered"]["relay"] - per["direct"]["relay"]
+    total = meter_ms + relay_ms
+    share = total * 20 / 1000.0 * 100.0
+    added = p50["metered"] - p50["direct"]
+    print(f"round {n}: {calls} calls per path")
+    print(f"  {'path':<8} {'p50 ms':>8} {'p90 ms':>8} {'client CPU ms/call':>19}")
+    for path in PATHS:
+        print(f"  {path:<8} {p50[path]:>8.2f} {p90[path]:>8.2f} {per[path]['client']:>19.3f}")
+    print(f"  added latency p50: {added:.2f} ms (target <= 5 ms; metered/direct "
+          f"{p50['metered'] / p50['direct']:.2f}x)")  # fmt: skip
+    print(f"  CPU per call: meter {meter_ms:.3f} ms + relay {relay_ms:.3f} ms = {total:.3f} ms "
+          f"({total / per['direct']['client']:.2f}x the direct client's own)")  # fmt: skip
+    print(f"  at 20 calls/s: {share:.2f} % of one core (target <= 2 %; {share / 2.0:.2f}x the target)")
+
+
+async def main(calls: int, block: int, rounds: int) -> None:
     sim_port, relay_port = _free_port(), _free_port()
+    sim_url = f"http://127.0.0.1:{sim_port}"
     sim = subprocess.Popen(
         [sys.executable, "-m", "eloledger", "sim", "--port", str(sim_port), "--speed", "1000"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    meter = Meter(timeout_s=60)
-    relay = None
+    procs: list[subprocess.Popen[bytes]] = [sim]
     try:
         _wait_port(sim_port)
-        session = await meter.open(Upstream(f"http://127.0.0.1:{sim_port}", KEY))
+        meter = subprocess.Popen(
+            [sys.executable, *os.environ.get("BENCH_METER_PY", "").split(), __file__, "--serve", sim_url], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )  # fmt: skip
+        procs.append(meter)
+        assert meter.stdout is not None and meter.stdin is not None
+        info = json.loads(meter.stdout.readline())
         relay = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(RELAY), str(session.socket_path), str(relay_port),
+            [sys.executable, "-I", "-S", str(RELAY), info["socket"], str(relay_port),
              "--", "sleep", "3600"],
             stdout=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
+        procs.append(relay)
         _wait_port(relay_port)
-        direct_url = f"http://127.0.0.1:{sim_port}"
-        metered_url = f"http://127.0.0.1:{relay_port}"
-        lat = {"direct": [], "metered": []}
-        cpu = {"direct": 0.0, "metered": 0.0}
-        relay_cpu = 0.0
+        urls = {"direct": (sim_url, KEY), "metered": (f"http://127.0.0.1:{relay_port}", info["token"])}
+        pids = {"meter": meter.pid, "relay": relay.pid}
+        print(f"half streamed, blocks of {block}, alternating direct/metered")
         async with httpx2.AsyncClient(timeout=30) as client:
-            await _block(client, direct_url, KEY, 10)  # warm both paths up
-            await _block(client, metered_url, session.token, 10)
-            session.calls.clear()
-            done = 0
-            while done < calls:
-                n = min(block, calls - done)
-                for name, url, key in (("direct", direct_url, KEY),
-                                       ("metered", metered_url, session.token)):  # fmt: skip
-                    c0, r0 = time.process_time(), _proc_cpu(relay.pid)
-                    lat[name] += await _block(client, url, key, n)
-                    cpu[name] += time.process_time() - c0
-                    if name == "metered":
-                        relay_cpu += _proc_cpu(relay.pid) - r0
-                done += n
-        assert len(session.calls) == calls and all(c.usage for c in session.calls)
+            for path in PATHS:  # warm both paths up
+                await _block(client, *urls[path], 10)
+            for n in range(1, rounds + 1):
+                _report(n, calls, *await _round(client, urls, pids, calls, block))
+        meter.stdin.close()
+        tally = json.loads(meter.stdout.readline())
+        meter.wait(30)
+        expected = calls * rounds + 10
+        assert tally == {"calls": expected, "counted": expected}, tally
     finally:
-        await meter.aclose()
-        for proc in (relay, sim):
-            if proc is not None:
-                if proc is relay:
-                    os.killpg(proc.pid, signal.SIGKILL)  # the relay and its child
-                proc.kill()
-                proc.wait()
-    p50 = {k: statistics.median(v) for k, v in lat.items()}
-    p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in lat.items()}
-    meter_cpu_ms = (cpu["metered"] - cpu["direct"]) / calls * 1000.0
-    relay_cpu_ms = relay_cpu / calls * 1000.0
-    per_call = meter_cpu_ms + relay_cpu_ms
-    core_share = per_call * 20 / 1000.0 * 100.0
-    print(f"{calls} calls per path (half streamed), blocks of {block}, alternating")
-    print(f"{'path':<8} {'p50 ms':>8} {'p90 ms':>8}")
-    for name in ("direct", "metered"):
-        print(f"{name:<8} {p50[name]:>8.2f} {p90[name]:>8.2f}")
-    added = p50["metered"] - p50["direct"]
-    print(f"added latency p50: {added:.2f} ms (target <= 5 ms; ratio metered/direct "
-          f"{p50['metered'] / p50['direct']:.2f}x)")  # fmt: skip
-    print(f"CPU per call: meter {meter_cpu_ms:.3f} ms + relay {relay_cpu_ms:.3f} ms = "
-          f"{per_call:.3f} ms (direct client alone: {cpu['direct'] / calls * 1000:.3f} ms)")
-    print(f"at 20 calls/s: {core_share:.2f} % of one core (target <= 2 %; "
-          f"ratio to target {core_share / 2.0:.2f})")
+        for proc in reversed(procs):
+            if len(procs) == 3 and proc is procs[2]:
+                os.killpg(proc.pid, signal.SIGKILL)  # the relay and its child
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--block", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--serve", metavar="GATEWAY_URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.block))
+    if args.serve:
+        asyncio.run(_serve_meter(args.serve))
+    else:
+        asyncio.run(main(args.calls, args.block, args.rounds))

@@ -226,3 +226,26 @@ async def test_a_configured_proxy_is_honoured_and_bypassed_where_the_user_says(
         assert answer.status_code == expected, bypass
         (call,) = session.calls
         assert call.http_status == expected and call.ok is (expected == 200)
+
+
+async def test_an_answer_that_breaks_off_midway_is_a_recorded_failed_call(
+    sim: SimServer, meter: Meter
+) -> None:
+    """The gateway resets the connection a third of the way into a stream: the call is still
+    a row (an error, with what usage the stream gave before it broke), and the client sees a
+    cut stream."""
+    session = await meter.open(
+        Upstream(sim.base_url, REAL_KEY, (("x-sim-fault", "reset"),)), tcp=True
+    )
+    body = {"model": "sim-small", "max_tokens": 64, "stream": True,
+            "messages": [{"role": "user", "content": "hi"}]}  # fmt: skip
+    async with httpx2.AsyncClient() as client:
+        with pytest.raises(httpx2.HTTPError):
+            async with client.stream("POST", client_root(session) + "/v1/messages", json=body,
+                                     headers={"x-api-key": session.token}) as answer:  # fmt: skip
+                async for _ in answer.aiter_bytes():
+                    pass
+    (call,) = session.calls
+    row = call.row()
+    assert row["status"] == "error" and "broke off" in row["error"], row
+    assert call.streamed and call.model_answered == "sim-small"

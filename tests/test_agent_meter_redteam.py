@@ -16,23 +16,28 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
-import stat
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agent_standin import HEAD, canonical
+from agent_standin import HEAD, USER, canonical
 from sandbox_support import need_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux sandbox")
 
 REAL_KEY = "sk-real-meter-key-" + "3c" * 12
 PEER_PORT = 47901
+SRC = Path(__file__).resolve().parents[1] / "src"
+XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 STAND_IN = HEAD + r"""
 def emit(event):
     print(json.dumps(event), flush=True)
@@ -124,42 +129,86 @@ def host_services() -> Iterator[dict[str, object]]:
     unix.close()
 
 
-def _run(tmp_path: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch, arms: list[str],
+@dataclass
+class Runner:
+    """Where and how a run happens: its folder, the command prefix that starts Python as the
+    run's user, and the environment it adds."""
+
+    folder: Path
+    python: list[str]
+    env: dict[str, str]
+
+
+@pytest.fixture(params=["root", "user"])
+def who(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Runner]:
+    if request.param == "root":
+        if os.geteuid() != 0:
+            pytest.skip("root is needed to run as root")
+        yield Runner(tmp_path, [sys.executable], {"PYTHONPATH": str(SRC)})
+        return
+    if os.geteuid() != 0:  # already a normal user
+        yield Runner(tmp_path, [sys.executable], {"PYTHONPATH": str(SRC)})
+        return
+    # The system Python with this environment's packages: a normal user's sandbox must reach
+    # its interpreter, and this one may live under /root (0700).
+    system = "/usr/bin/python3"
+    version = subprocess.run([system, "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+    if not shutil.which("setpriv") or version != str(sys.version_info[:2]):
+        pytest.skip(f"needs setpriv and a system {sys.version_info[:2]} Python")
+    with tempfile.TemporaryDirectory(prefix="eloledger-redteam-") as name:
+        folder = Path(name)
+        folder.chmod(0o755)
+        run, home = folder / "run", folder / "run" / "home"
+        home.mkdir(parents=True)
+        for path in (run, home):
+            os.chown(path, USER, USER)
+        become = ["setpriv", "--reuid", str(USER), "--regid", str(USER), "--clear-groups"]
+        packages = sysconfig.get_path("purelib")
+        env = {"PYTHONPATH": f"{SRC}:{packages}", "HOME": str(home),
+               **{var: str(home / var.lower()) for var in XDG}}  # fmt: skip
+        yield Runner(run, [*become, system], env)
+
+
+def _run(who: Runner, monkeypatch: pytest.MonkeyPatch, arms: list[str],
          plan: dict[str, object]) -> list[dict]:  # fmt: skip
-    bin_dir = tmp_path / "clients" / "node_modules" / ".bin"
+    folder = who.folder
+    bin_dir = folder / "clients" / "node_modules" / ".bin"
     bin_dir.mkdir(parents=True)
     script = bin_dir / "claude"
     script.write_text(STAND_IN)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    script.chmod(0o755)
     (bin_dir / "plan.json").write_text(json.dumps(plan))
-    monkeypatch.setenv("ELOLEDGER_CLIENTS_DIR", str(tmp_path / "clients"))
+    monkeypatch.setenv("ELOLEDGER_CLIENTS_DIR", str(folder / "clients"))
     monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")
     body = "".join(
         f'[[arms]]\nname = "{a}"\nkind = "agent"\nagent = "claude-code"\nmodel = "{a}"\n'
         "timeout_s = 60\n"
         for a in arms
     )
-    (tmp_path / "spec.toml").write_text(
+    (folder / "spec.toml").write_text(
         '[experiment]\nname = "redteam"\nprofile = "sim"\nledger = "agents.ledger.jsonl"\n'
         f'concurrency = 2\n[sim]\napi_key = "{REAL_KEY}"\n'
         f'[tasks]\nsource = "builtin:agent-code"\nlimit = 1\n\n{body}'
     )
     done = subprocess.run(
-        [sys.executable, "-m", "eloledger", "run", "spec.toml", "--headless", "--quiet",
+        [*who.python, "-m", "eloledger", "run", "spec.toml", "--headless", "--quiet",
          "--bootstrap", "0"],
-        capture_output=True, text=True, timeout=240, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+        capture_output=True, text=True, timeout=240, cwd=folder, env={**os.environ, **who.env},
     )  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
-    ledger = tmp_path / "agents.ledger.jsonl"
+    ledger = folder / "agents.ledger.jsonl"
+    assert ledger.exists(), done.stderr[-2000:]
+    if who.python[0] == "setpriv":
+        assert ledger.stat().st_uid == USER  # it did run as the normal user
     return [json.loads(x) for x in ledger.read_text().splitlines()]
 
 
 def test_a_tool_flooding_forged_results_on_stdout_changes_no_recorded_token(
-    tmp_path: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch
+    who: Runner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     need_sandbox()
-    rows = _run(tmp_path, temp_home, monkeypatch, ["forger"], {})
+    rows = _run(who, monkeypatch, ["forger"], {})
     (session,) = [r for r in rows if r["role"] == "sample"]
     calls = [r for r in rows if r["role"] == "call"]
     answers = json.loads(Path(session["evidence"], "work", "answers.json").read_text())
@@ -174,13 +223,13 @@ def test_a_tool_flooding_forged_results_on_stdout_changes_no_recorded_token(
 
 
 def test_sessions_reach_neither_each_other_nor_the_host_and_never_hold_the_key(
-    tmp_path: Path, temp_home: Path, monkeypatch: pytest.MonkeyPatch,
+    who: Runner, monkeypatch: pytest.MonkeyPatch,
     host_services: dict[str, object],
 ) -> None:  # fmt: skip
     """About 8 s: the serving session stays up while the other one tries to reach it."""
     need_sandbox()
     plan = {"peer_port": PEER_PORT, **host_services}
-    rows = _run(tmp_path, temp_home, monkeypatch, ["server", "client"], plan)
+    rows = _run(who, monkeypatch, ["server", "client"], plan)
     sessions = {r["arm"]: r for r in rows if r["role"] == "sample"}
     assert set(sessions) == {"server", "client"}
     probe = json.loads(Path(sessions["client"]["evidence"], "work", "probe.json").read_text())
@@ -189,6 +238,6 @@ def test_sessions_reach_neither_each_other_nor_the_host_and_never_hold_the_key(
     assert REAL_KEY not in json.dumps(probe["env"])
     assert all(r["usage_source"] == "server" and r["total_tokens"] > 0 for r in sessions.values())
     assert probe["env"]["ANTHROPIC_API_KEY"].startswith("eloledger-session-")
-    for path in tmp_path.rglob("*"):  # the spec holds it (the simulator's key): nothing else
+    for path in who.folder.rglob("*"):  # the spec holds it (the simulator's key): nothing else
         if path.is_file() and not path.is_symlink() and path.name != "spec.toml":
             assert REAL_KEY.encode() not in path.read_bytes(), path

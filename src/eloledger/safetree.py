@@ -29,6 +29,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,6 +160,7 @@ class _Walk:
     skip: frozenset[str]
     prev: int | None  # the earlier copy's root, for hard links
     old: Manifest
+    listed: int = 0  # folders seen in the listings so far (each one is to be copied)
 
     def run(self, src: int, dst: int, rel: str, depth: int) -> None:
         """Depth first with an explicit stack; owns (and closes) ``src`` and ``dst``."""
@@ -197,13 +199,20 @@ class _Walk:
     def _list(self, fd: int) -> list[tuple[str, bool]]:
         """A folder's names, sorted in reverse (popped from the end: in order)."""
         names: list[tuple[str, bool]] = []
-        report, limit = self.report, self.caps.entries
+        report, limit, folders = self.report, self.caps.entries, self.caps.folders
         with os.scandir(fd) as entries:
             for entry in entries:
                 report.entries += 1
                 if report.entries > limit:
                     _trip(report, f"more than {limit:,} names")
-                names.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir and entry.name not in self.skip:
+                    # counted when listed, not when made: a folder of 20,000 empty folders
+                    # trips here, before thousands are made in the copy only to be removed
+                    self.listed += 1
+                    if self.listed > folders:
+                        _trip(report, f"more than {folders:,} folders")
+                names.append((entry.name, is_dir))
         names.sort(reverse=True)
         return names
 
@@ -359,7 +368,8 @@ def _empty(top: int) -> None:
                 here.scans += 1
                 if here.scans > _RESCANS + (moved if here.fd == top else 0):
                     return  # a writer keeps adding folders: give up, never loop forever
-                here.todo = _clear(here.fd)  # first, or what appeared meanwhile (moved up)
+                # first, or what appeared meanwhile (moved up); the empty ones go at once
+                here.todo = _rmdir_empty(here.fd, _clear(here.fd))
             if not here.todo:
                 stack.pop()
                 os.close(here.fd)
@@ -418,6 +428,29 @@ def _clear(fd: int) -> list[str]:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.name, dir_fd=fd)
     return folders
+
+
+def _rmdir_empty(fd: int, names: list[str]) -> list[str]:
+    """Remove the empty folders among ``names`` (folders of ``fd``); the names left, to be
+    emptied first. Many are removed by several threads at once: each ``rmdir`` mostly waits
+    on the file system's journal (2-4 ms on a busy disk mounted with ``discard``), and
+    waiting together made 3,000 of them 8-13x quicker (bench/bench_wide_folders.py)."""
+
+    def gone(name: str) -> bool:
+        try:
+            os.rmdir(name, dir_fd=fd)  # never follows a symlink (ENOTDIR)
+        except OSError:
+            return False
+        return True
+
+    if len(names) < _WIDE:
+        return [name for name in names if not gone(name)]
+    with ThreadPoolExecutor(_THREADS) as pool:
+        removed = list(pool.map(gone, names, chunksize=32))
+    return [name for name, done in zip(names, removed, strict=True) if not done]
+
+
+_WIDE, _THREADS = 64, 8
 
 
 def _chmod_open(name: str, parent: int) -> None:

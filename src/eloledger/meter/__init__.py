@@ -7,8 +7,9 @@ which holds the real key, accepts only the session's own token, and records one
 :class:`~.call.MeteredCall` per call from the gateway's answer.
 
 How a session reaches it (:func:`behind_meter`): in the OS sandbox the CLI has no network but a
-loopback of its own; the session's meter socket is bound in and :mod:`.relay` serves it on
-``127.0.0.1:RELAY_PORT``, which is the CLI's base URL. Without a sandbox (``sandbox = "none"``,
+loopback of its own; the session's meter socket is bound in, and :mod:`.relay` binds
+``127.0.0.1:RELAY_PORT`` there (the CLI's base URL), hands that listening socket to the meter
+over the bound socket (:mod:`.door`) and execs the CLI: the meter serves the CLI directly. Without a sandbox (``sandbox = "none"``,
 run as the user, unprotected anyway) the meter listens on a 127.0.0.1 port of the host instead.
 """
 

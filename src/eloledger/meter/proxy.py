@@ -1,8 +1,8 @@
 """The metering proxy: every model call of an agent session passes here, on the host.
 
 One :class:`Meter` per run. Each session it opens gets its own listening unix socket (bound
-into that session's sandbox, where :mod:`.relay` exposes it on the sandbox's own 127.0.0.1)
-and its own random token. The CLI is configured with that token as its "key"; the meter
+into that session's sandbox, where :mod:`.relay` hands it the sandbox's own 127.0.0.1 port:
+:mod:`.door`) and its own random token. The CLI is configured with that token as its "key"; the meter
 accepts a request only on the session's socket and only with the session's token, puts the
 real key in its place (in the same header form the CLI used) and forwards to the profile's
 gateway (plain asyncio streams, :mod:`.upstream`; httpx2 where a proxy is configured). The
@@ -37,6 +37,7 @@ import orjson
 from eloledger.agents.usage import CallUsage
 from eloledger.doctor.gateways import request_id
 from eloledger.meter.call import MeteredCall
+from eloledger.meter.door import Door
 from eloledger.meter.tap import GEMINI, Tap, asked_model, wire_of
 from eloledger.meter.upstream import Answer, Gateway, direct_ok
 from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
@@ -56,7 +57,12 @@ _PATHS = frozenset(
      "/v1/models"}
 )  # fmt: skip
 _PREFIXES = ("/v1/models/", "/v1beta/models")
-_MAX_WHOLE_BODY = 64 << 20  # a non-streamed answer is relayed whole; bigger is refused
+_MAX_WHOLE_BODY = 64 << 20
+# What the gateway's leg raises when the gateway fails, hangs or sends what is not HTTP.
+_UPSTREAM_ERRORS = (
+    httpx2.HTTPError, OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
+    asyncio.LimitOverrunError,
+)  # fmt: skip  # a non-streamed answer is relayed whole; bigger is refused
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,8 @@ class MeterSession:
     calls: list[MeteredCall] = field(default_factory=list)
     refused: int = 0  # requests without this session's token
     on_call: Callable[[MeteredCall], None] | None = None
-    _server: asyncio.Server | None = None
+    _server: asyncio.Server | None = None  # the TCP port (no sandbox)
+    _door: Door | None = None  # the unix socket, and the sandbox's port handed over on it
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
@@ -144,10 +151,9 @@ class Meter:
             session._server = await asyncio.start_server(handle, "127.0.0.1", 0)
             session.port = session._server.sockets[0].getsockname()[1]
         else:
-            path = self._dir / f"s{self._count}.sock"
-            session._server = await asyncio.start_unix_server(handle, path=str(path))
-            os.chmod(path, 0o666)  # the sandbox's own uid connects; the folder is 0700 on the host
-            session.socket_path = path
+            session._door = Door(self._dir / f"s{self._count}.sock", handle)
+            session._door.start()
+            session.socket_path = session._door.path
         self.sessions.append(session)
         return session
 
@@ -156,13 +162,16 @@ class Meter:
         if session._server is not None:
             session._server.close()
             session._server = None
-        for task in list(session._tasks):
+        tasks = set(session._tasks)
+        if session._door is not None:
+            tasks |= session._door.tasks
+            session._door.close()
+            session._door = None
+        for task in tasks:
             task.cancel()
-        for task in list(session._tasks):
+        for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
-        if session.socket_path is not None:
-            session.socket_path.unlink(missing_ok=True)
 
     async def aclose(self) -> None:
         for session in self.sessions:
@@ -220,8 +229,7 @@ class Meter:
         started, wall = time.perf_counter(), time.time()
         try:
             answer, done = await self._send(session.upstream.root_url, req, target, headers)
-        except (httpx2.HTTPError, OSError, TimeoutError, ValueError,
-                asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:  # fmt: skip
+        except _UPSTREAM_ERRORS as exc:
             message = f"the meter could not reach the gateway: {type(exc).__name__}"
             writer.write(_json(502, {"error": {"message": message}}, close=True))
             if wire is not None:
@@ -269,42 +277,51 @@ class Meter:
         sent = 0
         ttft: float | None = None
         gone = False  # the client hung up: the answer is still read to the end (it is billed)
+        broken: str | None = None  # the gateway's answer ended before its end
         status = response.status
+        body = b""
+        try:
+            if streamed:
+                writer.write(_head(status, head, chunked=True, keep=keep))
+                async for data in response.body:
+                    if ttft is None:
+                        ttft = (time.perf_counter() - started) * 1000.0
+                    sent += len(data)
+                    if tap is not None:
+                        tap.feed(data)
+                    if not gone:
+                        try:
+                            writer.write(chunk(data))
+                            await writer.drain()
+                        except ConnectionError:
+                            gone = True
+            else:
+                body = await _read_capped(response.body)
+        except _UPSTREAM_ERRORS as exc:
+            broken = f"the gateway's answer broke off: {type(exc).__name__}"
         if streamed:
-            writer.write(_head(status, head, chunked=True, keep=keep))
-            async for data in response.body:
-                if ttft is None:
-                    ttft = (time.perf_counter() - started) * 1000.0
-                sent += len(data)
-                if tap is not None:
-                    tap.feed(data)
-                if not gone and data:
-                    try:
-                        writer.write(chunk(data))
-                        await writer.drain()
-                    except ConnectionError:
-                        gone = True
-            if not gone:
+            if not gone and broken is None:
                 writer.write(LAST_CHUNK)
-        else:
-            body = await _read_capped(response.body)
+        elif broken is None:
             sent = len(body)
             if tap is not None:
                 tap.feed(body)
             writer.write(_head(status, [*head, ("content-length", str(sent))], chunked=False,
                                keep=keep) + body)  # fmt: skip
+        else:
+            writer.write(_json(502, {"error": {"message": broken}}, close=True))
         if tap is not None:
             tap.finish()
-            error = tap.error
+            error = broken or tap.error
             if status >= 400:
-                error = error or _error_of(status, body if not streamed else b"")
+                error = error or _error_of(status, body)
             fields = {str(k).lower(): v for k, v in dict(response.headers).items()}
             model = answered_model(fields, {"model": tap.model})  # the chat rows' one rule
             self._record(session, req, wire or "", status, streamed, tap, sent, started, ttft,
                          model, wall, error, request_id(fields))  # fmt: skip
         with contextlib.suppress(ConnectionError):
             await writer.drain()
-        return keep and not gone
+        return keep and not gone and broken is None
 
     def _record(
         self,

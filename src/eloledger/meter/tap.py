@@ -48,6 +48,15 @@ def asked_model(wire: str, path: str, body: bytes) -> str | None:
     return str(model) if model else None
 
 
+def _worth_reading(data: bytes, end: int) -> bool:
+    """Whether the complete lines in ``data[:end]`` may carry usage, a model or an error (the
+    words every such event has): most chunks of a stream are text deltas, skipped whole."""
+    return any(data.find(word, 0, end) >= 0 for word in _WORDS)
+
+
+_WORDS = (b"usage", b"model", b"error")  # also modelVersion, usageMetadata
+
+
 class Tap:
     """Usage, answering model and in-band errors of one response, fed as it is relayed."""
 
@@ -66,7 +75,12 @@ class Tap:
         if not self.streamed:
             self._whole.append(chunk)
             return
-        data = self._pending + chunk
+        data = self._pending + chunk if self._pending else chunk
+        last = data.rfind(b"\n")
+        if last < 0 or not _worth_reading(data, last):  # text deltas only: nothing to count
+            rest = data[last + 1 :]
+            self._pending = rest if len(rest) <= _MAX_EVENT else b""
+            return
         start = 0
         while True:
             end = data.find(b"\n", start)

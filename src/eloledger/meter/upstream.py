@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator
@@ -19,6 +20,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 _MAX_HEAD = 64 * 1024
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_MAX_LINE = 4096  # a chunk-size or trailer line
+_READ = 1 << 18  # bytes per read: all that has arrived, in one piece
 _IDLE = 8  # kept-alive connections per gateway
 
 
@@ -77,7 +81,8 @@ class Gateway:
             try:
                 writer.write(data)
                 await writer.drain()
-                status, answer_headers = await asyncio.wait_for(_read_head(reader), self.timeout_s)
+                async with asyncio.timeout(self.timeout_s):
+                    status, answer_headers = await _read_head(reader)
             except (ConnectionError, asyncio.IncompleteReadError, OSError):
                 writer.close()
                 if reused:
@@ -107,7 +112,9 @@ class Gateway:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> AsyncIterator[bytes]:
-        """The body's bytes as they come; the connection is kept when the body ended cleanly."""
+        """The body's bytes as they come, one piece per arrival (a chunked body is unframed
+        here, without an await per chunk); the connection is kept when the body ended
+        cleanly."""
         fields = dict(headers)
         reusable = "close" not in fields.get("connection", "").lower()
         done = False
@@ -115,20 +122,18 @@ class Gateway:
             if method == "HEAD" or status in (204, 304) or status < 200:
                 done = True
             elif "chunked" in fields.get("transfer-encoding", "").lower():
-                while True:
-                    line = await asyncio.wait_for(reader.readuntil(b"\r\n"), self.timeout_s)
-                    size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-                    if size == 0:
-                        while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                            pass
-                        done = True
-                        break
-                    yield await asyncio.wait_for(reader.readexactly(size), self.timeout_s)
-                    await reader.readexactly(2)
+                frames = Unchunk()
+                while not frames.done:
+                    data = await self._read(reader, _READ)
+                    if not data:
+                        raise ConnectionError("the gateway ended the answer early")
+                    if payload := frames.feed(data):
+                        yield payload
+                done = not frames.rest  # bytes past the body: nothing to reuse safely
             elif "content-length" in fields:
                 left = int(fields["content-length"])
                 while left > 0:
-                    data = await asyncio.wait_for(reader.read(min(left, 65536)), self.timeout_s)
+                    data = await self._read(reader, min(left, _READ))
                     if not data:
                         raise ConnectionError("the gateway ended the answer early")
                     left -= len(data)
@@ -136,7 +141,7 @@ class Gateway:
                 done = True
             else:  # the body ends when the connection does
                 reusable = False
-                while data := await asyncio.wait_for(reader.read(65536), self.timeout_s):
+                while data := await self._read(reader, _READ):
                     yield data
         finally:
             if done and reusable and len(self._idle) < _IDLE:
@@ -144,6 +149,61 @@ class Gateway:
             else:
                 with contextlib.suppress(Exception):
                     writer.close()
+
+    async def _read(self, reader: asyncio.StreamReader, size: int) -> bytes:
+        """What has arrived (up to ``size``), waiting at most the timeout for it. A timeout
+        context, not ``wait_for``: on Python 3.11 that wraps every read in a new task."""
+        async with asyncio.timeout(self.timeout_s):
+            return await reader.read(size)
+
+
+class Unchunk:
+    """A chunked body's payload from its raw bytes, fed as they arrive (RFC 9112, 7.1)."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.rest = b""  # unread bytes (after the end: anything the gateway sent past it)
+        self._left = 0  # payload bytes still due in the current chunk
+        self._crlf = False  # the CRLF that ends a chunk's data is due
+        self._trailer = False  # past the last chunk: trailer lines until an empty one
+
+    def feed(self, data: bytes) -> bytes:
+        buf = self.rest + data if self.rest else data
+        out: list[bytes] = []
+        pos, end = 0, len(buf)
+        while pos < end and not self.done:
+            if self._left:
+                take = min(self._left, end - pos)
+                out.append(buf[pos : pos + take])
+                pos += take
+                self._left -= take
+                self._crlf = not self._left
+                continue
+            if self._crlf:
+                if end - pos < 2:
+                    break
+                if buf[pos : pos + 2] != b"\r\n":
+                    raise ValueError("a chunk does not end with CRLF")
+                pos += 2
+                self._crlf = False
+                continue
+            eol = buf.find(b"\r\n", pos)
+            if eol < 0:
+                if end - pos > _MAX_LINE:
+                    raise ValueError("a chunk size or trailer line is too long")
+                break
+            line = buf[pos:eol]
+            pos = eol + 2
+            if self._trailer:
+                self.done = not line
+            else:
+                size_text = line.split(b";", 1)[0].strip()
+                if not _HEX.fullmatch(size_text):
+                    raise ValueError("a chunk size is not a hex number")
+                size = int(size_text, 16)
+                self._left, self._trailer = size, size == 0
+        self.rest = buf[pos:]
+        return b"".join(out) if len(out) != 1 else out[0]
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, list[tuple[str, str]]]:
