@@ -259,11 +259,15 @@ def _read_csv(raw: bytes, name: str) -> Comparisons:
 
 
 def _csv_fast(body: bytes, columns: list[str], name: str) -> Comparisons | None:
-    """Split the whole body at once; None when the file needs the careful line-by-line path."""
-    if b'"' in body or b"\n\n" in body:
+    """Split the whole body at once; None when the file needs the careful line-by-line path
+    (quotes, blank lines, a line with the wrong number of fields)."""
+    if b'"' in body:
         return None
-    parsed = _csv_numpy(body, columns)
-    if parsed is None:
+    split = split_fields(body, len(columns))
+    if split is None:
+        return None
+    parsed = _csv_numpy(split, columns)
+    if parsed is None:  # a field too long for csvfast (the rows are known to be regular)
         parsed = _csv_objects(body, columns)
     if parsed is None:
         return None
@@ -271,11 +275,10 @@ def _csv_fast(body: bytes, columns: list[str], name: str) -> Comparisons | None:
     return _finish(parsed, name, lines)
 
 
-def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
+def _csv_numpy(
+    split: tuple[np.ndarray, np.ndarray, np.ndarray], columns: list[str]
+) -> dict[str, Any] | None:
     """The vectorised path (see csvfast); None for anything it does not handle."""
-    split = split_fields(body, len(columns))
-    if split is None:
-        return None
     buf, starts, ends = split
     at = {c: k for k, c in enumerate(columns)}
     first, second = ("winner", "loser") if "winner" in at else ("a", "b")
@@ -314,12 +317,10 @@ def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
 
 
 def _csv_objects(body: bytes, columns: list[str]) -> dict[str, Any] | None:
-    """Split into Python bytes objects and factorise with dicts (long fields, rare layouts)."""
+    """Split into Python bytes objects and factorise with dicts (fields too long for csvfast).
+    Only for a body whose every line ``split_fields`` found to have ``len(columns)`` fields."""
     ncol = len(columns)
-    nrows = body.count(b"\n") + 1
     fields = body.replace(b"\n", b",").split(b",")
-    if len(fields) != nrows * ncol:
-        return None
     cols = {c: fields[k::ncol] for k, c in enumerate(columns)}
     try:
         return _columns_to_arrays(cols, decode=True)
