@@ -106,6 +106,8 @@ def test_from_records_and_arrays() -> None:
         ),
         ("task_id,a,b,outcome\nt,x,y,1\nt,x,y\n", r"c\.csv:3: expected 4 fields"),
         ("task_id,a,b,outcome\nt,x,y,1\n\nt,x,y,1,9\n", r"c\.csv:4: expected 4 fields"),
+        # a short line and a long one whose fields add up: never read shifted by one field
+        ("task_id,winner,loser\nt1,x\nt2,y,z,w\n", r"c\.csv:2: expected 3 fields"),
         ("task_id,winner,loser,judge\nt,x,y,z\n", r"c\.csv:1: unknown column\(s\) 'judge'"),
         ("task_id,winner\nt,x\n", r"c\.csv:1: header .* is not a comparisons header"),
         ("task_id,winner,loser\n", r"c\.csv: no comparisons after the header"),

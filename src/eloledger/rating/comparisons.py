@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.errors import UserError
-from eloledger.rating.csvfast import factorize, split_fields
+from eloledger.rating.csvfast import Fields, factorize, split_fields
 
 TASK_ALIASES = {"task_id": "task_id", "task": "task_id", "case_id": "task_id"}
 HARD = ("task_id", "winner", "loser")
@@ -275,16 +275,12 @@ def _csv_fast(body: bytes, columns: list[str], name: str) -> Comparisons | None:
     return _finish(parsed, name, lines)
 
 
-def _csv_numpy(
-    split: tuple[np.ndarray, np.ndarray, np.ndarray], columns: list[str]
-) -> dict[str, Any] | None:
+def _csv_numpy(split: Fields, columns: list[str]) -> dict[str, Any] | None:
     """The vectorised path (see csvfast); None for anything it does not handle."""
-    buf, starts, ends = split
     at = {c: k for k, c in enumerate(columns)}
     first, second = ("winner", "loser") if "winner" in at else ("a", "b")
-    pair = [at[first], at[second]]
-    players = factorize(buf, starts[:, pair], ends[:, pair])
-    tasks = factorize(buf, starts[:, at["task_id"]], ends[:, at["task_id"]])
+    players = factorize(split, [at[first], at[second]])
+    tasks = factorize(split, [at["task_id"]])
     if players is None or tasks is None:
         return None
     codes = players[0].reshape(-1, 2)
@@ -294,7 +290,7 @@ def _csv_numpy(
         if column not in at:
             numbers[column] = np.ones(n) if column not in TOKENS else None
             continue
-        got = factorize(buf, starts[:, at[column]], ends[:, at[column]])
+        got = factorize(split, [at[column]])
         if got is None:
             return None
         convert = _token_value if column in TOKENS else float

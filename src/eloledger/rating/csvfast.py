@@ -20,7 +20,11 @@ import numpy as np
 
 MAX_WIDTH = 64  # bytes; longer fields go the careful way
 _PAD = MAX_WIDTH + 8  # spare zero bytes after the body, so every field's words can be read
-_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # k low bytes set
+# _WORD_MASK[c][n]: the bytes of word c that belong to a field n bytes long (low bytes set)
+_WORD_MASK = np.array(
+    [[(1 << (8 * min(8, max(0, n - 8 * c)))) - 1 for n in range(MAX_WIDTH + 1)] for c in range(8)],
+    dtype=np.uint64,
+)
 _SKETCH_BITS = 16  # the bitmap that estimates how many distinct values there are
 
 
@@ -35,9 +39,21 @@ class FactorWork:
     buckets: int = 0
 
 
-def split_fields(body: bytes, ncol: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(buffer, starts, ends) with starts/ends shaped rows × ncol, or None when the rows are
-    ragged. ``body`` has no header, no trailing newline, no blank lines and no quotes."""
+@dataclass(frozen=True)
+class Fields:
+    """Where every field of a CSV body lies: ``starts``/``ends`` (rows × columns) index
+    ``buf``, a copy of the body followed by ``MAX_WIDTH`` zero bytes. ``nul``: the body holds
+    a NUL byte (then zero padding alone cannot tell "a" from "a\\0")."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    nul: bool
+
+
+def split_fields(body: bytes, ncol: int) -> Fields | None:
+    """Every field of ``body`` (no header, no trailing newline, no quotes), or None when a
+    line does not have exactly ``ncol`` fields (a blank line, a ragged row)."""
     size = len(body)
     buf = np.empty(size + _PAD, dtype=np.uint8)
     buf[:size] = np.frombuffer(body, dtype=np.uint8)
@@ -62,32 +78,34 @@ def split_fields(body: bytes, ncol: int) -> tuple[np.ndarray, np.ndarray, np.nda
     ends = np.empty(total, dtype=np.int64)
     ends[:-1] = seps
     ends[-1] = size
-    return buf, starts.reshape(nrows, ncol), ends.reshape(nrows, ncol)
+    nul = b"\x00" in body
+    return Fields(buf, starts.reshape(nrows, ncol), ends.reshape(nrows, ncol), nul)
 
 
 def factorize(
-    buf: np.ndarray,
-    starts: np.ndarray,
-    ends: np.ndarray,
+    fields: Fields,
+    columns: list[int],
     *,
     seed: int | None = None,
     work: FactorWork | None = None,
 ) -> tuple[np.ndarray, list[bytes]] | None:
-    """Codes (int64, in order of first appearance) and the distinct field values, or None
-    when a field is longer than ``MAX_WIDTH``.
-
-    ``buf`` must be followed by at least ``MAX_WIDTH`` spare bytes (``split_fields`` pads it).
-    ``seed`` fixes the hash (tests); by default it is random. ``work`` receives the counts.
-    """
-    starts = starts.ravel()
-    lengths = ends.ravel() - starts
+    """Codes (int64, in order of first appearance, row by row) and the distinct values of the
+    fields in ``columns`` (several columns share one set of codes), or None when a field is
+    longer than ``MAX_WIDTH``. ``seed`` fixes the hash (tests; by default it is random, and
+    the result never depends on it); ``work`` receives the counts."""
+    buf = fields.buf
+    if columns == list(range(columns[0], columns[-1] + 1)):  # a slice copies faster
+        columns = slice(columns[0], columns[-1] + 1)
+    starts = fields.starts[:, columns].ravel()
+    lengths = fields.ends[:, columns].ravel()
+    lengths -= starts
     m = lengths.size
     if m == 0:
         return np.zeros(0, dtype=np.int64), []
     widest = int(lengths.max())
     if widest > MAX_WIDTH:
         return None
-    keys = _keys(buf, starts, lengths, widest)
+    keys = _keys(buf, starts, lengths, widest, fields.nul)
     seed = secrets.randbits(64) if seed is None else seed
     group, sorted_rows, buckets = _groups(keys, seed)
     if work is not None:
@@ -104,9 +122,12 @@ def factorize(
     return code_of[group], values
 
 
-def _keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, widest: int) -> list[np.ndarray]:
-    """Each field as 64-bit words, the bytes past its end zeroed, plus its length (folded into
-    the last word's spare top byte when it has one): equal keys iff equal fields."""
+def _keys(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, widest: int, nul: bool
+) -> list[np.ndarray]:
+    """Each field as 64-bit words with the bytes past its end zeroed: equal keys iff equal
+    fields. With no NUL byte in the data the zero padding already tells the lengths apart;
+    otherwise the length is a key too (folded into the last word's spare top byte if free)."""
     nwords = max(1, (widest + 7) // 8)
     cell = np.ndarray(
         shape=(buf.size - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=buf, strides=(1,)
@@ -114,42 +135,44 @@ def _keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, widest: int)
     words = cell[starts].view("<u8").reshape(-1, nwords)  # one copy of every field, aligned
     keys = []
     for c in range(nwords):
-        keep = lengths - 8 * c
-        np.clip(keep, 0, 8, out=keep)
-        word = words[:, c]
-        word &= _LOW_BYTES[keep]
+        word = np.ascontiguousarray(words[:, c]) if nwords > 1 else words[:, 0]
+        word &= _WORD_MASK[c][lengths]
         keys.append(word)
-    size = lengths.astype(np.uint64)
-    if widest - 8 * (nwords - 1) < 8:  # the last word's top byte is always zero: room for it
-        keys[-1] |= size << np.uint64(56)
-    else:
-        keys.append(size)
+    if nul:
+        size = lengths.astype(np.uint64)
+        if widest - 8 * (nwords - 1) < 8:  # the last word's top byte is always zero: room
+            keys[-1] |= size << np.uint64(56)
+        else:
+            keys.append(size)
     return keys
 
 
-def _mix(h: np.ndarray) -> np.ndarray:
+def _mix(h: np.ndarray, scratch: np.ndarray) -> None:
     """murmur3's 64-bit finaliser, in place: a bijection whose bits all depend on every input
     bit (so a seed xored in before it decides every bucket)."""
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return h
+    shift = np.uint64(33)
+    for multiplier in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        np.right_shift(h, shift, out=scratch)
+        h ^= scratch
+        h *= np.uint64(multiplier)
+    np.right_shift(h, shift, out=scratch)
+    h ^= scratch
 
 
 def _hash(keys: list[np.ndarray], seed: int) -> np.ndarray:
+    """A seeded hash of every row's keys: each word goes through the finaliser in turn, so
+    no difference between two names cancels out whatever the seed (as with xor-multiply)."""
     h = keys[0] ^ np.uint64(seed)
-    with np.errstate(over="ignore"):
-        _mix(h)
-        for key in keys[1:]:
-            h ^= key
-            _mix(h)
+    scratch = np.empty_like(h)
+    _mix(h, scratch)
+    for key in keys[1:]:
+        h ^= key
+        _mix(h, scratch)
     return h
 
 
 def _table_bits(h: np.ndarray) -> int:
-    """Buckets for about 16 per distinct value (so few values share one), from a bitmap
+    """Buckets for about 32 per distinct value (so few values share one), from a bitmap
     sketch of how many distinct hashes there are (linear counting), at most 2^24."""
     m = h.size
     most = int(min(24, max(10, math.ceil(math.log2(4 * m)))))
@@ -159,7 +182,7 @@ def _table_bits(h: np.ndarray) -> int:
     if filled > 0.5:
         return most
     distinct = -sketch.size * math.log1p(-filled)
-    return int(min(most, max(10, math.ceil(math.log2(16 * distinct + 1)))))
+    return int(min(most, max(10, math.ceil(math.log2(32 * distinct + 1)))))
 
 
 def _groups(keys: list[np.ndarray], seed: int) -> tuple[np.ndarray, int, int]:
