@@ -247,7 +247,7 @@ def _newton(
     fresh = False
     previous = math.inf
     for it in range(1, max_iter + 1):
-        win_probability(theta, out=P)
+        _win_probability(theta, out=P)
         np.multiply(N, P, out=NP)
         grad = NP.sum(1) - wins + prior * theta
         if factor is None:
@@ -283,7 +283,7 @@ def _newton(
     return theta, False, max_iter
 
 
-def win_probability(theta: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+def _win_probability(theta: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """P[i, j] = 1 / (1 + exp(θj − θi)), the chance that i beats j, with numpy's vectorised
     ``exp`` (about 3× faster than ``scipy.special.expit`` on an n×n matrix); written into
     ``out`` when given. A difference past exp's range gives exactly 0 or 1, never NaN."""

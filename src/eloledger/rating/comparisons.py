@@ -9,8 +9,9 @@ Two row shapes are accepted (design.md, "Comparisons"):
 Everything is stored as factorised integer arrays (players and tasks in order of first
 appearance) so the rating code can aggregate with ``np.bincount`` instead of looping over rows.
 The CSV reader takes the whole file at once: numpy finds the separators and factorises the
-fields (``csvfast``); fields too long for that go through dicts; and a file that fits neither
-(quotes, blank lines, a malformed line) is read with the ``csv`` module line by line, which
+fields (``csvfast``, with a hash seeded per read so crafted names cannot collide on purpose);
+fields too long for that go through dicts; and a file that fits neither (quotes, blank lines,
+a line with the wrong number of fields) is read with the ``csv`` module line by line, which
 is also what names the offending line in errors. Rows pitting a player against itself carry
 no information and are dropped (counted in ``dropped_self``, reported as a warning).
 """

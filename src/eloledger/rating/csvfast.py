@@ -203,7 +203,7 @@ def _groups(keys: list[np.ndarray], seed: int) -> tuple[np.ndarray, int, int]:
     owner = table[bucket] if 2 * table.size > m else None
     for key in keys:  # a small table is gathered per bucket, a large one per row
         same &= key == (key[table][bucket] if owner is None else key[owner])
-    group = bucket.astype(np.int64)
+    group = bucket  # intp: the bucket numbers become the group numbers (no copy)
     rest = np.flatnonzero(~same)
     if rest.size:
         group[rest] = table.size + _sort_groups([key[rest] for key in keys])
