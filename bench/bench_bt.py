@@ -4,8 +4,6 @@ Writes N comparisons among P players (true θ ~ N(0, 1), outcomes 1 / 0 / 0.5 ti
 file in a temp dir, then times, side by side on that same file:
 
 * eloledger: ``read_comparisons`` + ``aggregate`` + ``fit_bt`` (exact MLE by Newton);
-* the same with ``ELOLEDGER_NATIVE=0``: the reader's numpy path instead of its compiled
-  span factoriser (rating/_spans.c), to show what the compiled part buys (same estimates);
 * baseline:  Python's ``csv`` module, names mapped with a dict, the win matrix built with
   ``np.add.at``, then ``choix.ilsr_pairwise_dense`` (bench/baseline_choix.py).
 
@@ -79,7 +77,7 @@ def main() -> None:
         write_file(path, args.players, args.comparisons, args.seed)
         size = path.stat().st_size / 1e6
         print(f"data: {args.players} players, {args.comparisons:,} comparisons, {size:.1f} MB CSV")
-        t_e = t_b = t_n = cpu_e = cpu_b = cpu_n = float("inf")
+        t_e = t_b = cpu_e = cpu_b = float("inf")
         for _ in range(args.repeat):
             w0, c0 = time.perf_counter(), time.process_time()
             names_e, theta_e = eloledger_fit(path)
@@ -89,14 +87,6 @@ def main() -> None:
             names_b, theta_b = baseline_fit(path)
             t_b = min(t_b, time.perf_counter() - w0)
             cpu_b = min(cpu_b, time.process_time() - c0)
-            os.environ["ELOLEDGER_NATIVE"] = "0"  # the same reader without its compiled part
-            w0, c0 = time.perf_counter(), time.process_time()
-            names_n, theta_n = eloledger_fit(path)
-            t_n = min(t_n, time.perf_counter() - w0)
-            cpu_n = min(cpu_n, time.process_time() - c0)
-            del os.environ["ELOLEDGER_NATIVE"]
-    if names_n != names_e or not np.array_equal(theta_n, theta_e):
-        raise SystemExit("the compiled and the numpy reader disagree")
     order = [names_b.index(n) for n in names_e]
     delta = np.abs(to_elo(theta_e, 0) - to_elo(theta_b[order], 0)).max()
     print(
@@ -107,10 +97,6 @@ def main() -> None:
     )
     print(
         f"baseline  (csv module + choix.ilsr_pairwise_dense): {t_b:8.3f} s wall {cpu_b:8.3f} s cpu"
-    )
-    print(
-        f"eloledger, numpy reader (ELOLEDGER_NATIVE=0):      {t_n:8.3f} s wall {cpu_n:8.3f} s cpu"
-        f"  ({t_n / t_b:.3f} x baseline)"
     )
     print(f"ratio eloledger/baseline: {t_e / t_b:.3f} wall, {cpu_e / cpu_b:.3f} cpu  (goal <= 0.5)")
     print(f"max |ΔElo| between the estimates: {delta:.5f}")

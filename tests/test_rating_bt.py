@@ -250,3 +250,19 @@ def test_too_many_players_is_a_user_error() -> None:
     )
     with pytest.raises(UserError, match="players; the dense Bradley–Terry fit handles up to"):
         aggregate(comps)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_diagnose_agrees_with_strong_components(seed: int) -> None:
+    """diagnose's quick breadth-first check says "the MLE exists" exactly when scipy finds one
+    strongly connected component, on sparse random win graphs near that threshold."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    for n in (2, 5, 30):
+        for density in (0.02, 0.08, 0.2, 0.5):
+            W = (rng.random((n, n)) < density) * rng.integers(1, 4, (n, n)).astype(float)
+            np.fill_diagonal(W, 0.0)
+            strong = connected_components(csr_matrix(W > 0), directed=True, connection="strong")
+            assert (diagnose(W) == []) == (strong[0] == 1), (n, density)

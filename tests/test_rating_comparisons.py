@@ -106,6 +106,8 @@ def test_from_records_and_arrays() -> None:
         ),
         ("task_id,a,b,outcome\nt,x,y,1\nt,x,y\n", r"c\.csv:3: expected 4 fields"),
         ("task_id,a,b,outcome\nt,x,y,1\n\nt,x,y,1,9\n", r"c\.csv:4: expected 4 fields"),
+        # a short line and a long one whose fields add up: never read shifted by one field
+        ("task_id,winner,loser\nt1,x\nt2,y,z,w\n", r"c\.csv:2: expected 3 fields"),
         ("task_id,winner,loser,judge\nt,x,y,z\n", r"c\.csv:1: unknown column\(s\) 'judge'"),
         ("task_id,winner\nt,x\n", r"c\.csv:1: header .* is not a comparisons header"),
         ("task_id,winner,loser\n", r"c\.csv: no comparisons after the header"),
@@ -206,3 +208,13 @@ def test_vectorised_reader_matches_reference(tmp_path: Path, pad: int) -> None:
     assert c.task.tolist() == t and c.i.tolist() == i and c.j.tolist() == j
     assert c.outcome.tolist() == o
     assert c.lines[0] == 2 and c.lines[-1] == m + 1
+
+
+def test_names_that_decode_alike_are_one_player(tmp_path: Path) -> None:
+    """Two byte strings that are not UTF-8 and decode to the same text ("x\\ufffd") are one
+    player, as the careful csv-module read has them, never two players with one name."""
+    path = tmp_path / "c.csv"
+    path.write_bytes(b"task_id,winner,loser\nt1,x\xff,y\nt2,y,x\xfe\nt3,x\xff,y\n")
+    c = read_comparisons(path)
+    assert c.players == ["x\ufffd", "y"]
+    assert c.i.tolist() == [0, 1, 0] and c.j.tolist() == [1, 0, 1]

@@ -111,7 +111,7 @@ def diagnose(W: np.ndarray, players: Sequence[str] | None = None) -> list[str]:
     never win or never lose, or a group that beats (or loses to) everyone outside it."""
     n = W.shape[0]
     names = list(players) if players is not None else [f"#{k}" for k in range(n)]
-    if n < 2:
+    if n < 2 or _strongly_connected(W > 0):
         return []
     beat = csr_matrix(W > 0)
     n_strong, strong = connected_components(beat, directed=True, connection="strong")
@@ -145,6 +145,25 @@ def diagnose(W: np.ndarray, players: Sequence[str] | None = None) -> list[str]:
             "connected); its gap to the rest is +infinity"
         )
     return out
+
+
+def _strongly_connected(beat: np.ndarray) -> bool:
+    """Whether every player reaches every other along ``beat[i, j]`` (i beat j) edges: a
+    breadth-first search from player 0 forwards and backwards on the dense matrix, O(n²)
+    with no sparse copy (the common case, where the MLE exists, costs next to nothing)."""
+    n = beat.shape[0]
+    for forward in (True, False):
+        seen = np.zeros(n, dtype=bool)
+        seen[0] = True
+        frontier = np.zeros(1, dtype=np.intp)
+        while frontier.size:
+            reach = beat[frontier].any(0) if forward else beat[:, frontier].any(1)
+            reach &= ~seen
+            seen |= reach
+            frontier = np.flatnonzero(reach)
+        if not seen.all():
+            return False
+    return True
 
 
 def _list(names: Sequence[str], idx: np.ndarray, limit: int = 8) -> str:
@@ -222,20 +241,24 @@ def _newton(
         theta -= theta.mean()
     gauge = 0.0 if prior > 0 else 1.0 / n  # + 11ᵀ/n fixes the free shift when there is no prior
     diag = np.diag_indices(n)
+    P = np.empty((n, n))
+    NP = np.empty((n, n))
     factor = None
+    fresh = False
     previous = math.inf
     for it in range(1, max_iter + 1):
-        P = expit(theta[:, None] - theta[None, :])
-        NP = N * P
+        _win_probability(theta, out=P)
+        np.multiply(N, P, out=NP)
         grad = NP.sum(1) - wins + prior * theta
         if factor is None:
-            H = NP
-            H *= P.T  # V = N·P·(1−P), in place
+            H = np.multiply(NP, P)
+            np.subtract(NP, H, out=H)  # V = N·P·(1−P); P(1−P) is symmetric
             dv = H.sum(1)
             np.negative(H, out=H)
             if gauge:
                 H += gauge
             H[diag] += dv + prior
+            fresh = True
             try:
                 factor = cho_factor(H, overwrite_a=True, check_finite=False)
             except LinAlgError:
@@ -251,10 +274,27 @@ def _newton(
         theta = theta - t * step
         if t * size < tol:
             return theta, True, it
-        if t < 1.0 or size > 0.1 * previous or size > _SAFE_STEP:
-            factor = None  # far from the optimum or slow progress: refresh the Hessian
+        # Far from the optimum, or chord steps that shrink slowly: refresh the Hessian. A step
+        # with a fresh factor is not compared with the one before it (that was another matrix).
+        if t < 1.0 or size > _SAFE_STEP or (not fresh and size > 0.1 * previous):
+            factor = None
+        fresh = False
         previous = size
     return theta, False, max_iter
+
+
+def _win_probability(theta: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """P[i, j] = 1 / (1 + exp(θj − θi)), the chance that i beats j, with numpy's vectorised
+    ``exp`` (about 3× faster than ``scipy.special.expit`` on an n×n matrix); written into
+    ``out`` when given. A difference past exp's range gives exactly 0 or 1, never NaN."""
+    n = theta.shape[0]
+    out = np.empty((n, n)) if out is None else out
+    np.subtract(theta[None, :], theta[:, None], out=out)
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1.0
+    np.reciprocal(out, out=out)
+    return out
 
 
 def hessian_factor(W: np.ndarray, theta: np.ndarray, prior: float):

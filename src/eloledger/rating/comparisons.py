@@ -9,8 +9,9 @@ Two row shapes are accepted (design.md, "Comparisons"):
 Everything is stored as factorised integer arrays (players and tasks in order of first
 appearance) so the rating code can aggregate with ``np.bincount`` instead of looping over rows.
 The CSV reader takes the whole file at once: numpy finds the separators and factorises the
-fields (``csvfast``); fields too long for that go through dicts; and a file that fits neither
-(quotes, blank lines, a malformed line) is read with the ``csv`` module line by line, which
+fields (``csvfast``, with a hash seeded per read so crafted names cannot collide on purpose);
+fields too long for that go through dicts; and a file that fits neither (quotes, blank lines,
+a line with the wrong number of fields) is read with the ``csv`` module line by line, which
 is also what names the offending line in errors. Rows pitting a player against itself carry
 no information and are dropped (counted in ``dropped_self``, reported as a warning).
 """
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.errors import UserError
-from eloledger.rating.csvfast import factorize, split_fields
+from eloledger.rating.csvfast import Fields, factorize, split_fields
 
 TASK_ALIASES = {"task_id": "task_id", "task": "task_id", "case_id": "task_id"}
 HARD = ("task_id", "winner", "loser")
@@ -259,29 +260,28 @@ def _read_csv(raw: bytes, name: str) -> Comparisons:
 
 
 def _csv_fast(body: bytes, columns: list[str], name: str) -> Comparisons | None:
-    """Split the whole body at once; None when the file needs the careful line-by-line path."""
-    if b'"' in body or b"\n\n" in body:
+    """Split the whole body at once; None when the file needs the careful line-by-line path
+    (quotes, blank lines, a line with the wrong number of fields)."""
+    if b'"' in body:
         return None
-    parsed = _csv_numpy(body, columns)
-    if parsed is None:
+    split = split_fields(body, len(columns))
+    if split is None:
+        return None
+    parsed = _csv_numpy(split, columns)
+    if parsed is None:  # a field too long for csvfast (the rows are known to be regular)
         parsed = _csv_objects(body, columns)
-    if parsed is None:
-        return None
+    if parsed is None or any(len(set(parsed[k])) < len(parsed[k]) for k in ("players", "tasks")):
+        return None  # (or two byte strings that decode to one name: the careful path merges)
     lines = np.arange(2, len(parsed["i"]) + 2)
     return _finish(parsed, name, lines)
 
 
-def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
+def _csv_numpy(split: Fields, columns: list[str]) -> dict[str, Any] | None:
     """The vectorised path (see csvfast); None for anything it does not handle."""
-    split = split_fields(body, len(columns))
-    if split is None:
-        return None
-    buf, starts, ends = split
     at = {c: k for k, c in enumerate(columns)}
     first, second = ("winner", "loser") if "winner" in at else ("a", "b")
-    pair = [at[first], at[second]]
-    players = factorize(buf, starts[:, pair], ends[:, pair])
-    tasks = factorize(buf, starts[:, at["task_id"]], ends[:, at["task_id"]])
+    players = factorize(split, [at[first], at[second]])
+    tasks = factorize(split, [at["task_id"]])
     if players is None or tasks is None:
         return None
     codes = players[0].reshape(-1, 2)
@@ -291,7 +291,7 @@ def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
         if column not in at:
             numbers[column] = np.ones(n) if column not in TOKENS else None
             continue
-        got = factorize(buf, starts[:, at[column]], ends[:, at[column]])
+        got = factorize(split, [at[column]])
         if got is None:
             return None
         convert = _token_value if column in TOKENS else float
@@ -314,12 +314,10 @@ def _csv_numpy(body: bytes, columns: list[str]) -> dict[str, Any] | None:
 
 
 def _csv_objects(body: bytes, columns: list[str]) -> dict[str, Any] | None:
-    """Split into Python bytes objects and factorise with dicts (long fields, rare layouts)."""
+    """Split into Python bytes objects and factorise with dicts (fields too long for csvfast).
+    Only for a body whose every line ``split_fields`` found to have ``len(columns)`` fields."""
     ncol = len(columns)
-    nrows = body.count(b"\n") + 1
     fields = body.replace(b"\n", b",").split(b",")
-    if len(fields) != nrows * ncol:
-        return None
     cols = {c: fields[k::ncol] for k, c in enumerate(columns)}
     try:
         return _columns_to_arrays(cols, decode=True)
