@@ -1,7 +1,9 @@
 """LLM-judge calls of a run: knockouts inside a best_of_n arm and pairwise arm comparisons.
 
 Every match is judged in both orders (``role = "judge"`` rows, ``round`` = the order). A judge
-row already in the ledger (a resumed run) is reused, never asked again. A call that gives no
+row's ``arm`` is ``"judge"`` (see :mod:`eloledger.judges.rows`: a per-arm sum never takes the
+judge's tokens for an arm's), ``judged`` names what it compared. A judge row already in the
+ledger (a resumed run) is reused, never asked again. A call that gives no
 verdict (failed, or named neither A, B nor TIE) is counted per pair label in the run result's
 ``judge_no_verdict`` fields; a match lacking a verdict in either order is left out, never a tie.
 """
@@ -15,6 +17,7 @@ from typing import Any
 
 from eloledger.judges.compare import ArmResult
 from eloledger.judges.llm import both_orders, judge_request, parse_verdict
+from eloledger.judges.rows import judge_fields, pair_arms
 from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -119,14 +122,7 @@ class LlmJudge:
         key = (task.task_id, arm, session, match, order)
         row = self.state.judges.get(key)
         if row is None:
-            fields = {
-                "task_id": task.task_id,
-                "arm": arm,
-                "session": session,
-                "sample": match,
-                "round": order,
-                "role": "judge",
-            }
+            fields = judge_fields(task.task_id, arm, session, match, order)
             j = self.spec.judge
             req = judge_request(task.task_id, task.prompt, a or "", b or "")
             if req.flags:  # answers that speak to the judge, flagged on its row
@@ -156,5 +152,5 @@ class LlmJudge:
         if verdict is not None:
             return
         r.judge_no_verdict_pairs[label] = r.judge_no_verdict_pairs.get(label, 0) + 1
-        for arm in label.split(" vs "):
+        for arm in pair_arms(label):
             r.judge_no_verdict[arm] = r.judge_no_verdict.get(arm, 0) + 1

@@ -531,7 +531,7 @@ class _Run:
         headers = None
         if self.endpoint.is_sim:
             headers = {
-                "x-sim-sample": f"{fields['arm']}|{fields['session']}|{fields['sample']}|{fields['round']}"
+                "x-sim-sample": f"{fields.get('judged', arm)}|{fields['session']}|{fields['sample']}|{fields['round']}"
             }
         while True:
             await self._wait_unpaused()
