@@ -154,3 +154,15 @@ def test_verdict_count_reads_both_shapes(tmp_path: Path, ledger: Path) -> None:
     calls, missing = counts[0]
     assert calls == len(rows) and set(missing) == {"baseline vs cot", "baseline vs pick",
                                                    "cot vs pick", "pick"}  # fmt: skip
+
+
+def test_an_arm_named_judge_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    text = SPEC.replace('name = "cot"', 'name = "judge"')
+    path = tmp_path / "spec.toml"
+    path.write_text(text)
+    assert main(["run", str(path), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert "spec.toml:" in err and "arm name 'judge' is the judge's" in err and "rename" in err
+    assert not list(tmp_path.glob("*.jsonl"))
