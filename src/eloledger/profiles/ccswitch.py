@@ -265,15 +265,21 @@ def profile_name(provider: Provider) -> str:
     return f"{slug[: 63 - len(provider.app) - 1]}-{provider.app}"
 
 
+def _bad(provider: Provider, what: str) -> UserError:
+    return UserError(f"{provider.where}: {what}",
+                     fix="repair the provider in CC Switch and import again")  # fmt: skip
+
+
+def _settings(provider: Provider) -> dict[str, Any]:
+    if not isinstance(provider.settings, dict):
+        raise _bad(provider, "settingsConfig is not an object")
+    return provider.settings
+
+
 def _env(provider: Provider) -> dict[str, Any]:
-    settings = provider.settings
-    if not isinstance(settings, dict):
-        raise UserError(f"{provider.where}: settingsConfig is not an object",
-                        fix="repair the provider in CC Switch and import again")  # fmt: skip
-    env = settings.get("env", {})
+    env = _settings(provider).get("env", {})
     if not isinstance(env, dict):
-        raise UserError(f"{provider.where}: settingsConfig.env is not an object",
-                        fix="repair the provider in CC Switch and import again")  # fmt: skip
+        raise _bad(provider, "settingsConfig.env is not an object")
     return env
 
 
@@ -282,8 +288,7 @@ def _text(env: dict[str, Any], name: str, provider: Provider) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise UserError(f"{provider.where}: {name} is not a string",
-                        fix="repair the provider in CC Switch and import again")  # fmt: skip
+        raise _bad(provider, f"{name} is not a string")
     return value.strip() or None
 
 
@@ -354,14 +359,10 @@ def _gemini(provider: Provider) -> Imported | None:
 
 
 def _codex(provider: Provider) -> Imported | None:
-    settings = provider.settings
-    if not isinstance(settings, dict):
-        raise UserError(f"{provider.where}: settingsConfig is not an object",
-                        fix="repair the provider in CC Switch and import again")  # fmt: skip
+    settings = _settings(provider)
     text = settings.get("config") or ""
     if not isinstance(text, str):
-        raise UserError(f"{provider.where}: settingsConfig.config is not TOML text",
-                        fix="repair the provider in CC Switch and import again")  # fmt: skip
+        raise _bad(provider, "settingsConfig.config is not TOML text")
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
