@@ -612,12 +612,13 @@ def _import_cc_switch(args: argparse.Namespace) -> int:
     """Every Claude/Codex/Gemini provider CC Switch stores, one profile each (keys masked)."""
     from pathlib import Path
 
-    from eloledger.profiles import ccswitch
+    from eloledger.profiles import ccswitch, ccswitch_store
     from eloledger.profiles.store import load_profiles
     from eloledger.redact import mask, mask_url
     from eloledger.tables import to_json
 
-    store = ccswitch.read_store(ccswitch.locate(Path(args.path) if args.path else None))
+    where = ccswitch_store.locate(Path(args.path) if args.path else None)
+    store = ccswitch_store.read_store(where)
     imported, notes = ccswitch.to_profiles(store)
     if not imported:
         raise UserError(
