@@ -2,7 +2,8 @@
 
 The guides sum a ledger's tokens per arm with ``jq`` and ``awk`` on the ``arm`` field. A run
 with an LLM judge (matches between arms and a knockout inside a best-of-n arm) writes its judge
-calls with ``arm = "judge"`` and what they compared in ``judged``, so those sums show the
+calls with ``arm = "judge"`` and what they compared in ``judged`` (with the guides' ``winner`` and ``opponent`` on a match between arms),
+so those sums show the
 experiment's arms plus one ``judge`` line, and each arm's sum is what ``eloledger tokens`` bills
 it. Readers of judge rows (resume, the verdict count of ``elo --ledger``, the duplicate finder
 of ``doctor --ledger``) key them by ``judged``, and still read ledgers written before, where
@@ -21,6 +22,7 @@ import orjson
 import pytest
 
 from eloledger.cli import main
+from eloledger.judges.llm import parse_verdict
 from eloledger.judges.verdicts import verdict_counts
 from eloledger.ledger.dedupe import DuplicateFinder
 from eloledger.runner.run import run_experiment
@@ -127,6 +129,18 @@ def test_judge_rows_name_what_they_compared(ledger: Path) -> None:
     for label in pairs:  # every task, both orders
         mine = sorted((r["task_id"], r["round"]) for r in judges if r["judged"] == label)
         assert mine == sorted((t, order) for t in tasks for order in (0, 1))
+    # the guides' winner/opponent on a match between arms, from the verdict and the order shown
+    decided = 0
+    for r in judges:
+        verdict = parse_verdict(r["content"]) if r["status"] == "ok" else None
+        if r["judged"] == "pick" or verdict in (None, 0.5):
+            assert "winner" not in r and "opponent" not in r
+            continue
+        first, second = r["judged"].split(" vs ")
+        shown_a, shown_b = (first, second) if r["round"] == 0 else (second, first)
+        assert (r["winner"], r["opponent"]) == ((shown_a, shown_b) if verdict == 1.0 else (shown_b, shown_a))
+        decided += 1
+    assert decided > 0
 
 
 def test_no_two_judge_calls_share_an_identity(ledger: Path) -> None:

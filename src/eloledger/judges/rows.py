@@ -5,7 +5,9 @@ A judge call is nobody's arm: the guides sum tokens per arm with one-liners such
 So a judge row carries ``arm = "judge"`` (one honest line, the judge's cost) and names what it
 compared in ``judged``: ``"baseline vs cot"`` for a match between two arms, the arm's name for
 a knockout between that arm's own samples. Ledgers written before this put that label in
-``arm``; :func:`judge_label` reads both.
+``arm``; :func:`judge_label` reads both. A match between two arms also says, in the guides'
+words, which arm the call preferred: ``winner`` and ``opponent`` (left out on a tie or a
+reply without a verdict).
 """
 
 from __future__ import annotations
@@ -39,3 +41,13 @@ def judge_label(row: Mapping[str, Any]) -> str:
 def pair_arms(label: str) -> list[str]:
     """The arm names in a label: two for a match between arms, one for a knockout."""
     return label.split(PAIR_SEP)
+
+
+def verdict_fields(pair: tuple[str, str] | None, order: int, verdict: float | None) -> dict[str, str]:
+    """``{"winner", "opponent"}`` of one judge call between the arms ``pair`` (``order`` 0
+    showed the first as A); empty for a knockout (no pair), a tie or no verdict."""
+    if pair is None or verdict is None or verdict == 0.5:
+        return {}
+    shown_a, shown_b = pair if order == 0 else pair[::-1]
+    winner, opponent = (shown_a, shown_b) if verdict == 1.0 else (shown_b, shown_a)
+    return {"winner": winner, "opponent": opponent}

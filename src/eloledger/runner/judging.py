@@ -17,7 +17,7 @@ from typing import Any
 
 from eloledger.judges.compare import ArmResult
 from eloledger.judges.llm import both_orders, judge_request, parse_verdict
-from eloledger.judges.rows import judge_fields, pair_arms
+from eloledger.judges.rows import judge_fields, pair_arms, verdict_fields
 from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -96,7 +96,13 @@ class LlmJudge:
         prefs = await asyncio.gather(
             *(
                 self._match(
-                    task, f"{a} vs {b}", s, 0, arms[a][s].content or "", arms[b][s].content or ""
+                    task,
+                    f"{a} vs {b}",
+                    s,
+                    0,
+                    arms[a][s].content or "",
+                    arms[b][s].content or "",
+                    pair=(a, b),
                 )
                 for s in sessions
             )
@@ -107,17 +113,33 @@ class LlmJudge:
         return (task_id, a, b, sum(judged) / len(judged))
 
     async def _match(
-        self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
+        self,
+        task: Task,
+        arm: str,
+        session: int,
+        match: int,
+        content_x: str,
+        content_y: str,
+        pair: tuple[str, str] | None = None,
     ) -> float | None:
-        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict)."""
+        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict).
+        ``pair``: the two arms X and Y answered for (None in a knockout inside one arm)."""
         verdicts = await asyncio.gather(
-            self._judge_call(task, arm, session, match, 0, content_x, content_y),
-            self._judge_call(task, arm, session, match, 1, content_y, content_x),
+            self._judge_call(task, arm, session, match, 0, content_x, content_y, pair),
+            self._judge_call(task, arm, session, match, 1, content_y, content_x, pair),
         )
         return both_orders(verdicts[0], verdicts[1])
 
     async def _judge_call(
-        self, task: Task, arm: str, session: int, match: int, order: int, a: str, b: str
+        self,
+        task: Task,
+        arm: str,
+        session: int,
+        match: int,
+        order: int,
+        a: str,
+        b: str,
+        pair: tuple[str, str] | None = None,
     ) -> float | None:
         key = (task.task_id, arm, session, match, order)
         row = self.state.judges.get(key)
@@ -137,6 +159,9 @@ class LlmJudge:
                 first_attempt=self.state.judge_next_attempt.get(key, 1),
                 task=task,
                 model=j.model,
+                annotate=lambda r: r.update(
+                    verdict_fields(pair, order, parse_verdict(r.get("content")))
+                ),
             )
             if row is None:
                 self.skipped += 1  # stopped (budget, errors): reported once, counted
