@@ -139,10 +139,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(PATH: its folder, cc-switch.db or config.json; default ~/.cc-switch) into one profile "
         "each, keys into the 0600 secrets file. CC Switch's files are only read.",
     )
-    p.add_argument("name", nargs="?", default="imported")
+    p.add_argument("name", nargs="?", default="imported",
+                   help="the new profile's name (default: imported), or cc-switch")  # fmt: skip
     p.add_argument("path", nargs="?", help="with cc-switch: CC Switch's folder or store file")
     p.add_argument("--replace", action="store_true", help="replace an existing profile")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="with cc-switch: what was imported, as a table or JSON")  # fmt: skip
 
     for action in actions.choices.values():
         action.formatter_class = WrappedHelpFormatter
