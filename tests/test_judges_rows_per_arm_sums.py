@@ -180,3 +180,21 @@ def test_an_arm_named_judge_is_refused_at_its_line(
     err = capsys.readouterr().err
     assert "spec.toml:" in err and "arm name 'judge' is the judge's" in err and "rename" in err
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_history_audit_and_elo_read_the_arms_only(
+    ledger: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["history", "--add", str(ledger)]) == 0
+    capsys.readouterr()
+    assert main(["history", "--format", "json"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert set(run["arms"]) == ARMS
+    assert main(["audit", "--by", "run", "--format", "json"]) == 0
+    (period,) = json.loads(capsys.readouterr().out)["periods"]
+    assert period["bestofn_share"] == pytest.approx(1 / 3)  # pick, of three arms
+    comparisons = ledger.with_name("guide.comparisons.csv")
+    assert main(["elo", str(comparisons), "--ledger", str(ledger), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {p["name"] for p in report["players"]} == ARMS
+    assert all(p["tokens_per_task"] for p in report["players"])
