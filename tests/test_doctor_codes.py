@@ -16,6 +16,7 @@ import pytest
 
 from eloledger.doctor.effective import collect
 from eloledger.doctor.findings import CODES, Finding
+from eloledger.doctor.guide_vars import guide_var_findings
 from eloledger.doctor.ledger_audit import audit_ledger
 from eloledger.doctor.probes import ProbeTarget, probe
 from eloledger.doctor.static import live_config_findings, profile_findings
@@ -231,6 +232,10 @@ SCENARIOS: dict[str, Scenario] = {
         _write(h / ".gemini/trustedFolders.json", json.dumps({str(Path.cwd()): "DO_NOT_TRUST"})),
         _static(m),
     )[2],
+    "env.guide_var_mismatch": lambda h, m: guide_var_findings(  # the root where /v1 belongs
+        Profile("taotoken", "https://taotoken.net/api", key_env="HOME"),
+        {"TAOTOKEN_BASE_URL": "https://taotoken.net/api"},
+    ),
     "hosts.inconsistent": lambda h, m: profile_findings(
         Profile(
             "split",

@@ -71,9 +71,10 @@ def test_debate_select_judge_takes_the_judges_pick(tmp_path: Path) -> None:
 
     # its calls are judge rows: one match per task, judged in both orders, for this arm only
     judge_rows = [r for r in ledger if r["role"] == "judge"]
-    assert sorted((r["arm"], r["task_id"], r["sample"], r["round"]) for r in judge_rows) == sorted(
+    assert sorted((r["judged"], r["task_id"], r["sample"], r["round"]) for r in judge_rows) == sorted(
         ("debate_judge", t["task_id"], 0, order) for t in TASKS for order in (0, 1)
     )
+    assert {r["arm"] for r in judge_rows} == {"judge"}  # nobody's arm: per-arm sums leave it out
     assert all(r["status"] == "ok" and r["content"] in ("A", "B") for r in judge_rows)
     judge_bodies = [b for b in bodies if JUDGE_ASK in json.dumps(b)]
     assert len(judge_bodies) == len(judge_rows) == 6

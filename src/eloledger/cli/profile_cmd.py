@@ -22,6 +22,7 @@ examples:
   eloledger profile restore --list
   eloledger profile restore 20261129T091500.123456Z --yes
   eloledger profile import mine
+  eloledger profile import cc-switch                 # every provider in ~/.cc-switch
 
 Targets: claude (settings.json env), codex (config.toml provider), gemini (~/.gemini/.env and
 settings.json), shell (eval "$(eloledger env)"). Only keys eloledger owns are changed; every
@@ -130,9 +131,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", "-y", action="store_true", help="do not ask")
     p.add_argument("--format", **fmt)
 
-    p = actions.add_parser("import", help="adopt your current live configs as a profile")
-    p.add_argument("name", nargs="?", default="imported")
+    p = actions.add_parser(
+        "import",
+        help="adopt your current live configs as a profile, or CC Switch's providers",
+        description="Adopt the live Claude Code / Codex / Gemini configs as profile NAME; or, "
+        "with NAME = cc-switch, turn every Claude, Codex and Gemini provider stored by CC Switch "
+        "(PATH: its folder, cc-switch.db or config.json; default ~/.cc-switch) into one profile "
+        "each, keys into the 0600 secrets file. CC Switch's files are only read.",
+    )
+    p.add_argument("name", nargs="?", default="imported",
+                   help="the new profile's name (default: imported), or cc-switch")  # fmt: skip
+    p.add_argument("path", nargs="?", help="with cc-switch: CC Switch's folder or store file")
     p.add_argument("--replace", action="store_true", help="replace an existing profile")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="with cc-switch: what was imported, as a table or JSON")  # fmt: skip
 
     for action in actions.choices.values():
         action.formatter_class = WrappedHelpFormatter
@@ -576,6 +588,13 @@ def _import(args: argparse.Namespace) -> int:
     from eloledger.profiles import importer
     from eloledger.profiles.store import load_profiles
 
+    if args.name == "cc-switch":
+        return _import_cc_switch(args)
+    if args.path is not None:
+        raise UserError(
+            f"unexpected argument {args.path!r}",
+            fix="a PATH goes with 'profile import cc-switch PATH' only",
+        )
     if args.name in load_profiles() and not args.replace:
         raise UserError(f"profile {args.name!r} exists", fix="pick another name or --replace")
     found = importer.scan()
@@ -588,4 +607,54 @@ def _import(args: argparse.Namespace) -> int:
     profile = importer.to_profile(found, args.name)
     importer.adopt(found, profile)
     print(f"imported profile {profile.name!r} from {', '.join(found.sources)}")
+    return 0
+
+
+def _import_cc_switch(args: argparse.Namespace) -> int:
+    """Every Claude/Codex/Gemini provider CC Switch stores, one profile each (keys masked)."""
+    from pathlib import Path
+
+    from eloledger.profiles import ccswitch, ccswitch_store
+    from eloledger.profiles.store import load_profiles
+    from eloledger.redact import mask, mask_url
+    from eloledger.tables import to_json
+
+    where = ccswitch_store.locate(Path(args.path) if args.path else None)
+    store = ccswitch_store.read_store(where)
+    imported, notes = ccswitch.to_profiles(store)
+    if not imported:
+        raise UserError(
+            f"{store.path}: no Claude, Codex or Gemini provider with a base URL",
+            fix="add the gateway in CC Switch, or 'eloledger profile add NAME --base-url URL'",
+        )
+    ccswitch.save(imported, set(load_profiles()), replace=args.replace)
+    skipped = [f"{plural(n, 'provider')} for {app}, which eloledger does not switch"
+               for app, n in sorted(store.skipped.items())]  # fmt: skip
+    rows = [
+        {
+            "profile": i.profile.name,
+            "app": i.provider.app,
+            "provider": i.provider.name,
+            "current": i.provider.current,
+            "base_url": mask_url(i.profile.client_base_url(i.provider.app)),
+            "model": i.profile.model,
+            "key": mask(i.key) if i.key else (f"${i.profile.key_env}" if i.profile.key_env else None),
+            "left_out": i.left_out,
+        }
+        for i in imported
+    ]
+    if args.format == "json":
+        print(to_json({"source": str(store.path), "layout": store.layout, "profiles": rows,
+                       "notes": notes + skipped}))  # fmt: skip
+        return 0
+    print(f"imported {plural(len(rows), 'profile')} from {store.path} ({store.layout}):")
+    for r in rows:
+        current = " (current in CC Switch)" if r["current"] else ""
+        key = f"key {r['key']}" if r["key"] else "no key"
+        print(f"  {r['profile']}: {r['app']} via {r['base_url']}, {key}{current}")
+        if r["left_out"]:
+            print(f"    not carried over (no profile field; left in CC Switch): "
+                  f"{', '.join(r['left_out'])}")  # fmt: skip
+    for line in notes + skipped:
+        print(f"  note: {line}")
     return 0

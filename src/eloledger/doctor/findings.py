@@ -25,6 +25,11 @@ CODES: dict[str, tuple[str, str]] = {
     "url.trailing_slash": ("info", "a trailing slash on the base URL"),
     "env.empty_base_url": ("error", "a base URL variable set to the empty string"),
     "env.shadowed": ("warning", "a value that another source overrides for that client"),
+    "env.guide_var_mismatch": (
+        "warning",
+        "TAOTOKEN_BASE_URL / TAOTOKEN_BASE (read by the guides' scripts) disagree with the "
+        "active profile's gateway",
+    ),
     "auth.missing_key": ("error", "no key where one is needed"),
     "auth.placeholder_key": ("error", "the key is a placeholder such as YOUR_API_KEY"),
     "auth.key_whitespace": ("error", "the key has whitespace or a newline around it"),

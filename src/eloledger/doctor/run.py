@@ -96,6 +96,7 @@ def run_doctor(
     else:
         report.findings += live
         report.findings += _all_profile_findings(report, eff)
+    report.findings += _guide_var_findings(chosen, eff.env)
     if not offline:
         targets = profile_targets(chosen, wires) if chosen else live_targets(eff)
         report.add_probes(probe_all(targets, timeout=timeout))
@@ -356,6 +357,23 @@ def live_targets(eff: Effective) -> list[ProbeTarget]:
             seen.add(ident)
             unique.append(t)
     return unique
+
+
+def _guide_var_findings(chosen, env: Mapping[str, str]) -> list[Finding]:  # noqa: ANN001
+    """The guides' TAOTOKEN_* variables against the profile asked for, else the active one."""
+    from eloledger.doctor.guide_vars import active_profile_name, guide_var_findings
+    from eloledger.errors import UserError
+    from eloledger.profiles.store import get_profile
+
+    if chosen is None:
+        name = active_profile_name(env)
+        if name is None:
+            return []
+        try:
+            chosen = get_profile(name)
+        except UserError:
+            return []  # a profile removed since: nothing to compare with
+    return guide_var_findings(chosen, env)
 
 
 def _default_auth(wire: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from eloledger.judges.llm import parse_verdict
+from eloledger.judges.rows import judge_label
 
 
 def verdict_counts(
@@ -37,7 +38,7 @@ def verdict_counts(
         ok = row.get("status") == "ok"
         lost = not ok or parse_verdict(row.get("content")) is None
         if lost:
-            missing[str(row.get("arm"))] += 1
+            missing[judge_label(row)] += 1
         model = str(row.get("model") or "?")
         calls, without = per_judge.get(model, (0, 0))
         per_judge[model] = (calls + 1, without + lost)
@@ -58,8 +59,11 @@ def _scan_judge_rows(path: Path, finals: dict[tuple, dict[str, Any]]) -> None:
                 continue
             if row.get("status") != "ok" and row.get("will_retry"):
                 continue
-            key = tuple(
-                row.get(k) for k in ("run_id", "task_id", "arm", "session", "sample", "round")
+            key = (
+                row.get("run_id"),
+                row.get("task_id"),
+                judge_label(row),
+                *(row.get(k) for k in ("session", "sample", "round")),
             )
             if finals.get(key, {}).get("status") != "ok":
                 finals[key] = row

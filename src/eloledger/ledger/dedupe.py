@@ -20,7 +20,8 @@ import numpy as np
 
 from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
-IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "attempt", "role", "call_id")
+IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "attempt", "role", "call_id",
+            "judged")  # fmt: skip  # judged: what a judge row compared (its arm is "judge")
 _ALIASES = {"arm": ("strategy",), "task_id": ("task", "case_id")}
 _SHOW = 3
 
@@ -116,6 +117,7 @@ class _Fields(msgspec.Struct):
     attempt: Any = None
     role: Any = None
     call_id: Any = None
+    judged: Any = None
 
 
 _DECODER = msgspec.json.Decoder(_Fields)
@@ -137,6 +139,7 @@ class _Call(msgspec.Struct, frozen=True, gc=False):
     attempt: _Int | None = None
     role: str = "sample"
     call_id: str | None = None
+    judged: str | None = None
     strategy: None = None
     task: None = None
     case_id: None = None

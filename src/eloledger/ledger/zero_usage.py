@@ -45,6 +45,6 @@ def zero_usage_warnings(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
         return []
     return [
         f"{len(found)} ok call(s) report zero token usage, first at {found[0]}: that is usage "
-        "the gateway did not pass on, not a free call, and their tokens in the table are too "
-        "low (run 'eloledger doctor --ledger' to see which gateway drops usage)"
+        "the gateway did not pass on, not a free call; the table counts them as missing usage "
+        "(run 'eloledger doctor --ledger' to see which gateway drops usage)"
     ]

@@ -24,7 +24,12 @@ their own names.
 
 Tokens: billed tokens count everywhere -- every ``sample``/``select`` call with reported usage,
 failed calls included, judge and probe calls never (the rule of
-:mod:`eloledger.rating.budget_sessions`, shared with curves and fairness).
+:mod:`eloledger.rating.budget_sessions`, shared with curves and fairness). An ok call whose
+usage says zero (0 total, or an explicit 0 prompt tokens, not estimated) is usage the gateway
+did not pass on, never a free call -- the rule of ``tokens`` and ``doctor --ledger``
+(``ledger.summary.counted_usage``): in an arm whose other calls report usage it counts as
+missing usage, at the arm's median, and as ESTIMATED in the arm's token share; an arm none of
+whose calls report usage keeps no token cost, so its Elo per token stays empty.
 """
 
 from __future__ import annotations
@@ -39,7 +44,13 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.rating.budget_sessions import row_pass, session_key, session_totals
+from eloledger.rating.budget_sessions import (
+    BUDGET_ROLES,
+    row_pass,
+    row_tokens,
+    session_key,
+    session_totals,
+)
 
 PASS_THRESHOLD = 0.5
 RESULTS_SUFFIX = ".results.csv"
@@ -119,6 +130,7 @@ def arm_outcomes(
     threshold: float = PASS_THRESHOLD,
 ) -> tuple[dict[str, ArmOutcome], list[str]]:
     """Per-arm outcomes from ledger rows (and the run's submitted answers when known)."""
+    rows, imputed = zero_usage_as_missing(rows)
     spent, warnings = session_totals(rows)
     warnings = list(warnings)
     results = results or {}
@@ -194,6 +206,10 @@ def arm_outcomes(
         o.k = int(math.floor(min(per_session))) if per_session else None
         o.submitted = "+".join(sorted(sources))
         guess = estimated.get(arm)
+        if arm in imputed:  # zero-usage calls, counted at the arm's median: estimated too
+            count, tokens = imputed[arm]
+            guess = guess or [0, 0.0, 0.0]
+            guess = [guess[0] + count, guess[1] + tokens, guess[2] + tokens]
         if guess:
             o.usage_estimated = int(guess[0])
             o.estimated_token_share = guess[1] / guess[2] if guess[2] else 0.0
@@ -208,6 +224,51 @@ def arm_outcomes(
             "ledger"
         )
     return out, warnings
+
+
+def zero_usage(row: Mapping[str, Any]) -> bool:
+    """An ok arm call whose usage says zero: usage the gateway dropped, never a free call."""
+    if str(row.get("role") or "sample") not in BUDGET_ROLES:
+        return False
+    if str(row.get("status") or "ok") != "ok":
+        return False
+    if row.get("usage_source") in ("estimated", "missing"):
+        return False
+    return row.get("total_tokens") == 0 or row.get("prompt_tokens") == 0
+
+
+def zero_usage_as_missing(
+    rows: Sequence[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], dict[str, tuple[int, float]]]:
+    """``rows`` with each zero-usage call marked ``usage_source = "missing"`` (so the budget
+    counts it at its arm's median, with a warning), and per arm ``(calls, tokens)`` imputed.
+
+    Only in arms that have a call with real usage: an arm with none keeps its zeros, which the
+    Elo table reads as no token usage (empty token columns) rather than as a free arm.
+    """
+    zero = [zero_usage(r) for r in rows]
+    if not any(zero):
+        return list(rows), {}
+    reported: dict[str, list[float]] = {}
+    for row, is_zero in zip(rows, zero, strict=True):
+        arm = row.get("arm")
+        if is_zero or arm is None or str(row.get("status") or "ok") != "ok":
+            continue
+        if str(row.get("role") or "sample") in BUDGET_ROLES:
+            tokens = row_tokens(row)
+            if tokens is not None:
+                reported.setdefault(str(arm), []).append(tokens)
+    out: list[Mapping[str, Any]] = []
+    imputed: dict[str, tuple[int, float]] = {}
+    for row, is_zero in zip(rows, zero, strict=True):
+        arm = str(row.get("arm"))
+        if is_zero and arm in reported:
+            out.append({**row, "usage_source": "missing"})
+            count, tokens = imputed.get(arm, (0, 0.0))
+            imputed[arm] = (count + 1, tokens + float(np.median(reported[arm])))
+        else:
+            out.append(row)
+    return out, imputed
 
 
 def unsandboxed_warning(arms: Sequence[str]) -> str:

@@ -1,7 +1,9 @@
 """LLM-judge calls of a run: knockouts inside a best_of_n arm and pairwise arm comparisons.
 
 Every match is judged in both orders (``role = "judge"`` rows, ``round`` = the order). A judge
-row already in the ledger (a resumed run) is reused, never asked again. A call that gives no
+row's ``arm`` is ``"judge"`` (see :mod:`eloledger.judges.rows`: a per-arm sum never takes the
+judge's tokens for an arm's), ``judged`` names what it compared. A judge row already in the
+ledger (a resumed run) is reused, never asked again. A call that gives no
 verdict (failed, or named neither A, B nor TIE) is counted per pair label in the run result's
 ``judge_no_verdict`` fields; a match lacking a verdict in either order is left out, never a tie.
 """
@@ -15,6 +17,7 @@ from typing import Any
 
 from eloledger.judges.compare import ArmResult
 from eloledger.judges.llm import both_orders, judge_request, parse_verdict
+from eloledger.judges.rows import judge_fields, pair_arms, verdict_fields
 from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -93,7 +96,13 @@ class LlmJudge:
         prefs = await asyncio.gather(
             *(
                 self._match(
-                    task, f"{a} vs {b}", s, 0, arms[a][s].content or "", arms[b][s].content or ""
+                    task,
+                    f"{a} vs {b}",
+                    s,
+                    0,
+                    arms[a][s].content or "",
+                    arms[b][s].content or "",
+                    pair=(a, b),
                 )
                 for s in sessions
             )
@@ -104,29 +113,38 @@ class LlmJudge:
         return (task_id, a, b, sum(judged) / len(judged))
 
     async def _match(
-        self, task: Task, arm: str, session: int, match: int, content_x: str, content_y: str
+        self,
+        task: Task,
+        arm: str,
+        session: int,
+        match: int,
+        content_x: str,
+        content_y: str,
+        pair: tuple[str, str] | None = None,
     ) -> float | None:
-        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict)."""
+        """Preference for X over Y: both orders judged, averaged (0.5 = tie; None = no verdict).
+        ``pair``: the two arms X and Y answered for (None in a knockout inside one arm)."""
         verdicts = await asyncio.gather(
-            self._judge_call(task, arm, session, match, 0, content_x, content_y),
-            self._judge_call(task, arm, session, match, 1, content_y, content_x),
+            self._judge_call(task, arm, session, match, 0, content_x, content_y, pair),
+            self._judge_call(task, arm, session, match, 1, content_y, content_x, pair),
         )
         return both_orders(verdicts[0], verdicts[1])
 
     async def _judge_call(
-        self, task: Task, arm: str, session: int, match: int, order: int, a: str, b: str
+        self,
+        task: Task,
+        arm: str,
+        session: int,
+        match: int,
+        order: int,
+        a: str,
+        b: str,
+        pair: tuple[str, str] | None = None,
     ) -> float | None:
         key = (task.task_id, arm, session, match, order)
         row = self.state.judges.get(key)
         if row is None:
-            fields = {
-                "task_id": task.task_id,
-                "arm": arm,
-                "session": session,
-                "sample": match,
-                "round": order,
-                "role": "judge",
-            }
+            fields = judge_fields(task.task_id, arm, session, match, order)
             j = self.spec.judge
             req = judge_request(task.task_id, task.prompt, a or "", b or "")
             if req.flags:  # answers that speak to the judge, flagged on its row
@@ -141,6 +159,9 @@ class LlmJudge:
                 first_attempt=self.state.judge_next_attempt.get(key, 1),
                 task=task,
                 model=j.model,
+                annotate=lambda r: r.update(
+                    verdict_fields(pair, order, parse_verdict(r.get("content")))
+                ),
             )
             if row is None:
                 self.skipped += 1  # stopped (budget, errors): reported once, counted
@@ -156,5 +177,5 @@ class LlmJudge:
         if verdict is not None:
             return
         r.judge_no_verdict_pairs[label] = r.judge_no_verdict_pairs.get(label, 0) + 1
-        for arm in label.split(" vs "):
+        for arm in pair_arms(label):
             r.judge_no_verdict[arm] = r.judge_no_verdict.get(arm, 0) + 1

@@ -37,7 +37,7 @@ import secrets
 import stat
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -521,8 +521,10 @@ class _Run:
         model: str | None = None,
         system: str | None = None,
         route: _Route | None = None,
+        annotate: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any] | None:
-        """Make one logical call; every attempt is a ledger row. None if never made (stop)."""
+        """Make one logical call; every attempt is a ledger row. None if never made (stop).
+        ``annotate`` adds fields read from an ok answer (a judge's winner) before it is written."""
         route = route or self.routes[None]
         role = fields["role"]
         arm = fields["arm"]
@@ -531,7 +533,7 @@ class _Run:
         headers = None
         if self.endpoint.is_sim:
             headers = {
-                "x-sim-sample": f"{fields['arm']}|{fields['session']}|{fields['sample']}|{fields['round']}"
+                "x-sim-sample": f"{fields.get('judged', arm)}|{fields['session']}|{fields['sample']}|{fields['round']}"
             }
         while True:
             await self._wait_unpaused()
@@ -564,6 +566,8 @@ class _Run:
                 verdict = await score_sample(row, task, self.spec.judge, self.tests_gate)
                 if verdict is not None and verdict.detail and "feedback" in fields:
                     row["test_detail"] = verdict.detail[:2000]  # a refine round quotes it
+            if res.status == "ok" and annotate is not None:
+                annotate(row)
             retry = (
                 res.status == "error"
                 and res.error_class in RETRYABLE

@@ -17,6 +17,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 
 from eloledger.errors import UserError
+from eloledger.judges.rows import JUDGE_ARM
 from eloledger.rating.gates import GATE_KEYS, check_spec_gates
 from eloledger.textsafe import refuse_control
 
@@ -391,6 +392,11 @@ def _build(
                 raise UserError(
                     f"{loc.at('arms', 'name', index)}: duplicate arm name {arm.name!r}",
                     fix="give every arm its own name",
+                )
+            if arm.name == JUDGE_ARM:  # the LLM judge's rows carry arm = "judge"
+                raise UserError(
+                    f"{loc.at('arms', 'name', index)}: arm name {arm.name!r} is the judge's",
+                    fix="rename the arm (the LLM judge's calls are written with arm = \"judge\")",
                 )
             seen.add(arm.name)
             spec.arms.append(arm)

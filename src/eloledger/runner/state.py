@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from eloledger.errors import UserError
+from eloledger.judges.rows import judge_label
 
 SampleKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample, round (debate/refine)
 JudgeKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample (match), round (order)
@@ -89,7 +90,7 @@ def read_state(path: Path, experiment: str, redo: frozenset[str] = frozenset()) 
             state.next_attempt[key] = max(state.next_attempt.get(key, 1), attempt + 1)
         elif role == "judge":
             state.judge_tokens += int(row.get("total_tokens") or 0)
-            jkey = rkey
+            jkey = (rkey[0], judge_label(row), *rkey[2:])  # keyed by what it compared
             if jkey in state.judges and state.judges[jkey].get("status") == "ok":
                 continue
             if final:

@@ -4,13 +4,16 @@ Decision on keys: when the profile's key lives in an environment variable, the o
 *references* it (``export OPENAI_API_KEY="$OPENROUTER_API_KEY"``), so the key never appears in
 the text; when it lives in the 0600 secrets file, the literal key is exported (single-quoted),
 because the output exists to be eval'ed. Variables of clients the profile does not serve are
-``unset`` so a previous profile's URL or key cannot leak into this one.
+``unset`` so a previous profile's URL or key cannot leak into this one. A TaoToken profile
+also exports the two variables the guides' scripts read (:mod:`eloledger.profiles.guide_vars`);
+any other profile unsets them, so a script cannot keep calling the previous gateway.
 """
 
 from __future__ import annotations
 
 import shlex
 
+from eloledger.profiles.guide_vars import GUIDE_VARS, guide_vars, is_taotoken
 from eloledger.profiles.model import ENV_RE, MODEL_ROLES, Profile, check_var
 from eloledger.profiles.writers import codex
 
@@ -25,6 +28,7 @@ KNOWN_VARS = (
     "GOOGLE_GEMINI_BASE_URL",
     "GEMINI_API_KEY",
     "GEMINI_MODEL",
+    *GUIDE_VARS,
 )
 
 
@@ -60,6 +64,8 @@ def variables(profile: Profile, secret_key: str | None) -> dict[str, tuple[str, 
         var = codex.key_env(profile)
         if var not in out:
             key_var(var)
+    if is_taotoken(profile):
+        out.update({var: (url, False) for var, url in guide_vars(profile).items()})
     out["ELOLEDGER_PROFILE"] = (profile.name, False)
     return out
 
