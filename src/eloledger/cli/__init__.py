@@ -30,7 +30,7 @@ COMMAND_NAMES = (
     "elo_cmd",
     "curve_cmd",
     "fairness_cmd",
-    "history_cmd",  # issue 20 item 8: run index
+    "history_cmd",
     "audit_cmd",
     "doctor_cmd",
     "profile_cmd",
@@ -71,7 +71,18 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_NAMES if only is None else only:
         _command(name).register(sub)
+    _wrap_help(parser)
     return parser
+
+
+def _wrap_help(parser: argparse.ArgumentParser) -> None:
+    """Every command's (and sub-command's) help wraps to the terminal between words."""
+    from eloledger.cli.helpformat import WrappedHelpFormatter
+
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for child in getattr(action, "choices", {}).values():
+            child.formatter_class = WrappedHelpFormatter
+            _wrap_help(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from eloledger.cli.options import add_format_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
@@ -17,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--since", metavar="DATE", help="only runs from this ISO date on")
     parser.add_argument("--by", choices=("week", "run"), default="week")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    add_format_option(parser)
     parser.set_defaults(handler=handle)
 
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from eloledger.cli.options import add_format_option
+
 EPILOG = """\
 examples:
   eloledger curve runs/ledger.jsonl                      # table: Elo at each token budget
@@ -108,9 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="what the bootstrap resamples (default: tasks, like `elo`: intervals that cover "
         "the population of tasks; sessions = the tasks held fixed, both = tasks then sessions)",
     )
-    parser.add_argument(
-        "--format", choices=("table", "json", "csv"), default="table", help="output format"
-    )
+    add_format_option(parser, ("table", "json", "csv"))
     parser.add_argument(
         "--axis",
         choices=("tokens", "cost", "seconds"),
@@ -123,7 +123,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also write the figure: FILE.svg or FILE.png (needs the 'plot' extra: matplotlib)",
     )
-    from eloledger.cli.fairness_cmd import add_selection_args
+    from eloledger.cli.options import add_selection_args
 
     add_selection_args(parser)  # --split/--tag/--tasks, as tokens, elo and fairness have
     parser.set_defaults(handler=handle)

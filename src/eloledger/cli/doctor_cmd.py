@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from eloledger.cli.helpformat import WrappedHelpFormatter
+from eloledger.cli.options import add_format_option
 
 EPILOG = """\
 examples:
@@ -38,9 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--profile", metavar="NAME", help="check and probe this profile")
     parser.add_argument("--offline", action="store_true", help="static checks only (no probes)")
     parser.add_argument("--ledger", metavar="FILE", help="audit this JSONL token ledger")
-    parser.add_argument(
-        "--format", choices=("table", "json"), default="table", help="output (default: table)"
-    )
+    add_format_option(parser)
     parser.add_argument("--url", metavar="URL", help="ad-hoc: probe this base URL (no profile)")
     parser.add_argument(
         "--wire",

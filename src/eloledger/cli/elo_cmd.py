@@ -9,6 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eloledger.cli.options import (
+    FORMATS,
+    INTERVALS,
+    add_format_option,
+    add_wide_option,
+    interval_method,
+)
 from eloledger.errors import UserError
 from eloledger.rating.elo_files import (
     BASE_COLUMNS,
@@ -66,7 +73,6 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
                 with usage, failed calls included (as curve and fairness count)
 """
 
-INTERVALS = ("sandwich", "bootstrap", "none")
 # Which columns give way on a narrow terminal (highest first); the rest always show.
 # With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
 # pass@1, tok/success. --wide (or csv/md/json) gives every column.
@@ -168,13 +174,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="none",
         help="'equal': every task weighs the same however many comparisons it has (default: none)",
     )
-    parser.add_argument(
-        "--format", choices=("table", "json", "csv", "md"), default="table", help="output format"
-    )
+    add_format_option(parser, FORMATS)
     parser.add_argument(
         "--example", action="store_true", help="run on the best-of-k example shipped with eloledger"
     )
-    from eloledger.cli.fairness_cmd import add_selection_args
+    from eloledger.cli.options import add_selection_args
 
     add_selection_args(parser)
     parser.add_argument(
@@ -243,7 +247,7 @@ def compute(args: argparse.Namespace) -> Any:
         selection=_selection(args),
         anchor=args.anchor,
         bootstrap=args.bootstrap,
-        intervals=_interval_method(args),
+        intervals=interval_method(args),
         seed=args.seed,
         prior=args.prior,
         task_weight=args.task_weight,
@@ -279,22 +283,6 @@ def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
     return args.knee
 
 
-def _interval_method(args: argparse.Namespace) -> str:
-    """--intervals, else what --bootstrap N implies (the old spelling), else the sandwich."""
-    chosen = getattr(args, "intervals", None)
-    rounds = args.bootstrap
-    if chosen is None:
-        if rounds is None:
-            return "sandwich"
-        return "bootstrap" if rounds > 0 else "none"
-    if chosen != "bootstrap" and rounds:
-        raise UserError(
-            f"--bootstrap {rounds} contradicts --intervals {chosen}",
-            fix="drop --bootstrap, or use --intervals bootstrap",
-        )
-    return chosen
-
-
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     if args.example:
         if args.comparisons:
@@ -323,14 +311,6 @@ def _selection(args: argparse.Namespace) -> dict[str, Any]:
     if split is None and not tags and tasks is None:
         return {}
     return {"split": split, "tags": tags or (), "tasks_file": tasks}
-
-
-def add_wide_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--wide",
-        action="store_true",
-        help="every column in the table, however wide (default: fit the terminal)",
-    )
 
 
 def render_text(report: Any, args: argparse.Namespace) -> str:

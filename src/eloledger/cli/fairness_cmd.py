@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+from eloledger.cli.options import add_format_option, add_selection_args
+
 EPILOG = """\
 examples:
   eloledger fairness runs/ledger.jsonl --old-1 base_1 --new-1 cot_1 --old-n base_8 --new-n cot_8
@@ -141,9 +143,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="full",
         help="JSON record: the full verdict (default) or the guide's memory entry",
     )
-    parser.add_argument(
-        "--format",
-        choices=("json", "table"),
+    add_format_option(
+        parser,
         default=None,
         help="output format (default: table on a terminal, json when piped or redirected)",
     )
@@ -262,19 +263,6 @@ def render_memory(entry: dict[str, Any]) -> str:
         head = key.ljust(pad)
         lines.append(fill(visible(head + text), width, hang=" " * pad) if width else head + text)
     return "\n".join(lines)
-
-
-def add_selection_args(parser: argparse.ArgumentParser) -> None:
-    """--split / --tag / --tasks: the rows a reader uses (issue 20 item 1)."""
-    parser.add_argument("--split", metavar="NAME", help="only rows of this split (train/val/test)")
-    parser.add_argument(
-        "--tag", metavar="NAME", action="append", help="only rows with this tag (repeatable)"
-    )
-    parser.add_argument(
-        "--tasks",
-        metavar="FILE",
-        help="tasks file (JSONL) whose split/tags attach to ledger rows that lack them",
-    )
 
 
 def render_table(record: dict[str, Any]) -> str:

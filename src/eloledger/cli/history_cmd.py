@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from eloledger.cli.options import add_format_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
@@ -16,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--add", metavar="LEDGER", nargs="+", help="index the run in these ledger(s) now"
     )
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    add_format_option(parser)
     parser.set_defaults(handler=handle)
 
 

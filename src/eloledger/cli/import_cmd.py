@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from eloledger.cli.options import add_format_option
+
 DESCRIPTION = """\
 Read the session logs an agent CLI already wrote and append one ledger row per model call
 (source, session, project, model, ts, tokens, call_id, usage_source=log).
@@ -56,9 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="hold the last call of a file written less than S seconds ago (default 5)",
     )
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format (default text)"
-    )
+    add_format_option(parser, help="report format (default: table)", aliases={"text": "table"})
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

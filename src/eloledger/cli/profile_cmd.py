@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from eloledger.cli.helpformat import WrappedHelpFormatter
+from eloledger.cli.options import add_format_option
 from eloledger.errors import UserError
 from eloledger.words import plural
 
@@ -55,7 +56,8 @@ def _add_profile_fields(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{client}-model", metavar="MODEL", help=f"override {client}'s model")
     p.add_argument("--clients", help="comma-separated clients the gateway serves (default: all)")
     p.add_argument("--description")
-    p.add_argument("--wire-api", choices=("openai-chat", "openai-responses", "anthropic", "gemini"))
+    wires = ("openai-chat", "openai-responses", "anthropic", "gemini")
+    p.add_argument("--wire-api", choices=wires, metavar="API", help=f"one of {', '.join(wires)}")
 
 
 def _add_switch_args(p: argparse.ArgumentParser) -> None:
@@ -92,15 +94,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=WrappedHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    fmt = {"choices": ("table", "json"), "default": "table"}
 
     p = actions.add_parser("list", help="profiles, presets and where each is active")
-    p.add_argument("--format", **fmt)
+    add_format_option(p)
     p.add_argument("--presets", action="store_true", help="include built-in presets")
 
     p = actions.add_parser("show", help="one profile with every client's URL; key masked")
     p.add_argument("name")
-    p.add_argument("--format", **fmt)
+    add_format_option(p)
 
     p = actions.add_parser("add", help="add a profile (from flags or a preset)")
     p.add_argument("name")
@@ -129,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="list backups (newest first)")
     p.add_argument("--wide", action="store_true", help="with --list: every column, in full")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask")
-    p.add_argument("--format", **fmt)
+    add_format_option(p)
 
     p = actions.add_parser(
         "import",
@@ -143,8 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the new profile's name (default: imported), or cc-switch")  # fmt: skip
     p.add_argument("path", nargs="?", help="with cc-switch: CC Switch's folder or store file")
     p.add_argument("--replace", action="store_true", help="replace an existing profile")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="with cc-switch: what was imported, as a table or JSON")  # fmt: skip
+    add_format_option(p, help="with cc-switch: what was imported, as a table or JSON")
 
     for action in actions.choices.values():
         action.formatter_class = WrappedHelpFormatter

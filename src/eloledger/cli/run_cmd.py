@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from eloledger.cli.options import add_format_option
 from eloledger.textsafe import visible
 
 EPILOG = """\
@@ -66,10 +67,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "--headless", action="store_true", help="no terminal app: progress lines on stderr"
     )
     parser.add_argument("--ledger", metavar="PATH", help="ledger file (overrides the spec's)")
-    parser.add_argument(
-        "--format", choices=("table", "json"), default="table", help="output format (default table)"
-    )
-    from eloledger.cli.elo_cmd import INTERVALS, add_wide_option
+    add_format_option(parser)
+    from eloledger.cli.options import INTERVALS, add_wide_option
 
     parser.add_argument(
         "--intervals",
@@ -245,13 +244,13 @@ def _chosen_anchor(spec: Any, args: argparse.Namespace) -> tuple[str | None, boo
 
 def check_interval_options(args: argparse.Namespace) -> None:
     """Refuse a bad --bootstrap/--intervals before the run, not after its calls are spent."""
-    from eloledger.cli.elo_cmd import _interval_method
+    from eloledger.cli.options import interval_method
     from eloledger.errors import UserError
 
     rounds = getattr(args, "bootstrap", None)
     if rounds is not None and rounds < 0:
         raise UserError(f"--bootstrap {rounds}: must be >= 0", fix="e.g. --bootstrap 1000")
-    _interval_method(
+    interval_method(
         argparse.Namespace(intervals=getattr(args, "intervals", None), bootstrap=rounds)
     )
 

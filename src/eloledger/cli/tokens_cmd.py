@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from eloledger.cli.options import FORMATS, add_format_option
+
 DESCRIPTION = """\
 Sum the tokens in one or several ledgers per arm, task, session, model, day, project, source or
 run (run_id), or as a task x arm table (--by task,arm); --since keeps the calls from a date on.
@@ -57,8 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--by",
         choices=(*BY_CHOICES, CROSS_TAB),
         default="arm",
-        help="group by (default: arm); run = each run_id; task,arm = a task x arm table of "
-        "total tokens",
+        metavar="KEY",
+        help=f"group by one of {', '.join(BY_CHOICES)} (default: arm); run = each run_id; "
+        f"{CROSS_TAB} = a task x arm table of total tokens",
     )
     parser.add_argument(
         "--since",
@@ -72,14 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="name",
         help="row order: name (default), total tokens or cost, largest first",
     )
-    parser.add_argument(
-        "--format",
-        choices=("table", "json", "csv", "md"),
-        default="table",
-        help="output format (default: table)",
-    )
-    from eloledger.cli.elo_cmd import add_wide_option
-    from eloledger.cli.fairness_cmd import add_selection_args
+    add_format_option(parser, FORMATS)
+    from eloledger.cli.options import add_selection_args, add_wide_option
 
     add_wide_option(parser)
     add_selection_args(parser)
