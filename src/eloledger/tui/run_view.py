@@ -566,8 +566,13 @@ class RunView(Vertical, can_focus=True):
         following = getattr(self.source, "from_ledger", False)
         if action == "toggle_pause":
             return self.source is not None and self.source.can_pause() and not following
-        if action == "pause_view":
-            return self.source is not None and self.source.can_pause() and following
+        if action == "pause_view":  # a finished run has nothing more to read: no pause
+            return (
+                self.source is not None
+                and self.source.can_pause()
+                and following
+                and self.source.state() != "run finished"
+            )
         if action == "cancel_run":
             return self.source is not None and self.source.can_cancel()
         if action == "follow":  # nothing to follow without a run
