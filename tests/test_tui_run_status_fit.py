@@ -12,25 +12,9 @@ import pytest
 from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.testing import screen_text, until
+from test_tui_watch_keys import SPEC as WATCH_SPEC
 
-SPEC = """\
-[experiment]
-name = "exp"
-profile = "sim"
-model = "sim-small"
-ledger = "exp.jsonl"
-
-[budget]
-max_total_tokens = 987654321
-
-[tasks]
-source = "builtin:arith"
-limit = 3
-
-[[arms]]
-name = "a"
-kind = "single"
-"""
+SPEC = WATCH_SPEC.replace("9000", "987654321")  # a budget limit of nine digits
 
 ERROR_CLASSES = (
     "rate_limit",

@@ -43,7 +43,8 @@ async def test_finished_run_tabs_fit_80_columns(tmp_path: Path, no_color: None) 
     app = EloLedgerApp(watch=finished_run(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: "run finished" in screen_text(app))
-        await pilot.pause(0.3)
+        assert await until(lambda: "Follow tail" in screen_text(app).splitlines()[-1])
+        await pilot.pause(0.3)  # the footer follows the state: drawn after "run finished"
         footer = screen_text(app).splitlines()[-1]
         assert "Pause view" not in footer and "Follow tail" in footer, footer
         await pilot.press("p")  # not offered, and does nothing
