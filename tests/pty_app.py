@@ -24,11 +24,18 @@ class AppOnPty:
     """``eloledger ARGS`` on a ``cols``×``rows`` pty; ``read`` drains what it wrote."""
 
     def __init__(
-        self, args: list[str], *, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None
+        self,
+        args: list[str],
+        *,
+        cols: int = 80,
+        rows: int = 24,
+        env: dict[str, str] | None = None,
+        unset: tuple[str, ...] = (),
     ) -> None:
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        dropped = ("COLUMNS", "LINES", *unset)
+        environ = {k: v for k, v in os.environ.items() if k not in dropped}
         environ |= {"TERM": "xterm-256color"} | (env or {})
         self.proc = subprocess.Popen(
             [*CLI, *args],

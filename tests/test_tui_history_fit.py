@@ -72,3 +72,26 @@ async def test_history_numbers_are_whole_at_every_size(
         audit = app.screen.query_one("#history-audit", DataTable)
         titles = [str(c.label) for c in audit.columns.values()]
         assert titles[0] == "week" and titles[-1] == "flag"  # never dropped, even when empty
+
+
+async def test_demo_arm_names_stay_whole_at_80_columns(tmp_path: Path) -> None:
+    """Names are cut only as far as the columns left need: with a demo's run id and arm
+    names, the run id gives way and every arm is named whole."""
+    demo_arms = {"base_1": "self_consistency_5", "bo4": "best_of_8"}
+    run = "20261203T125902-8521ac"
+    entry = history.run_entry(_ledger(tmp_path / "demo.jsonl", run, START, 100, 6))
+    entry["arms"] = {demo_arms[name]: arm for name, arm in entry["arms"].items()}
+    history.append_entry(entry)
+    app = EloLedgerApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("h")
+        deadline = time.monotonic() + 60
+        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        await pilot.pause(0.3)
+        runs = app.screen.query_one("#history-runs", DataTable)
+        shown = [str(c.label) for c in runs.columns.values()]
+        arms = [row[shown.index("arm")] for row in cells(runs)]
+        assert sorted(arms) == sorted(demo_arms.values()), arms
+        assert all(name in screen_text(app) for name in demo_arms.values())

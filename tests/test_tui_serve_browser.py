@@ -121,3 +121,48 @@ def test_stopping_the_server_ends_every_app_it_started(tmp_path: Path) -> None:
         if server.poll() is None:
             server.kill()
             server.wait(timeout=10)
+
+
+def watchers(ledger: Path) -> set[int]:
+    """Every `eloledger watch LEDGER` process on the machine, whoever its parent (one
+    re-parented to init when its server stopped counts too)."""
+    found = set()
+    for process in psutil.process_iter(["cmdline"]):
+        argv = process.info["cmdline"] or []
+        if "watch" in argv and str(ledger) in argv and "serve" not in argv:
+            found.add(process.pid)
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_one_shot_screenshot_visits_leave_no_app_running(tmp_path: Path) -> None:
+    """`chromium --headless --screenshot` visits: the browser takes its picture and exits on
+    its own, never leaving the page (the visits that used to leave every app they started
+    rendering to nobody). Two visits in a row (each ~5 s, plus up to 6 s for the server's
+    quit-then-SIGTERM grace), then the server stops: no app process is left at any point."""
+    ledger = a_ledger(tmp_path)
+    port = free_port()
+    server = serve(["--watch", str(ledger)], port)
+    try:
+        assert watchers(ledger) == set()
+        for n in range(2):
+            shot = shot_path(tmp_path, f"serve-one-shot-{n}.png")
+            browser = subprocess.Popen(
+                [chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                 f"--user-data-dir={tmp_path / f'profile-{n}'}", "--virtual-time-budget=8000",
+                 "--window-size=1280,800", f"--screenshot={shot}",
+                 f"http://127.0.0.1:{port}/"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            started: set[int] = set()
+            while browser.poll() is None:  # the app the visit started, seen while it lasts
+                started |= watchers(ledger)
+                time.sleep(0.2)
+            assert browser.returncode == 0 and shot.exists()
+            assert len(started) == 1, f"visit {n}: {len(started)} app processes"
+            assert gone([psutil.Process(pid) for pid in started if psutil.pid_exists(pid)]) == []
+            assert watchers(ledger) == set(), f"visit {n} left an app running"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert watchers(ledger) == set()  # and none after the server stopped

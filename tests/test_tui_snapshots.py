@@ -50,6 +50,12 @@ def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
         while len(view._rates) > 1:  # a loaded machine may run the 1 Hz timer twice before
             view._rates.popleft()  # the pause: the capture shows one point either way
         view.query_one("#run-rate", Sparkline).data = list(view._rates)
+        # the last tick's summary laid out in full: a capture once showed its first line only
+        summary = view.query_one("#run-summary")
+        summary.refresh(layout=True)
+        lines = view._summary_text.count("\n") + 1
+        while summary.size.height < lines and time.monotonic() < deadline:
+            await pilot.pause(0.05)
         await pilot.pause()
 
     assert snap_compare(run_app(), terminal_size=size, run_before=settled)

@@ -24,6 +24,7 @@ from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.errors import error_text
 from eloledger.tui.messages import ShowTab
+from eloledger.tui.palette16 import LOW_COLOUR_SYSTEMS, for_sixteen_colours
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunSource, RunView
 from eloledger.tui.themes import DEFAULT_THEME, load_themes, save_theme, saved_theme
@@ -108,6 +109,24 @@ class EloLedgerApp(App[int]):
         self.watch_mode = watch is not None  # `eloledger watch`: one followed run, no demo
         self.ends_with_input = False  # run_tui: SIGTERM, SIGHUP or a closed input end the app
 
+    def get_css_variables(self) -> dict[str, str]:
+        """Textual's variables; on a 16-colour terminal, those of the theme with its hues kept
+        (see :mod:`eloledger.tui.palette16`: arm names would be error-red, no scrollbar)."""
+        variables = super().get_css_variables()
+        if not self.sixteen_colours():
+            return variables
+        theme = for_sixteen_colours(self.current_theme)
+        variables = {**variables, **theme.to_color_system().generate(), **theme.variables}
+        self.theme_variables = variables
+        return variables
+
+    def sixteen_colours(self) -> bool:
+        """A real terminal of 16 colours (as Rich detects it from TERM and COLORTERM). Not
+        before the driver exists, nor headless (tests, screenshots): no terminal to fit."""
+        if self._driver is None or self.is_headless:
+            return False
+        return self.console.color_system in LOW_COLOUR_SYSTEMS
+
     def get_line_filters(self) -> list[LineFilter]:
         """Textual's filters, with the NO_COLOR one made safe for unstyled segments."""
         return [
@@ -128,6 +147,8 @@ class EloLedgerApp(App[int]):
         yield Footer(compact=True, show_command_palette=True)
 
     def on_mount(self) -> None:
+        if self.sixteen_colours():  # the variables were made before the terminal was known
+            self.refresh_css(animate=False)
         if self.ends_with_input:
             from eloledger.tui.lifetime import end_with_input
 

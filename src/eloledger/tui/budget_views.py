@@ -150,13 +150,13 @@ def draw_curves(
     plot.set_ylimits(low - pad, high + pad)
     plot.set_xlabel(f"session budget, {axis} (log)")
     plot.set_ylabel("Elo")
-    what = (
-        "best of k of its own sessions (repeated sampling)"
+    what = (  # short enough for one line at 80 columns with the keys after it
+        "best of k sessions of"
         if hasattr(ref_arm, "budgets")
-        else "best-of-k of its own samples"
+        else "best-of-k of its own samples from"
     )
     reference = [
-        f"[grey42]{REFERENCE_MARK * 3}[/] {what} from {fmt.markup(ref_arm.name)}",
+        f"[grey42]{REFERENCE_MARK * 3}[/] {what} {fmt.markup(ref_arm.name)}",
         "(r: next) · x: log · e: export",
     ]
     # every arm whole, on as many lines as it takes, by letter; the reference on its own line
@@ -165,23 +165,25 @@ def draw_curves(
     return "\n".join([*arms, *legend_lines(reference, width, gap=" ")])
 
 
-def curves_status(curves: Any) -> str:
+def curves_status_parts(curves: Any) -> list[str]:
+    """The curves' one-line summary in parts, most useful first (a narrow screen drops the
+    last): what is drawn, then each arm's verdict or where it slows down."""
     if hasattr(curves, "axis"):  # a checkpoint fit: each arm's verdict against sampling
         from eloledger.rating.checkpoints import _label
 
-        parts = []
+        parts = ["curves inside sessions vs repeated sampling"]
         for arm in curves.arms:
             text = f"{arm.name}: {arm.verdict or '?'}"
             if arm.slows_down_after is not None:
                 text += f", slows down after {_label(arm.slows_down_after, curves.axis)}"
-            parts.append(text)
-        return "curves inside sessions vs repeated sampling · " + "; ".join(parts)
-    parts = []
-    for arm in curves.arms:
-        if arm.b_inf is not None:
-            parts.append(f"{arm.name} slows down after {fmt.compact(arm.b_inf)} tok")
-    text = "budget curves · " + ("; ".join(parts) if parts else "no arm falls below the reference")
-    return text
+            parts.append(fmt.markup(text))
+        return parts
+    slowing = [
+        fmt.markup(f"{arm.name} slows down after {fmt.compact(arm.b_inf)} tok")
+        for arm in curves.arms
+        if arm.b_inf is not None
+    ]
+    return ["budget curves", *(slowing or ["no arm falls below the reference"])]
 
 
 def verdict_text(record: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Static
 from textual_plot import PlotWidget
 
 from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
-from eloledger.tables import arm_letters
+from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import (
     COLUMNS,
@@ -217,17 +217,31 @@ class EloTab(Vertical, can_focus=True):
             letters=self.plot_letters(),
             width=width,
         )
-        status = f"{self.data.source} · anchor {self.data.anchor} = 1000 Elo"
+        # one line each at any width: the files shown give way (cut in their middle) to the
+        # anchor and the knee; the columns left out get a line of their own
+        line_w = max(20, (self.size.width or self.app.size.width) - 2)
+        head = f"anchor {self.data.anchor} = 1000 Elo"
         if self.data.has_costs:
-            status += f" · knee: {knee_name or '-'}"
+            head += f" · knee: {knee_name or '-'}"
         else:
-            status += " · no ledger: token columns empty"
-        self.query_one("#elo-status", Static).update(fmt.markup(status))
-        hidden = f" · hidden: {', '.join(table.hidden)}" if table.hidden else ""
-        self.query_one("#elo-rows", Static).update(
-            f"rows: [reverse]knee[/] · [i]italic[/]: marg. < {self.threshold:g} Elo/1K (t)"
-            f" · [dim]dim[/]: dominated{fmt.markup(hidden)}"
+            head += " · no ledger: token columns empty"
+        room = line_w - len(head) - 3
+        source = fmt.middle(str(self.data.source), room) if room >= 12 else ""
+        status = f"{head} · {source}" if source else head
+        self.query_one("#elo-status", Static).update(fmt.fit_parts("", [fmt.markup(status)], line_w))
+        rows = fmt.fit_parts(
+            "",
+            [
+                "rows: [reverse]knee[/]",
+                f"[i]italic[/]: marg. < {self.threshold:g} Elo/1K (t)",
+                "[dim]dim[/]: dominated",
+            ],
+            line_w,
         )
+        if table.hidden:
+            hidden = fmt.markup(", ".join(table.hidden))
+            rows += "\n" + fmt.fit_parts("", [f"hidden: {hidden} (a wider screen shows them)"], line_w)
+        self.query_one("#elo-rows", Static).update(rows)
 
     def plotted(self) -> list[dict[str, Any]]:
         """The arms with a token cost and an Elo, cheapest first (the points on the plot)."""
@@ -358,14 +372,18 @@ class EloTab(Vertical, can_focus=True):
         self.app.call_from_thread(self._show_curves, curves)
 
     def _show_curves(self, curves: Any) -> None:
-        from eloledger.tui.budget_views import curves_status
+        from eloledger.tui.budget_views import curves_status_parts
 
         self.curves = curves
         if self.view != "curves":
             return
         self.refresh_table()  # an arm only the curves know takes a letter: the table's follow
         self.refresh_plot()
-        self.query_one("#elo-status", Static).update(curves_status(curves) + " · v: back")
+        # what is drawn, then every arm's verdict whole: a second line, never a part cut in two
+        width = max(20, (self.size.width or self.app.size.width) - 2)
+        title, *verdicts = curves_status_parts(curves)
+        lines = legend_lines([f"{title} · v: back", *verdicts], width, gap=" · ")
+        self.query_one("#elo-status", Static).update("\n".join(lines))
 
     def action_fairness(self) -> None:
         if self.data is None or self.data.ledger is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from rich.cells import cell_len, set_cell_size
+from textual.content import Content
 from textual.markup import escape
 
 from eloledger.textsafe import visible
@@ -93,3 +94,23 @@ def markup(text: object) -> str:
     markup tags. Line breaks stay line breaks (the widget lays them out; none reaches the
     terminal as a byte)."""
     return "\n".join(escape(visible(part)) for part in str(text).split("\n"))
+
+
+def fit_parts(head: str, parts: list[str], width: int, sep: str = " · ") -> str:
+    """One line of markup at most ``width`` cells: ``head`` then ``parts`` joined by ``sep``.
+
+    The parts come most useful first; those that do not fit are dropped from the end (an
+    ellipsis says something was), so a number is never cut in two and the line never wraps.
+    A line still too long (a very narrow screen) is cut at its end.
+    """
+    def cells(markup_text: str) -> int:
+        return Content.from_markup(markup_text).cell_length
+
+    kept = list(parts)
+    line = head + sep.join(kept)
+    while len(kept) > 1 and cells(line) > width:
+        kept.pop()
+        line = head + sep.join([*kept, "…"])
+    if cells(line) <= width:
+        return line
+    return Content.from_markup(line).truncate(max(0, width), ellipsis=True).markup

@@ -52,7 +52,7 @@ def fitted(
     A DataTable wider than the screen shows its last column cut at the edge, and a cut number
     reads as another (``19`` for 199). So long names (text, never a number) are cut with "…"
     to 14 cells first, then whole columns give way (the CLI's ``drop`` order, then empty and
-    constant ones), then names are cut further if still needed."""
+    constant ones), then the names are cut only as far as the columns left need."""
     from eloledger.tui.elo_table import fit_columns
 
     out = _cut_names([dict(r) for r in rows], columns, width, floor=14)
@@ -61,7 +61,9 @@ def fitted(
     shown = fit_columns([c.title for c in columns], texts, width, keys=[c.key for c in columns],
                         drop_order=order, always=keep)  # fmt: skip
     kept = [columns[i] for i in shown]
-    return kept, _cut_names(out, kept, width, floor=8)
+    # the names cut again from whole, for the kept columns only: the room the dropped columns
+    # left goes back to the names (the widest, a run id, gives way first; an arm stays whole)
+    return kept, _cut_names([dict(r) for r in rows], kept, width, floor=8)
 
 
 def _cut_names(

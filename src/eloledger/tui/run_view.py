@@ -140,10 +140,16 @@ def requests_seen(counters: RunCounters) -> int:
 def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
     """The Usage line; when calls carry no server usage, a loud warning that names the arms,
     says whose numbers the tokens are and how to fix it (each line fits ``width``)."""
-    missing = f" · MISSING {fmt.count(c.usage_missing_calls)}" if c.usage_missing_calls else ""
-    line = (
-        f"[b]Usage[/b]   server-reported {fmt.count(c.server_reported_calls)} calls · estimated "
-        f"{fmt.count(c.estimated_calls)} calls · streaming +{fmt.count(c.estimated_tokens)} tok"
+    missing = [f"MISSING {fmt.count(c.usage_missing_calls)}"] if c.usage_missing_calls else []
+    streaming = f"streaming +{fmt.count(c.estimated_tokens)} tok"
+    line = fmt.fit_parts(
+        "[b]Usage[/b]   ",
+        [
+            f"server-reported {fmt.count(c.server_reported_calls)} calls",
+            f"estimated {fmt.count(c.estimated_calls)} calls",
+            streaming,
+        ],
+        width,
     )
     if not c.estimated_calls and not c.usage_missing_calls:
         return [line]
@@ -157,12 +163,19 @@ def usage_lines(c: RunCounters, width: int = 78) -> list[str]:
         if c.estimated_calls
         else "⚠ ZERO usage (the gateway sent none; not free calls): "
     )
+    loud = [
+        f"[b $warning]ESTIMATED {fmt.count(c.estimated_calls)} calls[/]",
+        *(f"[b $warning]{part}[/]" for part in missing),
+        f"[b $warning]server-reported {fmt.count(c.server_reported_calls)} calls[/]",
+        f"[b $warning]{streaming}[/]",
+    ]
     return [
-        f"[b $warning]Usage   server-reported {fmt.count(c.server_reported_calls)} calls · "
-        f"ESTIMATED {fmt.count(c.estimated_calls)} calls{missing} · "
-        f"streaming +{fmt.count(c.estimated_tokens)} tok[/]",
+        fmt.fit_parts("[b $warning]Usage[/]   ", loud, width),
         f"[b $warning]{fmt.markup(fmt.fit(head + arms, width).rstrip())}[/]",
-        "[$warning]  fix: no usage on streams; 'eloledger doctor' explains it (include_usage)[/]",
+        fmt.fit_parts(
+            "", ["[$warning]  fix: no usage on streams; 'eloledger doctor' explains it[/]",
+                 "[$warning](include_usage)[/]"], width, sep=" ",
+        ),
     ]
 
 
@@ -468,46 +481,59 @@ class RunView(Vertical, can_focus=True):
         if detail:  # what is left after a 16-cell label: the detail gives way at its end
             spare = (self.size.width or 80) - 2 - len(head) - len(label) - 2
             detail = detail if len(detail) <= spare else detail[: max(0, spare - 1)] + "…"
+        width = max(20, (self.size.width or 80) - 2)
+        status = f"[b {state_style}]● {shown}[/]  {fmt.duration(elapsed)}  {fmt.markup(label)}" + (
+            f"  [$text-muted]{fmt.markup(detail)}[/]" if detail else ""
+        )
+        # every line is one line at any width: the parts come most useful first and the
+        # ones that do not fit are dropped from the end
+        tokens = [
+            f"total [b]{fmt.count(c.total_tokens)}[/b]",
+            *([f"{fmt.count(rate)} tok/s"] if rate is not None else []),
+            f"prompt {fmt.count(c.prompt_tokens)}",
+            f"completion {fmt.count(c.completion_tokens)}",
+        ]
+        flight = [
+            f"retries {fmt.count(c.retries)}",
+            f"429s {fmt.count(c.rate_limited)}",
+            f"p50 {fmt.millis(self._p50)}",
+            f"p95 {fmt.millis(self._p95)}",
+        ]
+        if from_ledger:  # a ledger holds finished calls only: the least useful part, last
+            flight.append("in flight: not in a ledger")
+        else:
+            flight.insert(0, f"{c.in_flight}/{c.concurrency or '?'} in flight")
         lines = [
-            f"[b {state_style}]● {shown}[/]  {fmt.duration(elapsed)}  {fmt.markup(label)}"
-            + (f"  [$text-muted]{fmt.markup(detail)}[/]" if detail else ""),
-            f"[b]Tokens[/b]  prompt {fmt.count(c.prompt_tokens)} · completion "
-            f"{fmt.count(c.completion_tokens)} · total [b]{fmt.count(c.total_tokens)}[/b]"
-            + (f" · {fmt.count(rate)} tok/s" if rate is not None else ""),
-            *usage_lines(c, max(40, (self.size.width or 80) - 2)),
-            self._budget_line(c, getattr(source, "counting_since", None)),
-            (
-                f"[b]Flight[/b]  {c.in_flight}/{c.concurrency or '?'} in flight"
-                if not from_ledger
-                else "[b]Flight[/b]  in flight: not in a ledger"
-            )
-            + f" · retries {c.retries}"
-            f" · 429s {c.rate_limited} · p50 {fmt.millis(self._p50)} · p95 {fmt.millis(self._p95)}",
-            self._errors_line(c),
+            fmt.fit_parts("", [status], width),
+            fmt.fit_parts("[b]Tokens[/b]  ", tokens, width),
+            *usage_lines(c, width),
+            self._budget_line(c, getattr(source, "counting_since", None), width),
+            fmt.fit_parts("[b]Flight[/b]  ", flight, width),
+            self._errors_line(c, width),
         ]
         return "\n".join(lines)
 
     @staticmethod
-    def _budget_line(c: RunCounters, since: str | None = None) -> str:
+    def _budget_line(c: RunCounters, since: str | None = None, width: int = 78) -> str:
         used = c.total_tokens + c.estimated_tokens
+        head = "[b]Budget[/b]  "
         if since:  # --from-end: what was spent before attaching is unknown, so no gauge
-            limit = f" · limit {fmt.count(c.budget_tokens)}" if c.budget_tokens else ""
-            return f"[b]Budget[/b]  {fmt.count(used)} since {since}{limit} · no gauge (--from-end)"
+            limit = [f"limit {fmt.count(c.budget_tokens)}"] if c.budget_tokens else []
+            parts = [f"{fmt.count(used)} since {since}", *limit, "no gauge (--from-end)"]
+            return fmt.fit_parts(head, parts, width)
         if not c.budget_tokens:
-            return f"[b]Budget[/b]  no token limit · used {fmt.count(used)}"
+            return fmt.fit_parts(head, ["no token limit", f"used {fmt.count(used)}"], width)
         fraction = used / c.budget_tokens
         style = "$error" if fraction >= 0.9 else "$warning" if fraction >= 0.7 else "$success"
-        return (
-            f"[b]Budget[/b]  [{style}]{fmt.gauge(fraction, 20)}[/] {fraction:4.0%}  "
-            f"{fmt.count(used)} / {fmt.count(c.budget_tokens)}"
-        )
+        gauge = f"[{style}]{fmt.gauge(fraction, 20)}[/] {fraction:4.0%}  "
+        return fmt.fit_parts(head + gauge, [f"{fmt.count(used)} / {fmt.count(c.budget_tokens)}"], width)
 
     @staticmethod
-    def _errors_line(c: RunCounters) -> str:
+    def _errors_line(c: RunCounters, width: int = 78) -> str:
         if not c.errors_by_class:
             return "[b]Errors[/b]  none"
-        parts = [f"{fmt.markup(k)} {v}" for k, v in c.errors_by_class.most_common(6)]
-        return "[b]Errors[/b]  [$error]" + " · ".join(parts) + "[/]"
+        parts = [f"[$error]{fmt.markup(k)} {v}[/]" for k, v in c.errors_by_class.most_common(6)]
+        return fmt.fit_parts("[b]Errors[/b]  ", parts, width)
 
     def _arm_header(self, width: int) -> str:
         name_w = self.widths[0]
@@ -540,8 +566,13 @@ class RunView(Vertical, can_focus=True):
         following = getattr(self.source, "from_ledger", False)
         if action == "toggle_pause":
             return self.source is not None and self.source.can_pause() and not following
-        if action == "pause_view":
-            return self.source is not None and self.source.can_pause() and following
+        if action == "pause_view":  # a finished run has nothing more to read: no pause
+            return (
+                self.source is not None
+                and self.source.can_pause()
+                and following
+                and self.source.state() != "run finished"
+            )
         if action == "cancel_run":
             return self.source is not None and self.source.can_cancel()
         if action == "follow":  # nothing to follow without a run
