@@ -1,6 +1,6 @@
 """Benchmark: `eloledger import claude-code` vs ccusage (npm, a native binary) on one corpus.
 
-The corpus has the shapes Claude Code writes (shared/facts/agents.md): one line per content block
+The corpus has the shapes Claude Code writes (docs/observed/agents.md): one line per content block
 repeating the message's usage, tool-result user lines, sidechain (subagent) calls, <synthetic>
 lines, and resumed sessions whose file starts with copies of the original session's lines. With
 ``--partial P`` a fraction P of multi-block messages carry a non-final usage on their first block

@@ -740,7 +740,7 @@ def canonical_invocation(
     max_turns: int = 8,
     extra_provider: str = "",
 ) -> tuple[list[str], dict[str, str]]:
-    """(argv, env) of the canonical headless run (agents-shared.md) with ``{root}`` placeholders.
+    """(argv, env) of the canonical headless run (docs/observed/agents.md) with ``{root}`` placeholders.
 
     ``agent`` is "claude-code", "codex" or "gemini-cli". Prepares the isolated HOME (Codex's
     CODEX_HOME, Gemini's settings.json). ``extra_provider`` is appended inside Codex's provider

@@ -2,7 +2,7 @@
 through :func:`eloledger.doctor.causes.read_answer` and must name the same cause code.
 
 The strict gateway answers every generation with a canned answer in the shape a real gateway
-sends (LiteLLM 1.110, claude-code-router 2.0, one-api/new-api relays; facts/gateways.md); the
+sends (LiteLLM 1.110, claude-code-router 2.0, one-api/new-api relays; docs/observed/gateways.md); the
 probe (raw HTTP) and the runner's provider (the real openai SDK) both ask it.
 """
 

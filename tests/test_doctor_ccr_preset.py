@@ -1,6 +1,6 @@
 """claude-code-router: a preset with its wire, port and model naming, and a Claude-only
 profile that takes the anthropic wire, so the doctor never probes chat completions on a gateway
-that serves only ``/v1/messages`` (facts/gateways.md, ccr 2.0.0)."""
+that serves only ``/v1/messages`` (docs/observed/gateways.md, ccr 2.0.0)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 not every call of the run afterwards.
 
 LiteLLM with ``drop_params: false`` on a deployment that lacks ``seed`` answers 400
-``UnsupportedParamsError … ['seed']`` (facts/gateways.md); the strict gateway plays it. Real
+``UnsupportedParamsError … ['seed']`` (docs/observed/gateways.md); the strict gateway plays it. Real
 HTTP: the doctor's probe, the runner's provider through the real SDKs, the real ``run`` CLI.
 """
 

@@ -1,4 +1,4 @@
-"""Where each real client keeps its settings and which ids it reserves (facts/clients.md).
+"""Where each real client keeps its settings and which ids it reserves (docs/observed/clients.md).
 
 Read-only facts shared by the profile writers and the doctor; both must agree with them.
 """

@@ -1,4 +1,4 @@
-"""The run index and the guide's direction audit (issue 20 item 8).
+"""The run index and the guide's direction audit.
 
 Every run (``eloledger run`` and ``eloledger demo``, or ``history --add LEDGER``) is one JSON line
 in ``$XDG_DATA_HOME/eloledger/runs.jsonl`` (default ``~/.local/share/eloledger/runs.jsonl``):

@@ -1,4 +1,4 @@
-"""Figures for a report: budget curves and the diminishing-returns plot as SVG or PNG (issue 22).
+"""Figures for a report: budget curves and the diminishing-returns plot as SVG or PNG.
 
 ``eloledger curve --plot FILE``, ``eloledger elo --plot FILE`` and the TUI's curves export all
 call :func:`write_figure`, so the file is the same whichever face made it. matplotlib is an

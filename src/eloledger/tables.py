@@ -1,6 +1,6 @@
 """Render a list of records as a table, CSV, Markdown or JSON: one place for every command.
 
-The width rule (issues 11 and 23): a table fits ``COLUMNS`` when it is set (on a terminal or
+The width rule: a table fits ``COLUMNS`` when it is set (on a terminal or
 not, as ``ls``, git and Rich honour it), else the terminal's width (else 80); piped or
 redirected output without ``COLUMNS`` has no limit (scripts get every column). ``terminal_width``
 says how wide that is; ``render_table(..., width=W)`` first leaves out the columns that say

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # A 429 whose code or message holds one of these is spent credit, not a transient limit:
-# OpenAI says ``insufficient_quota`` (facts/clients.md "Error bodies"), gateways say billing
+# OpenAI says ``insufficient_quota`` (docs/observed/clients.md "Error bodies"), gateways say billing
 # or credit. Google's ``RESOURCE_EXHAUSTED`` is left out: it also marks per-minute limits.
 QUOTA_WORDS = ("quota", "billing", "credit")
 
@@ -106,7 +106,7 @@ def is_quota_error(status: int | None, body_text: str) -> bool:
 
 
 # LiteLLM names the model group (the alias the caller's namespace knows) that answered, after any
-# fallback; its deployment's own model is x-litellm-model-name (facts/gateways.md, 1.110.2).
+# fallback; its deployment's own model is x-litellm-model-name (docs/observed/gateways.md, 1.110.2).
 ANSWERED_HEADERS = ("x-litellm-model-group", "x-litellm-model-name")
 # A snapshot or version suffix that still names the model asked for: gpt-4o -> gpt-4o-2024-08-06,
 # claude-sonnet-4 -> claude-sonnet-4-20250514, m -> m-latest, m -> m:free, m -> m@001.

@@ -1,5 +1,5 @@
 """Small pieces of wording every face shares, so "1 errors" cannot come back one message at a
-time (issue 23 item 8)."""
+time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`eloledger audit`: the guide's direction audit over the run index (issue 20 item 8)."""
+"""`eloledger audit`: the guide's direction audit over the run index."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def handle(args: argparse.Namespace) -> int:
 def _agents(args: argparse.Namespace) -> int:
     from eloledger.runner.agent_demo import agents_spec_path, require_demo_clis
 
-    if getattr(args, "checkpoints", False):  # issue 22: eloledger.cli.demo_checkpoints
+    if getattr(args, "checkpoints", False):  # eloledger.cli.demo_checkpoints
         from eloledger.cli.demo_checkpoints import run_demo
 
         return run_demo(args)

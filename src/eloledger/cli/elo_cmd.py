@@ -190,7 +190,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "names the knee (needs --ledger)",
     )
     add_wide_option(parser)
-    parser.add_argument(  # issue 22: the figure for a report (eloledger.plots)
+    parser.add_argument(  # the figure for a report (eloledger.plots)
         "--plot",
         metavar="FILE",
         help="also write the figure: Elo against tokens per task with --ledger (the "
@@ -205,7 +205,7 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.textsafe import visible
 
     plot = getattr(args, "plot", None)
-    if plot:  # issue 22: a bad name or a missing matplotlib fails before the fit
+    if plot:  # a bad name or a missing matplotlib fails before the fit
         from eloledger.plots import check_plot_target
 
         check_plot_target(plot)
@@ -266,7 +266,7 @@ def compute(args: argparse.Namespace) -> Any:
 
 
 def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
-    """--threshold: each arm's worth_it and the knee (issue 20 item 7); None without it."""
+    """--threshold: each arm's worth_it and the knee; None without it."""
     threshold = getattr(args, "threshold", None)
     if threshold is None:
         return None

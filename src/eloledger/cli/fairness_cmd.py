@@ -414,7 +414,7 @@ def _gate_parts(record: dict[str, Any], table: Any) -> list[str]:
 
 def _ledger_text(ledger: dict[str, Any]) -> str:
     """'ledger sha256 abc…', or one short hash per file when several ledgers were merged
-    (the record then holds ``files``, not ``sha256``: issue 20 item 6)."""
+    (the record then holds ``files``, not ``sha256``)."""
     files = ledger.get("files") or [ledger]
     hashes = ", ".join(str(f.get("sha256", "?"))[:12] for f in files)
     return f"ledger sha256 {hashes}" if len(files) == 1 else f"{len(files)} ledgers sha256 {hashes}"

@@ -1,4 +1,4 @@
-"""``--help`` text that fits the terminal and breaks only between words (issue 23 item 4).
+"""``--help`` text that fits the terminal and breaks only between words.
 
 argparse's ``RawDescriptionHelpFormatter`` keeps a description or epilog as written, so a long
 line was wrapped by the terminal inside a word ("ser / ver"); its option help breaks at hyphens

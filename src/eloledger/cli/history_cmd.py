@@ -1,4 +1,4 @@
-"""`eloledger history`: the run index (one line per indexed run; issue 20 item 8)."""
+"""`eloledger history`: the run index (one line per indexed run)."""
 
 from __future__ import annotations
 

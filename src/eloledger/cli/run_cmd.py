@@ -308,7 +308,7 @@ def report(result: Any, args: argparse.Namespace) -> int:
         Column("calls", "calls", group=True),
         Column("errors", "errors", group=True),
         Column("tokens", "tokens", group=True),
-        # issue 20 item 3: latency on the run's own lines; p50 still fits 80 columns
+        # latency on the run's own lines; p50 still fits 80 columns
         Column("latency_p50_ms", "p50 ms", 0, drop=1),
         Column("latency_p95_ms", "p95 ms", 0, drop=3),
         Column("length_rate", "length%", 1),
@@ -379,7 +379,7 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         comparisons=str(result.comparisons_path),
         ledger=str(result.ledger_path),
         anchor=anchor,
-        # the same defaults as 'eloledger elo', so both print the same intervals (issue 19.9)
+        # the same defaults as 'eloledger elo', so both print the same intervals
         intervals=getattr(args, "intervals", None),
         bootstrap=getattr(args, "bootstrap", None),
         seed=0,

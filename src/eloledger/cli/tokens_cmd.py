@@ -227,7 +227,7 @@ def _columns(by: str, has_cost: bool, fmt: str, groups: list[dict[str, Any]]) ->
     from eloledger.tables import Column
 
     table = fmt in ("table", "md")
-    # drop ranks (issue 23 item 5): at 80 columns the token counts stay, latency goes first
+    # drop ranks: at 80 columns the token counts stay, latency goes first
     columns = [
         Column("name", by),
         Column("calls", "calls"),

@@ -143,7 +143,7 @@ def rate_window_wait(gateway: str | None, now: float | None = None) -> float | N
     """Seconds to wait out a gateway's rate window when its 429 carries no retry hint.
 
     LiteLLM's ``rpm``/``tpm`` limits count per wall-clock minute and its 429 on ``/v1/messages``
-    says nothing of when to come back (facts/gateways.md): the default backoff (~3.5 s over
+    says nothing of when to come back (docs/observed/gateways.md): the default backoff (~3.5 s over
     four attempts) gave up inside the window and failed tasks for good. Waiting for the next
     minute (plus a second) gets through. None for gateways whose window is unknown.
     """

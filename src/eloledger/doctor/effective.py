@@ -1,6 +1,6 @@
 """The settings each client will actually use, and where each value comes from.
 
-Each client has its own precedence (facts/clients.md): Claude Code lets a settings file's
+Each client has its own precedence (docs/observed/clients.md): Claude Code lets a settings file's
 ``env`` beat the shell (local > project > user > process env); Codex reads ``config.toml``
 (and ``NAME.config.toml`` on top with ``--profile NAME``) and ignores ``OPENAI_BASE_URL`` for
 a custom provider; Gemini CLI takes the process env first and the first ``.env`` found only

@@ -27,7 +27,7 @@ from eloledger.doctor.static import key_findings, live_config_findings, profile_
 from eloledger.doctor.urls import check_url
 
 # Said (as a note) when there is nothing for the doctor to look at: "no problems found" would
-# read as "all set" to someone who has not configured anything yet (issue 23 item 7).
+# read as "all set" to someone who has not configured anything yet.
 NOTHING_CONFIGURED = "nothing to check yet: no profile is stored and no client points at a gateway"
 ADD_A_PROFILE = "add a gateway profile: eloledger profile add NAME --base-url URL --key-env VAR"
 

@@ -1,6 +1,6 @@
 """Pure checks of one base URL for one client or wire protocol (no network).
 
-Each client joins paths differently (facts/clients.md): OpenAI-style clients append
+Each client joins paths differently (docs/observed/clients.md): OpenAI-style clients append
 ``/chat/completions`` or ``/responses`` to a base that must carry the version (``/v1``);
 Anthropic-style clients append ``/v1/messages`` to the root; Gemini CLI appends
 ``/v1beta/models/...`` to the root. The TUI calls :func:`check_url` as the user types, so it
@@ -73,7 +73,7 @@ DOCUMENTED_FORMS: tuple[tuple[tuple[str, ...], str], ...] = (
 
 
 def _appends(wire: str) -> str:
-    """What this client appends to the base URL (facts/clients.md)."""
+    """What this client appends to the base URL (docs/observed/clients.md)."""
     return {
         "openai-chat": "/chat/completions",
         "openai-responses": "/responses",

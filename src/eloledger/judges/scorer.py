@@ -1,6 +1,6 @@
 """Scorer judge for scored tasks: a plain number from the task's own scorer, in the sandbox.
 
-A scored task (issue 22) carries ``scorer`` (Python defining ``score(workdir_or_answer)``)
+A scored task carries ``scorer`` (Python defining ``score(workdir_or_answer)``)
 or ``scorer_cmd`` (a command that prints one number) and ``direction`` (``max``/``min``).
 The scorer runs in its own OS sandbox (:mod:`eloledger.sandbox`: own uid, PID and network
 namespace, no view of $HOME, the ledger, the spec or the session's evidence) with a

@@ -447,7 +447,7 @@ def _json(status: int, obj: object, *, close: bool) -> bytes:
 
 
 def _refusal(path: str) -> dict[str, object]:
-    """A 401 in the shape the calling client reads (facts/clients.md, error bodies)."""
+    """A 401 in the shape the calling client reads (docs/observed/clients.md, error bodies)."""
     message = "this meter accepts only its session's token"
     if path.endswith("/messages") or path.endswith("/count_tokens"):
         return {"type": "error", "error": {"type": "authentication_error", "message": message}}

@@ -2,7 +2,7 @@
 
 Why both, and which form each holds (see docs/guides-notes.md): the scripts hand
 ``TAOTOKEN_BASE_URL`` to the OpenAI SDK as ``base_url``, like ``OPENAI_BASE_URL``, and the
-OpenAI SDK appends ``/chat/completions`` with no ``/v1`` of its own (facts/clients.md), so it
+OpenAI SDK appends ``/chat/completions`` with no ``/v1`` of its own (docs/observed/clients.md), so it
 holds the OpenAI-family URL, ``https://taotoken.net/api/v1``. ``TAOTOKEN_BASE`` is the gateway
 root the scripts join their own paths to, and what the Anthropic SDK and Claude Code take (they
 append ``/v1/messages``): ``https://taotoken.net/api``, without ``/v1``. Both derive from the

@@ -1,6 +1,6 @@
 """The profile model and how each client's base URL derives from one gateway root.
 
-The derivation follows facts/clients.md: Anthropic-style clients (Claude Code, the Anthropic
+The derivation follows docs/observed/clients.md: Anthropic-style clients (Claude Code, the Anthropic
 SDK) append ``/v1/messages`` so they take the root; the OpenAI SDK and Codex append
 ``/chat/completions`` or ``/responses`` so they need ``/v1``; Gemini CLI appends
 ``/v1beta/models/...`` so it takes the root. Per-client overrides win over the derivation
@@ -132,7 +132,7 @@ class Profile:
     def validate(
         self, where: str = "profile", *, stored: bool = False, lines: dict[str, int] | None = None
     ) -> None:
-        """Refuse a profile that would write a broken config (see facts/clients.md).
+        """Refuse a profile that would write a broken config (see docs/observed/clients.md).
 
         ``stored``: a profile read back from the file; a password in its URL is registered
         for scrubbing instead of refused, so the store still lists it (masked). ``lines``:

@@ -1,6 +1,6 @@
 """Budget curves inside agent sessions: is the agent's own strategy better than sampling again?
 
-Issue 22. The runner judges snapshots of an agent session's work folder at increasing budgets
+The runner judges snapshots of an agent session's work folder at increasing budgets
 and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_turns``/
 ``_seconds``, ``score``, ``passed``; see design.md and the issue's row contract). Here:
 
@@ -565,7 +565,7 @@ def _spent_at(own: list[Trace], b0: float) -> float:
     (all of b0 when it has none by then; its end when it ended sooner). The line's k counts
     sessions of that cost, not of b0: a long session reuses the budget left between its
     checkpoints, and sessions cut at b0 with the leftover wasted made a sampler read 'above'
-    when session costs vary (issue 22 follow-up, tests/test_issue22_jitter.py)."""
+    when session costs vary (tests/test_issue22_jitter.py)."""
     spent = []
     for t in own:
         idx = int(np.searchsorted(t.budgets, b0, side="right")) - 1

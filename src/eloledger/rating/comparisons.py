@@ -691,7 +691,7 @@ def expand_comparisons(args: Sequence[str | Path]) -> list[Path]:
 
 def read_comparisons_many(args: str | Path | Sequence[str | Path]) -> Comparisons:
     """Every comparisons file ``args`` names, as one set (the shards of a run read as the run:
-    a shard holds whole tasks, so the union is the unsharded run's comparisons; issue 19
+    a shard holds whole tasks, so the union is the unsharded run's comparisons
     item 11). Players and tasks are matched by name across files."""
     paths = expand_comparisons([args] if isinstance(args, (str, Path)) else list(args))
     parts = [read_comparisons(p) for p in paths]
@@ -745,7 +745,7 @@ def keep_tasks(comps: Comparisons, tasks: set[str]) -> Comparisons:
 def score_value(row: Mapping[str, Any]) -> float | None:
     """A scored row's raw ``score`` signed so that higher is better (``direction = "min"``
     negates it); None when the row has no finite score. One rule for comparisons, curves and
-    checkpoint fits, so an optimisation task ranks the same way everywhere (issue 22)."""
+    checkpoint fits, so an optimisation task ranks the same way everywhere."""
     score = row.get("score")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         return None

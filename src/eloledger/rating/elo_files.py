@@ -109,11 +109,11 @@ def elo_of_files(
         simultaneous=simultaneous,
     )
     report.warnings[:0] = ledger_warnings
-    for player in report.players:  # issue 20 item 3: p50/p95 latency per arm
+    for player in report.players:  # p50/p95 latency per arm
         stats = latency.get(player["name"])
         if stats is not None:
             player["latency_p50_ms"], player["latency_p95_ms"] = stats["p50"], stats["p95"]
-    if ledger_path:  # verdict-less LLM-judge calls are never silent ties (issue 10 item 10)
+    if ledger_path:  # verdict-less LLM-judge calls are never silent ties
         from eloledger.judges.verdicts import verdict_counts, verdict_warning
         from eloledger.ledger.sources import expand_ledgers
 

@@ -1,4 +1,4 @@
-"""Budget-fairness gates a team can run in CI (issue 20 items 1, 4 and 5).
+"""Budget-fairness gates a team can run in CI.
 
 A ``[gates]`` table (in a spec, or a file of its own) names the guide's gates:
 
@@ -639,7 +639,7 @@ def knee(players: Sequence[Mapping[str, Any]], threshold: float) -> str | None:
 
 def mark_worth_it(players: Sequence[dict[str, Any]], threshold: float) -> str | None:
     """Set ``worth_it`` on each arm (on the cost frontier, at or below the knee's tokens) and
-    return the knee's name (issue 20 item 7)."""
+    return the knee's name."""
     name = knee(players, threshold)
     top = next((p["tokens_per_task"] for p in players if p["name"] == name), None)
     for p in players:

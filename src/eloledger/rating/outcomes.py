@@ -4,7 +4,7 @@
 success per session (an independent attempt at a task), judged on the answer the arm
 *submits* -- never by its passing samples. A best-of-8 arm that spends 8,000 tokens a task
 and solves 88.5% of them costs ~9,040 tokens per solved task, not the ~1,966 a per-sample
-count would say (issue 25 item 1; the guides' ``tokens_per_success``). The same count feeds
+count would say (the guides' ``tokens_per_success``). The same count feeds
 ``eloledger elo --ledger`` (table and JSON), the TUI's Elo tab and ``eloledger fairness``.
 
 The submitted answer of a session, in this order:
@@ -318,7 +318,7 @@ def ledger_outcomes(
     (``<ledger>.results.csv``) when it exists; plus the readers' warnings and token counts
     no gateway bills (``ledger.summary.count_warnings``).
 
-    Read by the columnar reader (bulk duplicate check; issue 21 item 2): the rows handed to
+    Read by the columnar reader (bulk duplicate check): the rows handed to
     :func:`arm_outcomes` hold only :data:`OUTCOME_COLUMNS`, with the values the row reader
     gives (tests/test_issue21_outcomes.py compares the two).
     """

@@ -1,4 +1,4 @@
-"""The best-of-k reference of one arm, from its own samples (issue 25 item 3).
+"""The best-of-k reference of one arm, from its own samples.
 
 "Best-of-k of independent samples gains 400·log10(k) Elo" holds only for continuous, tie-free
 scores: then the best of k beats the best of j with probability k/(k+j), which Bradley–Terry

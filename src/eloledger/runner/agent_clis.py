@@ -22,7 +22,7 @@ HEADLESS: dict[str, ModuleType] = {
 AGENTS = tuple(HEADLESS)
 CLIENT_OF = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}  # profile client
 INSTALL_HINT = "install the agent CLIs with scripts/install_clients.sh"
-# Flags the CLIs accept but do not list in --help (facts/agents.md).
+# Flags the CLIs accept but do not list in --help (docs/observed/agents.md).
 _HIDDEN_FLAGS = {"claude-code": {"--max-turns"}}
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[A-Za-z])\b")
 

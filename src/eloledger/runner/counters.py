@@ -1,6 +1,6 @@
 """Live run counters: plain numbers that producers bump and viewers pull on a timer.
 
-Per-token work must never touch the UI (facts/textual.md): a streaming call bumps these
+Per-token work must never touch the UI (docs/observed/textual.md): a streaming call bumps these
 attributes, and the TUI reads them about 10 times a second. The same object is rebuilt from a
 ledger by :meth:`RunCounters.apply_row`, so a live run and a followed ledger (``eloledger
 watch``) show through one view. Single event-loop writers need no lock; readers tolerate a

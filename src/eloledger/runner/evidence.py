@@ -19,7 +19,7 @@ from pathlib import Path
 from eloledger.judges.workdir import CAPS, SKIP, safe_copy
 from eloledger.safetree import CopyReport, copy_tree, remove_tree
 
-# where each CLI writes its session logs under its HOME (facts/agents.md)
+# where each CLI writes its session logs under its HOME (docs/observed/agents.md)
 LOG_DIRS = (".claude/projects", ".codex/sessions", ".codex/archived_sessions", ".gemini/tmp")
 
 

@@ -1,6 +1,6 @@
 """Headless progress: one line at most every ``interval`` seconds, pulled from the counters.
 
-A line is one line of the terminal (issue 23 item 4): a progress line that wraps turns every
+A line is one line of the terminal: a progress line that wraps turns every
 second into two rows of noise, so the least useful parts give way to the width first. Piped
 to a file (no terminal, no ``COLUMNS``) a line carries every part.
 """

@@ -33,7 +33,7 @@ class Endpoint:
 
 
 def resolve_tasks(spec: ExperimentSpec) -> list[Task]:
-    if spec.tasks_dataset is not None:  # the datasets loader (issue 19 item 12)
+    if spec.tasks_dataset is not None:  # the datasets loader
         return _chosen(spec, _dataset_tasks(spec))
     source = spec.tasks_source
     where = spec_line(spec, "tasks", "source")

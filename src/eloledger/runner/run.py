@@ -478,7 +478,7 @@ class _Run:
                 self.writer.append(row)
                 continue
             if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
-                # the CLI's final message is the answer: judged like a chat reply (issue 19 item 5)
+                # the CLI's final message is the answer: judged like a chat reply
                 await score_sample(row, call.task, self.spec.judge, self.tests_gate)
             self.writer.append(row)
             c.apply_row(row)
@@ -644,7 +644,7 @@ class _Run:
         }
 
     def _task_labels(self, task: Task) -> dict[str, Any]:
-        """``split`` and ``tags`` on every row, so issue 20's gates select rows by them."""
+        """``split`` and ``tags`` on every row, so the gates select rows by them."""
         return {"split": task.split or self.spec.split, "tags": list(task.tags)}
 
     # ----------------------------------------------------------------------------- judging
@@ -681,7 +681,7 @@ class _Run:
                 'set kind = "llm" in [judge] to compare the arms with an LLM judge'
             )
         names = [a.name for a in self.spec.arms]
-        low = [t.task_id for t in self.tasks if t.direction == "min"]  # issue 22 scored tasks
+        low = [t.task_id for t in self.tasks if t.direction == "min"]  # scored tasks
         comparisons = score_comparisons([r for r in results if r.task_id not in by_llm], names, low)
         open_results = [r for r in results if r.task_id in by_llm]
         if open_results:

@@ -36,8 +36,8 @@ async def score_sample(
                 memory_mb=judge.memory_mb,
                 sandbox_kind=judge.sandbox,
             )
-        row["sandbox"] = verdict.sandbox  # what the judged code ran in (issue 17)
-    elif is_scored(task):  # issue 22: the task's scorer, on the reply's text, in the sandbox
+        row["sandbox"] = verdict.sandbox  # what the judged code ran in
+    elif is_scored(task):  # the task's scorer, on the reply's text, in the sandbox
         async with tests_gate:
             verdict = await asyncio.to_thread(
                 judge_scored, content, task, answer=True, timeout_s=judge.timeout_s,

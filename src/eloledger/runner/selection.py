@@ -29,7 +29,7 @@ def select(task: Task, arm: ArmSpec, session: int, rows: list[dict[str, Any]]) -
         index, _ = majority(answers)
         chosen = ok[index if index is not None else 0]
     elif kind in ("best_of_n", "agent") and arm.select == "verifier":
-        sign = -1.0 if task.direction == "min" else 1.0  # issue 22: lower is better
+        sign = -1.0 if task.direction == "min" else 1.0  # lower is better
         chosen = max(ok, key=lambda item: (sign * _score_of(item[1], sign), -item[0]))
     else:  # single, or judge selection (refined by the knockout)
         chosen = ok[0]

@@ -69,7 +69,7 @@ _TABLES = {
     "judge": _JUDGE_KEYS,
     "retry": _RETRY_KEYS,
     "sim": _SIM_KEYS,
-    "gates": {"arms", *GATE_KEYS},  # the fairness guide's gates (rating.gates; issue 20)
+    "gates": {"arms", *GATE_KEYS},  # the fairness guide's gates (rating.gates)
 }
 
 
@@ -167,7 +167,7 @@ class ExperimentSpec:
     tasks_shuffle: bool = False  # shuffle (with the experiment's seed) before taking the limit
     tasks_splits: dict[str, str] = field(default_factory=dict)  # [tasks] train/val/test files
     split: str | None = None  # the split this run uses (written on every row)
-    tuned_on: str | None = None  # the split the candidates were tuned on (issue 20's gates)
+    tuned_on: str | None = None  # the split the candidates were tuned on (read by the gates)
     tasks_fields: dict[str, str] = field(default_factory=dict)  # our name -> the file's column
     tasks_answer_pattern: str | None = None  # regex: group 1 of the answer column is the answer
     tasks_dataset: str | None = None  # [tasks] dataset: a datasets builder or a local folder
@@ -362,7 +362,7 @@ def _build(
                 fix=f'add {spec.split} = "FILE.jsonl" or pick one of {", ".join(spec.tasks_splits)}',
             )
         spec.tasks_source = spec.tasks_splits[spec.split]
-    else:  # or the datasets loader over local files (issue 19 item 12)
+    else:  # or the datasets loader over local files
         from eloledger.tasks.extras import dataset_keys
 
         spec.tasks_dataset, spec.tasks_data_files = dataset_keys(
@@ -453,7 +453,7 @@ def _build(
                 f"{loc.at('sim', 'fault')}: unknown fault mode {spec.sim.fault!r}",
                 fix=f"use one of {', '.join(FAULT_MODES)}",
             )
-    if "gates" in data:  # bad gates fail now, before a token is spent (issue 20)
+    if "gates" in data:  # bad gates fail now, before a token is spent
         if path is not None and is_yaml(path):
             from eloledger.runner.yaml_spec import yaml_gates
 

@@ -1,6 +1,6 @@
 """The OS sandbox every piece of untrusted code runs in (tests judges, agent CLIs).
 
-API (small on purpose; issue 22's checkpoints build on it)::
+API (small on purpose; the checkpoints build on it)::
 
     kind = sandbox.resolve("auto")            # "bwrap", or "none" only when asked for
     res = sandbox.run(argv, rw_dirs=[work], ro_dirs=[], limits=Limits(wall_s=10),

@@ -211,7 +211,7 @@ def estimate_usage(
     return Usage(prompt - cached, cached, 0, output, reasoning)
 
 
-# --- scored optimisation tasks (issue 22): see sim.scored for the answers ---------------------
+# --- scored optimisation tasks: see sim.scored for the answers ---------------------
 
 
 def _respond_scored(

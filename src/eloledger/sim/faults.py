@@ -1,6 +1,6 @@
 """Fault modes the simulator can inject, server-wide or per request (``x-sim-fault`` header).
 
-Error bodies follow what real gateways send (shared/facts/clients.md, "Error bodies"):
+Error bodies follow what real gateways send (docs/observed/clients.md, "Error bodies"):
 OpenAI-compatible ``{"error": {message, type, param, code}}`` and Anthropic-compatible
 ``{"type": "error", "error": {type, message}}``.
 """

@@ -132,7 +132,7 @@ def generate(prompt: str, *, model: str, temperature: float, rng: random.Random)
     else:
         task = lookup_task(prompt)
         scored = chat_answer(task, p_correct(task.difficulty, temperature, model), rng) if (
-            task is not None and task.kind == "agent") else None  # fmt: skip  # issue 22
+            task is not None and task.kind == "agent") else None  # fmt: skip
         if scored is not None:
             text = scored
         elif task is None or task.kind == "agent":  # agent tasks: see sim.agent

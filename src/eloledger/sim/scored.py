@@ -1,4 +1,4 @@
-"""Scored optimisation tasks on the simulator (issue 22): answers that improve, then plateau.
+"""Scored optimisation tasks on the simulator: answers that improve, then plateau.
 
 An agent session (:mod:`eloledger.sim.agent`) reads the files, then writes a better answer each
 turn, a planned number of rounds (more for a stronger model), then stops. Round r's answer closes

@@ -31,9 +31,9 @@ class Task:
     buggy: tuple[str, ...] = field(default=(), repr=False, compare=False)
     files: dict[str, str] | None = None
     solution_files: dict[str, str] | None = field(default=None, repr=False, compare=False)
-    split: str | None = None  # train | val | test (issue 20): written on every ledger row
+    split: str | None = None  # train | val | test: written on every ledger row
     tags: tuple[str, ...] = ()  # problem type, source, "regression set": written on every row
-    # scored tasks (issue 22): Python defining score(workdir_or_answer) -> float, or a command
+    # scored tasks: Python defining score(workdir_or_answer) -> float, or a command
     # printing one number; ranked by score within the task, "max" or "min" is better
     scorer: str | None = field(default=None, repr=False, compare=False)
     scorer_cmd: tuple[str, ...] = ()

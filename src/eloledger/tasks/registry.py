@@ -28,7 +28,7 @@ BUILTIN_SETS: dict[str, tuple[str, ...]] = {
     "arith": ("arith.jsonl",),
     "code": ("code.jsonl",),
     "agent-code": ("agent-code.jsonl",),
-    "agent-opt": ("agent-opt.jsonl",),  # scored optimisation tasks (issue 22)
+    "agent-opt": ("agent-opt.jsonl",),  # scored optimisation tasks
     "all": ("arith.jsonl", "code.jsonl"),
 }
 KINDS = ("numeric", "code", "text", "agent")

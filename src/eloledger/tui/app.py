@@ -279,7 +279,7 @@ class EloLedgerApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
-    def action_history(self) -> None:  # the run index and audit (issue 20)
+    def action_history(self) -> None:  # the run index and audit
         from eloledger.tui.history_view import HistoryScreen
 
         if not isinstance(self.screen, HistoryScreen):
@@ -361,7 +361,7 @@ class SafeMonochrome(Monochrome):
     """Textual's NO_COLOR filter, but a segment without a style stays without one.
 
     textual-plot's canvas returns ``Strip.blank(0)`` (style None) for lines outside its size;
-    ``Monochrome`` reads ``style.color`` and crashed the app (issue 11 item 1).
+    ``Monochrome`` reads ``style.color`` and crashed the app.
     """
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:

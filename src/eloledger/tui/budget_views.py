@@ -1,4 +1,4 @@
-"""Budget curves and the budget-fairness verdict for the Elo tab (issue 7, item 3).
+"""Budget curves and the budget-fairness verdict for the Elo tab.
 
 Both call the same core as ``eloledger curve`` / ``eloledger fairness``
 (``eloledger.rating.curves.budget_curves`` and ``eloledger.rating.fairness.fairness_verdict``)
@@ -36,7 +36,7 @@ def ledger_rows(ledger: Path) -> list[dict[str, Any]]:
 
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
     """What ``eloledger curve LEDGER`` computes: the checkpoint fit when the ledger has
-    checkpoint rows (issue 22), else the sampling budget curves."""
+    checkpoint rows, else the sampling budget curves."""
     from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
     from eloledger.rating.curves import budget_curves
 

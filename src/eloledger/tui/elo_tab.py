@@ -323,7 +323,7 @@ class EloTab(Vertical, can_focus=True):
         self.app.push_screen(OpenScreen(), done)
 
     def action_example(self) -> None:
-        if self.view == "curves" and self.curves is not None:  # issue 22: e exports the figure
+        if self.view == "curves" and self.curves is not None:  # e exports the figure
             from eloledger.tui.budget_views import export_figure
             from eloledger.tui.elo_export import export_folder
 

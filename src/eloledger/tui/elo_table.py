@@ -1,5 +1,5 @@
 """The Elo tab's table: the CLI's columns, sorted, row styles for the knee/dominated/below
-threshold, and only whole columns (issue 23 item 5).
+threshold, and only whole columns.
 
 A column that does not fit is left out whole rather than cut at the edge (``0.609`` never
 reads ``0.6``): empty columns go first, then columns whose every row is the same, then the

@@ -1,6 +1,6 @@
 """One Line-API widget for any list that grows with a run (requests, arms).
 
-Measured (facts/textual.md): one ``ScrollView`` + ``render_line`` that refreshes only the lines
+Measured (docs/observed/textual.md): one ``ScrollView`` + ``render_line`` that refreshes only the lines
 whose content changed costs a fraction of a widget-per-row table at 20k events/s. The widget
 never subscribes to anything: its owner calls :meth:`LineList.sync` from a timer, the widget
 compares what each visible line shows with what it would show now, and refreshes only those

@@ -28,7 +28,7 @@ class ProfileForm(ModalScreen[Any]):
         Binding("ctrl+s", "save", "Save"),
         # Priority: the app moves the focus as it reads the key, before it hands on the keys
         # typed next. Unprioritised, tab waits in the field's queue behind them, and text
-        # typed right after tab landed in the field being left (issue 23 item 9b).
+        # typed right after tab landed in the field being left.
         Binding("tab", "app.focus_next", show=False, priority=True),
         Binding("shift+tab", "app.focus_previous", show=False, priority=True),
     ]

@@ -202,7 +202,7 @@ class ProfilesTab(Horizontal):
                 if placeholder is None:
                     raise
                 # No key in the environment: the URLs and settings can still be shown; the key
-                # appears as a placeholder and nothing can be applied (issue 11 item 5).
+                # appears as a placeholder and nothing can be applied.
                 plan = plan_switch(profile, targets, scope, key=placeholder)
                 preview = (
                     f"preview only: ${profile.key_env} is not set, so the key is shown as "

@@ -56,7 +56,7 @@ class LedgerWatch:
     rows read again would be counted twice). Pausing stops reading (the file keeps growing;
     resuming catches up).
 
-    What it says is what is known (issue 11 item 6): "waiting" while the file does not exist,
+    What it says is what is known: "waiting" while the file does not exist,
     "not a ledger" when every line so far was skipped, the count of skipped lines, and "run
     finished" once the runner has written the comparisons file beside the ledger (its last act;
     ``on_finished`` gets that file). A spec beside the ledger that names it gives the budget and

@@ -1,1 +1,1 @@
-"""Claude Code: headless runs (``headless``) and session logs (``logs``); see shared/facts/agents.md."""
+"""Claude Code: headless runs (``headless``) and session logs (``logs``); see docs/observed/agents.md."""

@@ -1,6 +1,6 @@
 """Claude Code headless: the ``claude -p`` command line and its ``stream-json`` events.
 
-Traps (facts/agents.md): assistant events come one per content block and share
+Traps (docs/observed/agents.md): assistant events come one per content block and share
 ``message.id`` with a non-final usage (``output_tokens: 1``), so they are only an estimate;
 the ``result`` event's ``modelUsage`` is the exact count (it includes subagents, ``usage``
 does not). ``is_error`` can be true with ``subtype: success`` (a connection or auth failure),
@@ -33,7 +33,7 @@ _AUTH_TEXT = re.compile(r"401|403|api key|authenticat|unauthori[sz]ed|x-api-key"
 
 
 def launch(req: LaunchRequest) -> Launch:
-    """The canonical invocation (agents-shared.md); runs in the session's working directory.
+    """The canonical invocation (docs/observed/agents.md); runs in the session's working directory.
 
     ``req.auth`` is the profile's header form: ``x-api-key`` (ANTHROPIC_API_KEY) or ``bearer``
     (ANTHROPIC_AUTH_TOKEN, an ``Authorization: Bearer`` header)."""

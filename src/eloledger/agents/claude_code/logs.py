@@ -1,6 +1,6 @@
 """Claude Code session logs: ``<config>/projects/<cwd as a-b-c>/<session>.jsonl``.
 
-Shapes (shared/facts/agents.md): ``type: assistant`` lines carry ``message.id``, ``message.model``,
+Shapes (docs/observed/agents.md): ``type: assistant`` lines carry ``message.id``, ``message.model``,
 ``message.usage`` (Anthropic usage: ``input_tokens`` excludes both cache counts), ``requestId``,
 ``timestamp``, ``isSidechain``, ``sessionId`` and ``cwd``. Dedupe rules:
 

@@ -1,1 +1,1 @@
-"""Codex CLI: headless runs (``headless``) and rollout logs (``logs``); see shared/facts/agents.md."""
+"""Codex CLI: headless runs (``headless``) and rollout logs (``logs``); see docs/observed/agents.md."""

@@ -1,6 +1,6 @@
 """Codex headless: the ``codex exec --json`` command line and its events.
 
-Traps (facts/agents.md): ``turn.completed.usage`` is the thread's running total, so the last
+Traps (docs/observed/agents.md): ``turn.completed.usage`` is the thread's running total, so the last
 one is the session's count and never a sum; ``error`` events saying "Reconnecting..." are
 not failures (Codex tries a WebSocket first); ``turn.failed`` is. The provider is given with
 ``-c`` overrides and the key through an environment variable, so no config file is touched.
@@ -34,7 +34,7 @@ _AUTH_TEXT = re.compile(r"401|403|unauthori[sz]ed|api key|authenticat", re.I)
 
 
 def launch(req: LaunchRequest) -> Launch:
-    """The canonical invocation (agents-shared.md); ``req.max_turns`` must be None."""
+    """The canonical invocation (docs/observed/agents.md); ``req.max_turns`` must be None."""
     if req.max_turns is not None:
         raise ValueError("codex exec has no turn limit")
     base_url = req.root_url.rstrip("/")

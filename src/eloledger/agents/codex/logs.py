@@ -1,6 +1,6 @@
 """Codex rollouts: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`` (and ``archived_sessions``).
 
-Shapes (shared/facts/agents.md): ``session_meta{id, cwd}``, ``turn_context{model, cwd}``,
+Shapes (docs/observed/agents.md): ``session_meta{id, cwd}``, ``turn_context{model, cwd}``,
 ``token_usage_record{thread_id, turn_id, response_id, usage}`` (0.171+: one line per model call,
 usage for that call only) and ``event_msg/token_count{info{total_token_usage (the thread's running
 total), last_token_usage (the last call)}}``. Dedupe rules:

@@ -1,1 +1,1 @@
-"""Gemini CLI: headless runs (``headless``) and chat logs (``logs``); see shared/facts/agents.md."""
+"""Gemini CLI: headless runs (``headless``) and chat logs (``logs``); see docs/observed/agents.md."""

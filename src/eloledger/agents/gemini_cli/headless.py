@@ -1,6 +1,6 @@
 """Gemini CLI headless: the ``gemini -p`` command line and its ``stream-json`` events.
 
-Traps (facts/agents.md): without ``security.auth.selectedType`` in settings it exits 41, in
+Traps (docs/observed/agents.md): without ``security.auth.selectedType`` in settings it exits 41, in
 an untrusted folder 55 (``--skip-trust``). The stream's ``result.stats.models`` gives, per
 model, ``input_tokens`` (the whole prompt, cache included), ``output_tokens`` (candidates,
 without thoughts) and ``total_tokens``; thoughts are the remainder.
@@ -27,12 +27,12 @@ from eloledger.agents.usage import CallUsage
 AGENT = "gemini-cli"
 BINARY = "gemini"
 EFFORTS: tuple[str, ...] = ()  # no reasoning-effort setting
-# Exit codes (facts/agents.md, read in its source).
+# Exit codes (docs/observed/agents.md, read in its source).
 EXIT_CLASSES = {41: AUTH, 42: API, 44: API, 52: API, 53: MAX_TURNS, 54: API, 55: API}
 
 
 def launch(req: LaunchRequest) -> Launch:
-    """The canonical invocation (agents-shared.md); auth and turn limit in the isolated HOME."""
+    """The canonical invocation (docs/observed/agents.md); auth and turn limit in the isolated HOME."""
     if req.effort:
         raise ValueError("gemini-cli has no effort setting")
     settings: dict[str, Any] = {"security": {"auth": {"selectedType": "gemini-api-key"}}}

@@ -1,6 +1,6 @@
 """Gemini CLI chat logs: ``~/.gemini/tmp/<project>/chats/session-*.jsonl``.
 
-Shapes (shared/facts/agents.md): a header line ``{sessionId, projectHash, startTime}``, message
+Shapes (docs/observed/agents.md): a header line ``{sessionId, projectHash, startTime}``, message
 lines ``{id, type: user|gemini|info|..., tokens?, model?}`` and ``{"$set": {...}}`` updates
 (whose ``messages`` list, when present, restates messages). ``tokens.input`` is the whole prompt,
 cache reads included; ``output`` excludes ``thoughts``. Dedupe rules: every message ``id`` is

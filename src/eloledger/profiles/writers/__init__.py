@@ -2,7 +2,7 @@
 
 A writer only *describes* the desired keys (``FileTarget``); reading, diffing, ownership,
 backups and the atomic write are shared (``profiles.switch``), so every target gets the same
-safety. Writers follow facts/clients.md (paths, header variables, precedence).
+safety. Writers follow docs/observed/clients.md (paths, header variables, precedence).
 """
 
 from __future__ import annotations

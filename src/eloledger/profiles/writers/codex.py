@@ -1,6 +1,6 @@
 """Codex CLI: ``model_provider`` and one ``[model_providers.<id>]`` table in config.toml.
 
-Facts (facts/clients.md): ``wire_api = "responses"`` is the only accepted value, built-in ids
+Facts (docs/observed/clients.md): ``wire_api = "responses"`` is the only accepted value, built-in ids
 (openai, ollama, …) cannot be redefined, the legacy ``[profiles]`` table is rejected, and the
 key is read from the variable named by ``env_key`` (never stored in config.toml). With
 ``profile_file`` the same keys go to ``<name>.config.toml``, which ``codex --profile <name>``

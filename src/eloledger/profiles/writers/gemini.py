@@ -1,7 +1,7 @@
 """Gemini CLI: ``~/.gemini/.env`` for the key, base URL and model, plus the auth type.
 
 Without ``security.auth.selectedType = "gemini-api-key"`` in ``~/.gemini/settings.json``
-non-interactive runs fail with "Invalid auth method selected." (facts/clients.md). A .env
+non-interactive runs fail with "Invalid auth method selected." (docs/observed/clients.md). A .env
 never overrides a variable already set in the shell, so a key taken from the shell's
 ``GEMINI_API_KEY`` is not copied into the file. Observed with Gemini CLI 0.61: the
 ``.gemini/.env`` files are read only in a *trusted* folder (folder trust is on by default;
