@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install eloledger (`pip install .`, as a user would) on the oldest and the newest Python that
-# pyproject.toml claims, and run the headless demo on each (issue 23 item 10).
+# pyproject.toml claims, and run the headless demo on each.
 # A version this machine lacks is said and skipped; one that is here must install and run.
 # Interpreters: pyenv's (PYENV_ROOT, default ~/.pyenv), else pythonX.Y on PATH.
 set -uo pipefail

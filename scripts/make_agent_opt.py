@@ -1,4 +1,4 @@
-"""Regenerate src/eloledger/data/tasks/agent-opt.jsonl: the scored optimisation tasks (issue 22).
+"""Regenerate src/eloledger/data/tasks/agent-opt.jsonl: the scored optimisation tasks.
 
 Why: a task-clustered interval needs enough tasks (clusters) to mean anything, so the
 checkpoint demo needs more than the original knapsack and line fit. This keeps those two lines

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-import tomllib
 
 from eloledger.runner import spec as spec_module
 from eloledger.runner.spec import parse_spec

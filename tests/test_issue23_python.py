@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "ci_python_versions.sh"

@@ -130,14 +130,14 @@ def run_entry(
     if gates is not None and gates.arms:
         verdicts.append(_fairness(ledgers, gates))
     stamps = [float(r["ts"]) for r in rows if isinstance(r.get("ts"), (int, float))]
-    when = dt.datetime.fromtimestamp(max(stamps), dt.timezone.utc) if stamps else None
+    when = dt.datetime.fromtimestamp(max(stamps), dt.UTC) if stamps else None
     tasks = sorted({str(r["task_id"]) for r in rows if r.get("task_id") is not None})
     prints = ledger_fingerprint(ledgers)
     files = prints.get("files", [prints])
     return {
         "kind": "eloledger.run",
         "run_id": ",".join(sorted({str(r["run_id"]) for r in rows if r.get("run_id")})) or None,
-        "time_utc": (when or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
+        "time_utc": (when or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds"),
         "spec_sha256": spec_sha256,
         "task_set_sha256": hashlib.sha256("\n".join(tasks).encode()).hexdigest(),
         "ledger": [str(Path(f["path"]).resolve()) for f in files],  # one run, one key

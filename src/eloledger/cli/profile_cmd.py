@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC
 from typing import Any
 
 from eloledger.cli.helpformat import WrappedHelpFormatter
@@ -529,14 +530,14 @@ LIST_WIDTH = 80  # restore --list fits this by default; --wide shows every file 
 
 def _restore_list(args: argparse.Namespace) -> int:
     """Backups newest first: time, id, files changed and a short note in 80 columns."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from eloledger.profiles.backups import list_backups
     from eloledger.tables import Column, render_table, to_json
 
     rows = []
     for b in reversed(list_backups()):
-        when = datetime.fromtimestamp(b.created, timezone.utc)
+        when = datetime.fromtimestamp(b.created, UTC)
         rows.append(
             {
                 "when": when.strftime("%Y-%m-%d %H:%M:%S" if args.wide else "%m-%d %H:%M:%S"),

@@ -219,7 +219,7 @@ def parse_ts(value: Any, where: str = "") -> float | int | None:
             stamp = None
         if stamp is not None:
             if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=dt.timezone.utc)
+                stamp = stamp.replace(tzinfo=dt.UTC)
             return stamp.timestamp()
     raise UserError(
         f"{where}: ts/timestamp must be Unix seconds or ISO-8601 text, got {value!r}",

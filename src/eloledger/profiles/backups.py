@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ class Backup:
 
 
 def _new_id() -> str:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     base = now.strftime("%Y%m%dT%H%M%S.%fZ")
     candidate, n = base, 1
     while (backups_dir() / candidate).exists():

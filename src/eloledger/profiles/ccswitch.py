@@ -20,10 +20,9 @@ variable may hold a secret), so nothing is dropped silently.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from typing import Any
-
-import tomllib
 
 from eloledger.errors import UserError
 from eloledger.profiles.ccswitch_store import Provider, Store

@@ -121,6 +121,6 @@ def fairness_record(
         "ledger_sha256": [f["sha256"] for f in prints.get("files", [prints])],
         "eloledger_version": record["eloledger_version"],
     }
-    record["created_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    record["created_utc"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     record["warnings"][:0] = warnings
     return record
