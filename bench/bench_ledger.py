@@ -276,7 +276,7 @@ def run_json_loop(path: Path) -> tuple[float, dict[str, int]]:
 
 
 def old_find_duplicates(parts: list) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """The baseline: the check as it was before issue 21 (one orjson parse + digest per row)."""
+    """The baseline: the check as it once was (one orjson parse + digest per row)."""
     from eloledger.ledger.dedupe import DuplicateFinder
     from eloledger.ledger.merge import _loads
     from eloledger.ledger.reader import _numbered_lines, _read_bytes
@@ -375,7 +375,7 @@ def memory_rows(folder: Path, rows: int, names: str, scale: int) -> bool:
 
 def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
     """``elo --ledger``'s reader (rating.outcomes.ledger_outcomes): the columnar path vs the
-    row-by-row path issue 25 made it (canonical rows + the line-by-line duplicate finder)."""
+    row-by-row path it once was (canonical rows + the line-by-line duplicate finder)."""
     from eloledger.ledger.merge import read_ledgers
     from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
     from eloledger.rating.budget_io import load_rows

@@ -1,4 +1,4 @@
-"""Heavier known-truth studies behind tests/test_rating_truth_*.py (issue 25), with more runs.
+"""Heavier known-truth studies behind tests/test_rating_truth_*.py, with more runs.
 
     .venv/bin/python bench/study_rating_truth.py [--reps N]
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python docs/make_checkpoint_figure.py   # writes docs/checkpoint-curves.svg
 
-The ledger is tests/issue22_support.py's (seed 0, 20 tasks, 12 sessions per arm): agents that
+The ledger is tests/checkpoint_truth.py's (seed 0, 20 tasks, 12 sessions per arm): agents that
 improve exactly like sampling again (sampler), plateau after three attempts (plateau) and
 beat sampling (beater), plus a k-shot chat arm (kshot). The SVG has no date in it, so the
 same eloledger gives the same file.
@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 from eloledger.cli import main  # noqa: E402
-from issue22_support import planted_rows, write_ledger  # noqa: E402
+from checkpoint_truth import planted_rows, write_ledger  # noqa: E402
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:

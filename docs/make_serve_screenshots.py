@@ -3,7 +3,7 @@
 
 - serve-run.png, serve-elo.png: the Run view and the Elo tab of a finished small demo run;
 - serve-curves.png: the checkpoint curves (agent sessions snapshotted inside, against
-  repeated sampling) of a ledger with checkpoint rows: tests/issue22_support.py's planted
+  repeated sampling) of a ledger with checkpoint rows: tests/checkpoint_truth.py's planted
   agents (seed 0: sampler, plateau, beater and a k-shot chat arm; the ledger
   docs/make_checkpoint_figure.py draws), judged task by task on their final scores.
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from browser_support import visit  # noqa: E402
 from eloledger.judges.compare import ArmResult, score_comparisons, write_comparisons  # noqa: E402
-from issue22_support import planted_rows, write_ledger  # noqa: E402
+from checkpoint_truth import planted_rows, write_ledger  # noqa: E402
 from sim_spec import small_demo_spec  # noqa: E402
 
 

@@ -15,7 +15,7 @@ from eloledger import redact
 
 DATA = Path(__file__).resolve().parent / "data"
 # The real home, read before any test moves HOME: the session checks nothing of eloledger's
-# appeared in it (issue 20 item 1). Both the login home and the HOME we were started with.
+# appeared in it. Both the login home and the HOME we were started with.
 REAL_HOMES = tuple(dict.fromkeys(
     Path(h) for h in (os.environ.get("HOME"), pwd.getpwuid(os.getuid()).pw_dir) if h
 ))  # fmt: skip
@@ -64,7 +64,7 @@ _PROVIDER_VARS = (
     "XDG_STATE_HOME",
     "XDG_CACHE_HOME",
     "NO_COLOR",
-    "COLUMNS",  # xdist workers export COLUMNS=80, and the CLI honours it even piped (issue 23)
+    "COLUMNS",  # xdist workers export COLUMNS=80, and the CLI honours it even piped
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",

@@ -1,4 +1,4 @@
-"""Issue 19 item 5: an agent arm on answer tasks (no files, no tests) is judged like a chat
+"""An agent arm on answer tasks (no files, no tests) is judged like a chat
 answer, its final message scored by the rule judge, through the real runner and a stand-in
 ``claude`` executable (tests/test_agent_run.py's)."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 10: ``doctor --url`` takes the gateway root, as a profile does (the README's own
+"""``doctor --url`` takes the gateway root, as a profile does (the README's own
 example), as well as the client URL; probed against a strict gateway under a prefix."""
 
 from __future__ import annotations

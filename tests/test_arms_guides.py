@@ -1,4 +1,4 @@
-"""Issue 19 items 1-4: the guides' arms (baseline, CoT, self-consistency, debate, refine, a
+"""The guides' arms (baseline, CoT, self-consistency, debate, refine, a
 candidate on another model and gateway) from one spec, through the real ``eloledger run``, against
 two strict local gateways this session did not write. The wire is the truth: each arm's system
 prompt and model are checked in the recorded request bodies, rounds against the earlier answers.

@@ -1,4 +1,4 @@
-"""Issue 19 item 6: a mixed task file is judged per task with [judge] kind = "auto" (the
+"""A mixed task file is judged per task with [judge] kind = "auto" (the
 default): rule for answers, the LLM judge only for the prompt-only task, and a verifier arm
 falls back to the judge's pick on that task alone. Real ``eloledger run``, strict gateway."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 items 1-4 and issue 20's [tasks] keys at the spec: the guides' arm keys parse, the
+"""The [tasks] keys at the spec: the guides' arm keys parse, the
 sweep shorthand expands, defaults are the guides', and mistakes are one line naming the key.
 Plus a simulator run: split and tags on every row, and a debate resumed mid-way."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 12: tasks from the files users already have. The common shapes by name
+"""Tasks from the files users already have. The common shapes by name
 (the guides' case_id, GSM8K, HumanEval, MBPP), a CSV, and a [tasks] field mapping with an
 answer pattern; errors name the file, line and the missing field."""
 

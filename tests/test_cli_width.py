@@ -1,4 +1,4 @@
-"""The CLI width rule (issue 11 item 9), on the real command in a real pseudo-terminal.
+"""The CLI width rule, on the real command in a real pseudo-terminal.
 
 Tables fit the terminal: the TTY's width, or COLUMNS, or 80 when a terminal does not say; no
 limit when piped. ``--wide`` (and JSON/CSV) give every column.
@@ -62,7 +62,7 @@ def test_elo_fits_80_columns_on_a_terminal_and_wide_gives_all() -> None:
 
 
 def test_piped_output_has_every_column_unless_columns_is_set() -> None:
-    """Issue 23 item 5: COLUMNS is honoured piped too (as Rich, argparse and git do): a user
+    """COLUMNS is honoured piped too (as Rich, argparse and git do): a user
     who sets it means it; without it a script gets every column."""
     full = piped(["elo", "--example", "--bootstrap", "50"])
     assert "elo/decade" in full and "not shown" not in full and widest(full) > 120

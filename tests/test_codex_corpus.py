@@ -1,6 +1,6 @@
 """A real-world config corpus switched there and back through the real CLI, byte-compared.
 
-Issue 18, items 8, 9 and 12: a switch changes only ``model_provider`` (and ``model`` when the
+a switch changes only ``model_provider`` (and ``model`` when the
 profile names one) and eloledger's own provider table; the user's Azure / OpenRouter / Ollama
 tables, MCP servers, comments and profile files stay byte for byte; the way back that the first
 switch suggests gives back exactly what was there; new tables and members are placed and

@@ -176,7 +176,7 @@ SCENARIOS: dict[str, Scenario] = {
         ).findings
     ),
     "net.timeout": lambda h, m: _probe(GatewayConfig(mode="slow", delay=1.5), timeout=0.3),
-    # issue 24: a relay whose upstream times out (408 in 0.3 s), and LiteLLM's upstream key
+    # a relay whose upstream times out (408 in 0.3 s), and LiteLLM's upstream key
     "ledger.usage_disagree": lambda h, m: audit_ledger(
         _ledger(h, [OK_ROW | {"usage_check": "disagree"}])
     ),

@@ -1,4 +1,4 @@
-"""Issue 18 items 10 and 11, taken with issue 24: the doctor knows documented provider forms, and
+"""the doctor knows documented provider forms, and
 every fix it writes (from the TUI too) leaves a backup ``profile restore`` lists and undoes."""
 
 from __future__ import annotations

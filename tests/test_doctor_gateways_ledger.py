@@ -1,4 +1,4 @@
-"""Issue 24 items 10 and 12 in the ledger audit: counts that disagree with the provider's are
+"""The ledger audit: counts that disagree with the provider's are
 flagged, and the advice for estimated usage does not tell the user to enable what eloledger
 already sends."""
 

@@ -1,4 +1,4 @@
-"""Issue 24 item 13: presets for the gateways users run, URLs derived like any profile's."""
+"""Presets for the gateways users run, URLs derived like any profile's."""
 
 from __future__ import annotations
 

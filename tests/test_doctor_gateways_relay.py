@@ -1,4 +1,4 @@
-"""Issue 24 against a one-api/new-api style relay (tests/relay_emulator.py): the doctor and the
+"""The doctor and runner against a one-api/new-api style relay (tests/relay_emulator.py): the doctor and the
 runner read the relay's error body, in Chinese or English, not only its status.
 
 Each case goes through real HTTP on 127.0.0.1: the doctor's probe, and the runner's provider
@@ -90,7 +90,7 @@ def test_a_408_inside_the_timeout_is_the_gateways_own_timeout() -> None:
 
 
 def test_a_json_answer_to_a_stream_request_is_accepted_by_doctor_and_runner_alike() -> None:
-    """Issue 24 item 8: doctor passed such a route while every run call was bad_response."""
+    """Doctor passed such a route while every run call was bad_response."""
     with serve() as relay:
         result = _probe(relay, model="json-stream")
         row = _call(relay, model="json-stream")
@@ -119,7 +119,7 @@ def test_an_error_row_keeps_the_relays_message_and_request_id() -> None:
 
 
 def test_a_cut_streams_estimate_never_exceeds_max_tokens() -> None:
-    """Issue 24 item 11: 40 deltas of ' answer' for max_tokens 32 were estimated at 80."""
+    """40 deltas of ' answer' for max_tokens 32 were estimated at 80."""
     with serve() as relay:
         row = _call(relay, model="cut-upstream", max_tokens=32)
     assert row.status == "error" and row.error_class == "stream_error", row

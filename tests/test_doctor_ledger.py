@@ -59,7 +59,7 @@ def test_clean_ledger_with_aliases_and_nested_usage(tmp_path: Path) -> None:
         {**ROW, "sample": 2, "reasoning_tokens": 20, "total_tokens": 35},
     ]
     assert audit_ledger(_ledger(tmp_path, rows), expect_models=["gpt-4o"]) == []
-    # estimated usage is not clean (issue 10 item 2): see test_ledger_estimated.py
+    # estimated usage is not clean: see test_ledger_estimated.py
 
 
 def test_dated_model_variant_is_the_same_model(tmp_path: Path) -> None:

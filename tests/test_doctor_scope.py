@@ -49,7 +49,7 @@ def test_unrelated_live_configs_stay_out_and_the_passing_probe_shows(
     assert status == 0 and text_status == 0, codes
     assert all(t.startswith("profile:ok") for _c, t in codes), codes
     passed = [f for f in report["findings"] if f["code"] == "probe.ok"]
-    # a profile for every client is probed on every wire (issue 24): one probe.ok each
+    # a profile for every client is probed on every wire: one probe.ok each
     assert len(passed) == 4 and {p["severity"] for p in passed} == {"info"}
     passed.sort(key=lambda p: p["message"].split()[0] != "openai-chat")
     assert "openai-chat" in passed[0]["message"] and " ms" in passed[0]["message"]

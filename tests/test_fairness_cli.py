@@ -68,6 +68,6 @@ def test_bad_options_exit_2(leaky: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "--bootstrap 0" in capsys.readouterr().err
     assert main(["fairness", str(leaky), *ARGS, "--leak-ratio", "nan"]) == 2
     assert "--leak-ratio" in capsys.readouterr().err
-    # missing flags (optional since a gate file's [gates] arms may name them; issue 20)
+    # missing flags (optional since a gate file's [gates] arms may name them)
     assert main(["fairness", str(leaky), "--old-1", "old_1"]) == 2
     assert "--new-1, --old-n, --new-n not given" in capsys.readouterr().err

@@ -21,7 +21,7 @@ def _verdict(rows, **kwargs):
 def test_new_arm_that_wins_only_with_more_samples_is_budget_leakage(seed: int) -> None:
     # Same per-sample quality and cost; the new N-way arm draws 16 samples instead of 4.
     # "No gain at n=1" needs evidence (an equivalence test within 5 pp), so 400 tasks, not 60
-    # (issue 25 item 2: at 60 tasks the same data is inconclusive).
+    # (at 60 tasks the same data is inconclusive).
     rows = four_arms(p_old=0.5, p_new=0.5, n_old=4, n_new=16, tasks=400, seed=seed)
     record = _verdict(rows)
     assert record["verdict"] == "budget_leakage", record["reason"]

@@ -1,4 +1,4 @@
-"""Issue 20 items 1, 4, 5: fairness gates on ledgers with known truth (exit 0 / 1 / 2)."""
+"""Fairness gates on ledgers with known truth (exit 0 / 1 / 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`elo --ledger`: p50/p95 latency per arm (issue 20 item 3) and --split/--tag (item 1)."""
+"""`elo --ledger`: p50/p95 latency per arm and --split/--tag (item 1)."""
 
 from __future__ import annotations
 

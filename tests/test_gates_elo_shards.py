@@ -1,4 +1,4 @@
-"""Issue 19 item 11: `elo` takes several comparisons files, globs and folders; the Elo table of
+"""`elo` takes several comparisons files, globs and folders; the Elo table of
 N shards run in parallel equals the unsharded run's."""
 
 from __future__ import annotations

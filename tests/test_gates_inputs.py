@@ -1,4 +1,4 @@
-"""Issue 20 items 2 and 6: the guide's own ledger format, and several ledgers in the table."""
+"""The guide's own ledger format, and several ledgers in the table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 7: `elo --threshold X` marks each arm worth it or not and names the knee, as
+"""`elo --threshold X` marks each arm worth it or not and names the knee, as
 the TUI's Elo tab does."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`eloledger tokens`: p50/p95 latency per arm (issue 20 item 3), --split/--tag/--tasks (item 1)
-and the LLM judge's calls as their own group so a bill reconciles (issue 19 item 8)."""
+"""`eloledger tokens`: p50/p95 latency per arm, --split/--tag/--tasks (item 1)
+and the LLM judge's calls as their own group so a bill reconciles."""
 
 from __future__ import annotations
 

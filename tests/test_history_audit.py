@@ -1,4 +1,4 @@
-"""Issue 20 item 8: the run index (`history`) and the direction audit (`audit`) show a planted
+"""The run index (`history`) and the direction audit (`audit`) show a planted
 cost drift: tokens per task rise while the n=1 pass rate does not."""
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_pipe_with_a_writer_is_read() -> None:
 
 
 def test_directory_and_device(tmp_path: Path) -> None:
-    # a folder is read as its comparisons files now (issue 19 item 11); an empty one is an error
+    # a folder is read as its comparisons files now; an empty one is an error
     assert_one_line_error(elo(str(tmp_path)), str(tmp_path), "holds no comparisons file")
     assert_one_line_error(elo("/dev/zero"), "/dev/zero", "device")
     assert_one_line_error(elo(str(tmp_path / "nope.csv")), "nope.csv: no such file")

@@ -1,5 +1,5 @@
 """Hostile ledger inputs: every case is one clear line + exit 2 (or a warning), never a
-traceback, a hang, a lost row or a doubled one (issue 10, items 3 and 7).
+traceback, a hang, a lost row or a doubled one.
 
 Each case class runs through the real CLI (``python -m eloledger ...`` in a subprocess with a
 timeout, so a hang fails the test) at least once; the generated cases run in process.

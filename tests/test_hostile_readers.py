@@ -1,4 +1,4 @@
-"""Readers that must not fall over on files from elsewhere (issue 18, items 5-7).
+"""Readers that must not fall over on files from elsewhere.
 
 Deep nesting and huge integers in a ledger: one ``file:line`` error, exit 2, no traceback, in
 every command that reads a ledger. A huge line is read within a documented memory bound (the

@@ -1,6 +1,6 @@
 """`eval "$(eloledger env P)"` never runs code from a file, and names never carry control bytes.
 
-Issue 18, items 1-3. Variable names are checked where they are read (profiles.toml, `profile
+Variable names are checked where they are read (profiles.toml, `profile
 import` of a Codex config, `profile add/edit`), each refusal one line naming file:line; key
 variables that eloledger itself sets are refused; model names and other free text that reach
 client files refuse control characters. Generated names run through a real bash.

@@ -62,7 +62,7 @@ CASES = [
     ("missing_tasks_file", GOOD.replace("tasks.jsonl", "nope.jsonl"), None, ":6:", "not found"),
     ("tasks_bad_line", GOOD, TASK + '{"task_id": "t2", "prompt": \n', "tasks.jsonl:2:",
      "not valid JSON"),
-    # kind = "auto" sends a prompt-only task to the LLM judge (issue 19 item 6): "rule" refuses it
+    # kind = "auto" sends a prompt-only task to the LLM judge: "rule" refuses it
     ("tasks_no_answer", GOOD + '\n[judge]\nkind = "rule"\n',
      TASK + '{"task_id": "t2", "prompt": "open"}\n', "tasks.jsonl:2:", "kind = \"llm\""),
     ("tasks_duplicate", GOOD, TASK + TASK, "tasks.jsonl:2:", "duplicate task_id"),

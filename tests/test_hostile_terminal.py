@@ -1,4 +1,4 @@
-"""No raw control byte from data reaches a terminal (issue 18, item 4), checked on a real pty.
+"""No raw control byte from data reaches a terminal, checked on a real pty.
 
 Names come from files a user did not write: an imported Claude Code log whose ``cwd`` holds an
 OSC title and a clear-screen, a shared ledger with escape sequences in model, arm, task and

@@ -28,7 +28,7 @@ PREAMBLE = st.lists(
 
 
 def test_a_bare_reply_is_the_answer() -> None:
-    # reproduces issue 10 item 1: "pong" answered "pong" scored 0
+    # once: "pong" answered "pong" scored 0
     verdict = judge_rule("pong", "pong")
     assert verdict.passed and verdict.score == 1.0 and verdict.answer == "pong"
 

@@ -1,5 +1,5 @@
 """Ledgers in the guides' field names (strategy, input_tokens, ...) take the tight fast path
-via renamed fields, and give exactly what the exact path gives (issue 14, house item 4)."""
+via renamed fields, and give exactly what the exact path gives (house item 4)."""
 
 from __future__ import annotations
 

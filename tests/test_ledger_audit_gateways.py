@@ -1,5 +1,5 @@
 """`doctor --ledger` and base URLs: a resumed simulator run is one gateway whatever its port;
-two real gateways in one run still warn (issue 10, item 8)."""
+two real gateways in one run still warn."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def test_json_contract(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["tokens", str(ledger), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"by", "groups", "judge", "billed_total_tokens", "warnings"}
-    assert out["by"] == "arm" and out["judge"]["total_tokens"] == 5000  # issue 19 item 8
+    assert out["by"] == "arm" and out["judge"]["total_tokens"] == 5000
     assert out["billed_total_tokens"] == 400 + 320 + 5000
     groups = {g["name"]: g for g in out["groups"]}
     assert list(groups) == ["bo2", "single"]  # sorted by name
@@ -52,7 +52,7 @@ def test_json_contract(ledger: Path, capsys: pytest.CaptureFixture[str]) -> None
         "total_tokens": 400,
         "mean_total_tokens": 200.0,
         "task_mean_total_tokens": 200.0,
-        "latency_p50_ms": None,  # issue 20 item 3: no latency_ms in these rows
+        "latency_p50_ms": None,  # no latency_ms in these rows
         "latency_p95_ms": None,
     }
     bo2 = groups["bo2"]

@@ -1,4 +1,4 @@
-"""A gateway that sends no usage: every summary says the tokens are estimated (issue 10, item 2).
+"""A gateway that sends no usage: every summary says the tokens are estimated.
 
 A real `eloledger run` against the strict gateway (not the simulator) in mode
 ``stream_no_usage``: the runner streams, gets no usage, and writes character estimates. Then

@@ -1,4 +1,4 @@
-"""`tokens --by session|model|day|project|source` and the user's price table (issue 13, item 4)."""
+"""`tokens --by session|model|day|project|source` and the user's price table."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Several ledgers read as one (shards of a run): tokens, elo --ledger, curve, fairness agree
-with the single ledger they were split from, and an overlap counts once (issue 12, item 7)."""
+with the single ledger they were split from, and an overlap counts once."""
 
 from __future__ import annotations
 

@@ -112,7 +112,7 @@ def test_report_with_costs() -> None:
     assert mid["pass_k"] == 4 and mid["pass_at_k"] == pytest.approx(2 / 3)
     # pass@1 is the submitted answer's (one session a task, solved on t1 and t3), and tokens
     # per success are tokens per *solved task*: 1600 tokens/task * 3 tasks / 2 solved -- the
-    # old 1600 * 3 / 5 counted passing samples (issue 25 item 1).
+    # old 1600 * 3 / 5 counted passing samples.
     assert mid["pass_at_1"] == pytest.approx(2 / 3)
     assert mid["tokens_per_success"] == pytest.approx(1600 * 3 / 2)
     # Without solved sessions, only an arm of one sample a task has them (its sample).

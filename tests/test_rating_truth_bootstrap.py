@@ -1,4 +1,4 @@
-"""Task-bootstrap intervals at small task counts (issue 25 item 8), against known truth.
+"""Task-bootstrap intervals at small task counts, against known truth.
 
 Plain percentile intervals covered 0.88 at 10 tasks (nominal 0.95); the rounds are now widened
 by sqrt(G/(G-1)) · t_{G-1}/z, the small-sample correction the sandwich uses.

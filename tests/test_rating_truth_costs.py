@@ -1,4 +1,4 @@
-"""ΔElo per 1K, marginal Elo per 1K and the frontier with their uncertainty (issue 25 item 6).
+"""ΔElo per 1K, marginal Elo per 1K and the frontier with their uncertainty.
 
 Known truth: four arms on a concave cost curve, all on the true frontier -- Elo 1000, 1120,
 1190, 1240 at 1K, 2K, 3K, 4K tokens a task (marginals 120, 70, 50 Elo per 1K) -- compared at

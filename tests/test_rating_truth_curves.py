@@ -1,4 +1,4 @@
-"""Budget curves against known truth (issue 25 items 3 and 4), seeded and fast.
+"""Budget curves against known truth, seeded and fast.
 
 * The best-of-k reference is each arm's own empirical best-of-k: exact against brute-force
   enumeration of subsets, exactly 400·log10(k) for tie-free scores, and, for pass/fail

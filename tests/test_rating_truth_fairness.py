@@ -1,4 +1,4 @@
-"""The fairness verdict against known truth (issue 25 item 2), seeded and fast.
+"""The fairness verdict against known truth, seeded and fast.
 
 ``budget_leakage`` needs evidence that the N-way gain was bought (the matched-budget comparison:
 more bought than kept, nothing beyond the margin kept; or equivalence at n=1 and at the matched

@@ -1,4 +1,4 @@
-"""What the data cannot identify gets no finite tight interval (issue 25 item 5), with truth.
+"""What the data cannot identify gets no finite tight interval, with truth.
 
 * A player who never loses (true +1,192 over the anchor): only a lower bound, which covers
   the truth; the upper end is +inf (the old fallback prior gave ±160 / ±58 / ±28).

@@ -1,4 +1,4 @@
-"""Length control against known truth (issue 25 item 7).
+"""Length control against known truth.
 
 * The scale s is the RMS of Δ, so the same judgments written winner/loser or a/b give the same
   β (the old s = sd(Δ) gave 279 vs 291).

@@ -1,4 +1,4 @@
-"""Tokens per success = tokens per solved task, in every face (issue 25 item 1, issue 19 item 7).
+"""Tokens per success = tokens per solved task, in every face .
 
 Known truth: 200 tasks, a single-sample arm and a best-of-8 arm (verifier selection) at 1,000
 tokens a sample. The best-of-8 arm spends 8,000 tokens a task; its tokens per success must be
@@ -161,7 +161,7 @@ def test_results_file_names_the_submitted_answer(tmp_path: Path, capsys) -> None
 
 
 def test_failed_calls_count_as_billed_tokens_and_unsolved_attempts() -> None:
-    """One rule (issue 25 item 9): billed tokens count, failed calls included; a session whose
+    """One rule: billed tokens count, failed calls included; a session whose
     calls all failed submitted nothing and is an unsolved attempt, not a skipped task."""
     rows = [
         {"task_id": "a", "arm": "x", "session": 0, "role": "sample", "status": "ok",
@@ -175,7 +175,7 @@ def test_failed_calls_count_as_billed_tokens_and_unsolved_attempts() -> None:
 
 
 def test_tasks_an_arm_ran_but_was_never_compared_on_are_reported(tmp_path: Path, capsys) -> None:
-    """Issue 25 item 9: an arm with no result on a task is not silently dropped from it."""
+    """An arm with no result on a task is not silently dropped from it."""
     rows, solved = simulate(seed=4)
     ledger, comps = write_inputs(tmp_path, rows, solved)
     lines = comps.read_text().splitlines()
@@ -190,7 +190,7 @@ def test_tasks_an_arm_ran_but_was_never_compared_on_are_reported(tmp_path: Path,
 
 
 def test_oracle_best_of_8_on_pass_fail_is_read_against_its_own_reference(tmp_path, capsys) -> None:
-    """Issue 25 item 3, the table: an oracle best-of-8 on pass/fail tasks gains far less than
+    """An oracle best-of-8 on pass/fail tasks gains far less than
     400 Elo per decade; the reference from its own samples says that is all it can gain."""
     rows, solved = simulate(seed=5)
     ledger, comps = write_inputs(tmp_path, rows, solved)

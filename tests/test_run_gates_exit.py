@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_issue20_run_index import ARMS  # the guide's four arms: base/cot at n = 1 and 4
+from test_history_run_index import ARMS  # the guide's four arms: base/cot at n = 1 and 4
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SPEC = (

@@ -22,7 +22,7 @@ PING = [{"task_id": f"t{i}", "prompt": f"Say pong ({i})", "answer": "pong"} for 
 
 
 def test_text_answers_score_in_a_real_run(tmp_path: Path) -> None:
-    # issue 10 item 1 through the whole product: the gateway says "pong", the task wants "pong"
+    # the judge through the whole product: the gateway says "pong", the task wants "pong"
     with serve(GatewayConfig(reply="Pong.")) as gw:
         add_profile(gw.root, key=GOOD_KEY)
         spec = write_spec(tmp_path, write_tasks(tmp_path / "t.jsonl", PING))
@@ -152,7 +152,7 @@ def test_verdictless_judge_fails_the_run_and_is_counted_not_tied(tmp_path: Path)
 
 
 def test_open_ended_tasks_are_judged_by_an_llm(tmp_path: Path) -> None:
-    # issue 10 item 9: prompt-only tasks are accepted when [judge] kind = "llm"
+    # prompt-only tasks are accepted when [judge] kind = "llm"
     done = _llm_run(tmp_path, _judge_answering, "--format", "json")
     assert done.returncode == 0, done.stderr
     with open(tmp_path / "l.comparisons.csv") as fh:
@@ -166,7 +166,7 @@ def test_open_ended_tasks_are_judged_by_an_llm(tmp_path: Path) -> None:
 def test_open_ended_tasks_without_an_llm_judge_are_refused(tmp_path: Path) -> None:
     with serve() as gw:
         add_profile(gw.root, key=GOOD_KEY)
-        # kind = "auto" judges prompt-only tasks by the LLM judge (issue 19 item 6); "rule" refuses
+        # kind = "auto" judges prompt-only tasks by the LLM judge; "rule" refuses
         tasks = write_tasks(tmp_path / "t.jsonl", OPEN)
         spec = write_spec(tmp_path, tasks, judge='[judge]\nkind = "rule"\n')
         done = run(spec, tmp_path / "l.jsonl", key=GOOD_KEY)

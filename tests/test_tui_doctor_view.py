@@ -1,4 +1,4 @@
-"""Doctor tab at 80×24 (issue 11 item 13): hanging indent, the fix in view, Enter shows the
+"""Doctor tab at 80×24: hanging indent, the fix in view, Enter shows the
 evidence and the fix, End keeps the selection visible."""
 
 from __future__ import annotations

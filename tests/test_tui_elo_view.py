@@ -1,4 +1,4 @@
-"""The Elo tab at 80×24 (issue 11 items 11 and 12): pinned arm column, sort marked in the
+"""The Elo tab at 80×24: pinned arm column, sort marked in the
 header, row styles explained, legend outside the plot, labelled points, one reference line."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ async def test_table_pins_the_arm_column_and_marks_the_sort() -> None:
         await open_example(pilot, app)
         table = app.query_one("#elo-table", DataTable)
         assert "Elo↓" in region_text(app, table)
-        # issue 23 item 5: whole columns only (no column half off the right edge to scroll
+        # whole columns only (no column half off the right edge to scroll
         # to); the ones left out are named under the table
         assert table.max_scroll_x == 0
         text = region_text(app, table)
@@ -91,7 +91,7 @@ async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
         assert len(arms) >= 5
         plot = app.query_one("#elo-plot", PlotWidget)
         lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
-        assert len(lines) == len(arms)  # the arms; the ONE reference line is dotted (issue 23)
+        assert len(lines) == len(arms)  # the arms; the ONE reference line is dotted
         labels = [d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"]
         assert labels.count("·") == 1
         assert set(labels) - {"·"} == {chr(ord("A") + i) for i in range(len(arms))}  # named

@@ -1,4 +1,4 @@
-"""A gateway that sends no usage: the TUI says so loudly (issue 10, item 2, TUI part).
+"""A gateway that sends no usage: the TUI says so loudly (TUI part).
 
 A real `eloledger run` against the strict gateway (not the simulator) in mode
 ``stream_no_usage`` writes a ledger of character estimates. Watching it, opening its Elo table

@@ -1,4 +1,4 @@
-"""The fairness dialog (issue 11 item 16): enter judges, the inputs are on screen, and the
+"""The fairness dialog: enter judges, the inputs are on screen, and the
 dialog and `eloledger fairness` give the same record for the same ledger and arms."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def test_dialog_and_cli_give_the_same_record(run_files, capsys) -> None:
         for role, arm in chosen.items():
             app.screen.query_one(f"#fair-{role}", Select).value = arm
         app.screen.query_one("#fair-ok").focus()
-        await pilot.press("enter")  # enter on Judge judges (on a list it opens it: issue 23)
+        await pilot.press("enter")  # enter on Judge judges (on a list it opens it)
         assert await until(lambda: tab.verdict is not None)
         await pilot.pause(0.3)
         shown = screen_text(app)

@@ -1,4 +1,4 @@
-"""80×24 is the normal case (issue 11 item 10): every footer hint, prompt and dialog fits."""
+"""80×24 is the normal case: every footer hint, prompt and dialog fits."""
 
 from __future__ import annotations
 

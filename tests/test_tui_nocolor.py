@@ -1,4 +1,4 @@
-"""NO_COLOR (issue 11 item 1): the Elo plot and the demo's end must not crash the app."""
+"""NO_COLOR: the Elo plot and the demo's end must not crash the app."""
 
 from __future__ import annotations
 

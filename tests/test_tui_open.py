@@ -1,4 +1,4 @@
-"""Open a spec or watch a ledger from the app (issue 11 item 15) and honest messages (item 8)."""
+"""Open a spec or watch a ledger from the app and honest messages (item 8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pause/resume (issue 11 item 7): no tok/s spike on resume, the elapsed timer stops."""
+"""Pause/resume: no tok/s spike on resume, the elapsed timer stops."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Profiles list marks the active profile (issue 11 item 4, TUI part)."""
+"""The Profiles list marks the active profile (TUI part)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, m
 
 
 async def test_switch_diff_shows_without_the_key_and_cannot_be_applied(temp_home: Path) -> None:
-    """Issue 11 item 5: the URLs and settings are shown; the key is a placeholder."""
+    """The URLs and settings are shown; the key is a placeholder."""
     save_profile(
         Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude"])
     )

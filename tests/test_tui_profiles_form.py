@@ -1,4 +1,4 @@
-"""The profile form (issue 11 item 2): typed text is visible; editing keeps the stored URL."""
+"""The profile form: typed text is visible; editing keeps the stored URL."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ async def _elo_loaded(app: EloLedgerApp, pilot) -> None:
 
 
 def test_snapshot_elo_plot_no_color(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    """NO_COLOR (issue 11 item 1): the Elo plot renders in monochrome instead of crashing."""
+    """NO_COLOR: the Elo plot renders in monochrome instead of crashing."""
     monkeypatch.setenv("NO_COLOR", "1")
     app = _elo_app()
 
@@ -128,7 +128,7 @@ def test_snapshot_budget_curves(snap_compare, size: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> None:
-    """Issue 11 item 2: the text being typed is visible in the focused field."""
+    """The text being typed is visible in the focused field."""
 
     async def typing(pilot) -> None:
         # wait for events, not wall-clock pauses a loaded machine may not honour: the form is
@@ -152,7 +152,7 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_fairness_dialog(snap_compare, size: tuple[int, int]) -> None:
-    """Issue 11 item 16: the dialog shows its rounds and seed; nothing guessed by order."""
+    """The dialog shows its rounds and seed; nothing guessed by order."""
     app = _elo_app()
 
     async def dialog(pilot) -> None:

@@ -68,7 +68,7 @@ async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path, monk
         await pilot.pause(0.2)
         assert tab.threshold == 100 and "knee: best_of_2" in screen_text(app)
         # export CSV and Markdown: the shipped example's folder is the package's, so they go
-        # to the exports folder (issue 23 item 6)
+        # to the exports folder
         monkeypatch.setenv("ELOLEDGER_EXPORTS", str(tmp_path))
         await pilot.press("c", "m")
         await pilot.pause(0.2)

@@ -1,4 +1,4 @@
-"""`eloledger watch` says what is true (issue 11 item 6): a missing file, a file that is not a
+"""`eloledger watch` says what is true: a missing file, a file that is not a
 ledger, skipped lines, the run's end, its spec's budget and plan, stale percentiles."""
 
 from __future__ import annotations

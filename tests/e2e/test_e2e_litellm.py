@@ -1,4 +1,4 @@
-"""Issue 24 end to end against the real LiteLLM proxy (``scripts/install_litellm.sh``).
+"""End to end against the real LiteLLM proxy (``scripts/install_litellm.sh``).
 
 One proxy per module, on 127.0.0.1, no database, telemetry off, its upstreams ``mock_response``
 models and eloledger's own simulator (``x-sim-fault`` headers make the upstream fail). The real

@@ -8,7 +8,7 @@ big file and the slices' tallies merge in file order, so every "first at" locati
 first-seen order is the one a whole-file read gives.
 
 The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
-and warnings (``tests/test_issue21_tally.py`` compares the two on varied ledgers). Streaming
+and warnings (``tests/test_ledger_tally.py`` compares the two on varied ledgers). Streaming
 covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
 anything else (several files, a repeated or missing ``ts``, a line only the exact reader reads)
 is read whole by :func:`eloledger.ledger.merge.read_ledgers`, with its duplicate check, and

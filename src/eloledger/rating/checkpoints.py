@@ -493,7 +493,7 @@ def _arm_grid(own: list[Trace], ratio: float) -> np.ndarray | None:
     turn: at the median budget half of them would have nothing to show yet, and even at the
     90% quantile the line's sessions cut at b0 waste a tenth of their tries, so that a pure
     sampler with session costs jittered +-20% read 'above' its line by ~25 Elo (1 seed in
-    4; tests/test_issue22_jitter.py)."""
+    4; tests/test_rating_truth_jitter.py)."""
     firsts = []
     for t in own:
         hit = np.flatnonzero(np.isfinite(t.values))
@@ -565,7 +565,7 @@ def _spent_at(own: list[Trace], b0: float) -> float:
     (all of b0 when it has none by then; its end when it ended sooner). The line's k counts
     sessions of that cost, not of b0: a long session reuses the budget left between its
     checkpoints, and sessions cut at b0 with the leftover wasted made a sampler read 'above'
-    when session costs vary (tests/test_issue22_jitter.py)."""
+    when session costs vary (tests/test_rating_truth_jitter.py)."""
     spent = []
     for t in own:
         idx = int(np.searchsorted(t.budgets, b0, side="right")) - 1
