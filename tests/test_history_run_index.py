@@ -61,7 +61,7 @@ def _spec(folder: Path, name: str, *, gates: str = "", seed: int = 3) -> Path:
         f'[experiment]\nname = "{name}"\nprofile = "sim"\nmodel = "sim-small"\n'
         f"concurrency = 8\nseed = {seed}\n\n"
         '[tasks]\nsource = "builtin:arith"\nlimit = 12\nshuffle = true\n\n'
-        "[retry]\nbase_s = 0.01\ncap_s = 0.02\n\n"
+        "[retry]\nmax_attempts = 8\nbase_s = 0.01\ncap_s = 0.02\n\n"  # 0.15^8: none fails for good
         '[sim]\nspeed = 50.0\nfault = "500"\nfault_rate = 0.15\n'
         f"{ARMS}{gates}"
     )

@@ -62,9 +62,10 @@ AUDIT_COLUMNS = (
 
 
 def index_path() -> Path:
-    """Where the run index lives (XDG data dir)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "eloledger" / "runs.jsonl"
+    """Where the run index lives (eloledger's data folder)."""
+    from eloledger.locations import run_index_path
+
+    return run_index_path()
 
 
 def run_entry(

@@ -50,10 +50,9 @@ def log_format(kind: str) -> ModuleType:
 
 def default_ledger(kind: str) -> Path:
     """One ledger per source in eloledger's data dir."""
-    import platformdirs  # here: ~6 ms that an import with -o does not need
+    from eloledger.locations import imports_dir
 
-    data = Path(platformdirs.user_data_dir("eloledger", appauthor=False))
-    return data / "imports" / f"{log_format(kind).SOURCE}.jsonl"
+    return imports_dir() / f"{log_format(kind).SOURCE}.jsonl"
 
 
 def default_roots(kind: str, env: Mapping[str, str] | None = None) -> list[Path]:

@@ -12,10 +12,10 @@ import os
 import re
 from pathlib import Path
 
-import platformdirs
 import tomlkit
 from tomlkit.exceptions import ParseError
 
+from eloledger import locations
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write, read_config_text
 from eloledger.profiles.model import Profile
@@ -24,16 +24,9 @@ from eloledger.redact import register_secret
 APP = "eloledger"
 
 
-def config_dir() -> Path:
-    return Path(platformdirs.user_config_dir(APP, appauthor=False))
-
-
-def data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP, appauthor=False))
-
-
-def state_dir() -> Path:
-    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+config_dir = locations.config_dir
+data_dir = locations.data_dir
+state_dir = locations.state_dir
 
 
 def profiles_path() -> Path:

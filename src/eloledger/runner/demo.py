@@ -22,9 +22,9 @@ def demo_spec_text() -> str:
 
 def fresh_demo_ledger() -> Path:
     """A new, empty folder for one demo run under eloledger's data directory."""
-    import platformdirs
+    from eloledger.locations import demo_dir
 
-    root = Path(platformdirs.user_data_dir("eloledger", appauthor=False)) / "demo"
+    root = demo_dir()
     folder = root / time.strftime("%Y%m%d-%H%M%S")
     suffix = 1
     while folder.exists():

@@ -25,9 +25,9 @@ def exports_folder() -> Path:
     env = os.environ.get("ELOLEDGER_EXPORTS")
     if env:
         return Path(env).expanduser()
-    import platformdirs
+    from eloledger.locations import exports_dir
 
-    return Path(platformdirs.user_data_dir("eloledger", appauthor=False)) / "exports"
+    return exports_dir()
 
 
 def export_folder(data: EloData | None) -> Path:

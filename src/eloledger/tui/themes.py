@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 
-import platformdirs
 import tomlkit
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from eloledger import locations
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write
 
@@ -44,7 +44,7 @@ def shipped_theme_dir() -> Path:
 
 
 def user_theme_dir() -> Path:
-    return Path(platformdirs.user_config_dir("eloledger")) / "themes"
+    return locations.themes_dir()
 
 
 def load_theme_file(path: Path) -> Theme:
@@ -109,7 +109,7 @@ def load_themes(
 
 def settings_path() -> Path:
     """The app's own small settings file (the theme the user last picked)."""
-    return Path(platformdirs.user_config_dir("eloledger")) / "tui.toml"
+    return locations.tui_settings_path()
 
 
 def saved_theme() -> str | None:
