@@ -9,7 +9,8 @@
   (rating/budget_sim.py cot_arms); coverage of the true ratio (population Elo gap over the
   population token gap).
 * curves: budget-curve interval of an equal arm at the anchor's first budget (truth 1000),
-  arm x task effects, at 10 and 30 tasks.
+  arm x task effects, at 6, 10 and 30 tasks (200 rounds, `curve`'s default): percentile and
+  BCa from the same rounds.
 * elo-bootstrap: `elo --intervals bootstrap` coverage at 5, 10 and 30 tasks (round robin, 4
   and 8 players, 1000 rounds: the default); elo-bootstrap-variants: the candidate small-sample
   corrections side by side on the same rounds.
@@ -33,7 +34,6 @@ from eloledger.rating.budget_sim import (
     sampling_sessions,
 )
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.curves import budget_curves
 from eloledger.rating.table import elo_report
 
 
@@ -90,18 +90,36 @@ def cot(reps: int) -> None:
 
 
 def curves(reps: int) -> None:
-    for tasks in (10, 30):
-        hits = []
+    """The anchor's first budget against the other (equal) arm's point there: truth 1000.
+    Both rows from the same rounds of each run: the widened rounds' percentile interval (before)
+    and their BCa interval, as `budget_curves` now prints (the same functions it calls)."""
+    from eloledger.rating import curves as curve_parts
+    from eloledger.rating.bootstrap import bca_interval
+    from eloledger.rating.bt import fit_bt, to_elo
+
+    for tasks in (6, 10, 30):
+        hits: dict[str, list[bool]] = {"percentile (before)": [], "BCa (now)": []}
         for rep in range(reps):
             rows = sampling_sessions(arms=("a", "b"), tasks=tasks, sessions=4, samples=4,
                                      arm_task_sd=1.0, seed=rep)  # fmt: skip
-            result = budget_curves(rows, bootstrap=200, seed=rep, resample="tasks")
-            anchor = result.anchor.split("@")[0]
-            other = result.arm("b" if anchor == "a" else "a")
-            at = np.flatnonzero(other.tokens == result.arm(anchor).tokens[0])
-            if len(at):
-                hits.append(other.ci_low[at[0]] <= 1000 <= other.ci_high[at[0]])
-        _row("curve bootstrap interval covers", f"{tasks} tasks x 4 sessions", reps, hits, "0.95")
+            setup = curve_parts._Setup.build(curve_parts.build_sessions(rows), 1.5, [])
+            fit = fit_bt(setup.builder.build(), players=setup.player_names)
+            elo = to_elo(fit.theta, setup.anchor)
+            rounds = curve_parts._bootstrap(setup, fit.theta, fit.prior, 200, rep, "tasks", [])
+            accel = curve_parts._acceleration(setup, fit.theta, fit.prior)
+            anchor = setup.player_names[setup.anchor].split("@")[0]
+            other = "b" if anchor == "a" else "a"
+            at = np.flatnonzero(setup.arm_budgets[other] == setup.arm_budgets[anchor][0])
+            if not len(at):
+                continue
+            k = setup.arm_players[other][at[0]]
+            lo, hi = np.percentile(rounds[:, k], [2.5, 97.5])
+            hits["percentile (before)"].append(lo <= 1000 <= hi)
+            lo, hi = bca_interval(rounds[:, [k]], elo[[k]], accel[[k]], 0.95)
+            hits["BCa (now)"].append(lo[0] <= 1000 <= hi[0])
+        for name, hit in hits.items():
+            _row(f"curve bootstrap interval covers, {name}", f"{tasks} tasks x 4 sessions, 200 "
+                 "rounds", reps, hit, "0.95")  # fmt: skip
 
 
 ELO_DESIGNS = (

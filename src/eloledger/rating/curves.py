@@ -24,7 +24,10 @@
    are we on *these* tasks" and under-covers the population of tasks (coverage 0.55 against
    0.93 with tasks at 30 tasks in ``tests/test_rating_truth_curves.py``). When every
    (task, arm) has a single session, session resampling cannot vary anything and tasks are
-   resampled instead, with a warning.
+   resampled instead, with a warning. With tasks resampled the rounds carry the small-sample
+   widening of ``eloledger elo --bootstrap`` and a point's interval is their BCa interval
+   (:func:`eloledger.rating.bootstrap.bca_interval`; the acceleration from a delete-a-group
+   jackknife over tasks), as in ``elo``: coverage in docs/statistics.md.
 6. ``slope_per_decade``: Elo gained per tenfold tokens between consecutive points. The
    reference is each arm's own **empirical best-of-k** (:mod:`eloledger.rating.reference`):
    the Elo the best of k of its samples gains over one sample, computed exactly by
