@@ -89,6 +89,10 @@ def cot(reps: int) -> None:
         _row("marginal Elo/1K interval covers", f"CoT, {tasks} tasks", reps, marginal, "0.95")
 
 
+CURVE_TASKS = (6, 10, 30)
+FIRST_SEED = 0  # --first-seed: the curves study's runs are seeds FIRST_SEED .. + reps - 1
+
+
 def curves(reps: int) -> None:
     """The anchor's first budget against the other (equal) arm's point there: truth 1000.
     Both rows from the same rounds of each run: the widened rounds' percentile interval (before)
@@ -97,9 +101,9 @@ def curves(reps: int) -> None:
     from eloledger.rating.bootstrap import bca_interval
     from eloledger.rating.bt import fit_bt, to_elo
 
-    for tasks in (6, 10, 30):
+    for tasks in CURVE_TASKS:
         hits: dict[str, list[bool]] = {"percentile (before)": [], "BCa (now)": []}
-        for rep in range(reps):
+        for rep in range(FIRST_SEED, FIRST_SEED + reps):
             rows = sampling_sessions(arms=("a", "b"), tasks=tasks, sessions=4, samples=4,
                                      arm_task_sd=1.0, seed=rep)  # fmt: skip
             setup = curve_parts._Setup.build(curve_parts.build_sessions(rows), 1.5, [])
@@ -118,8 +122,9 @@ def curves(reps: int) -> None:
             lo, hi = bca_interval(rounds[:, [k]], elo[[k]], accel[[k]], 0.95)
             hits["BCa (now)"].append(lo[0] <= 1000 <= hi[0])
         for name, hit in hits.items():
+            seeds = f"seeds {FIRST_SEED}-{FIRST_SEED + reps - 1}"
             _row(f"curve bootstrap interval covers, {name}", f"{tasks} tasks x 4 sessions, 200 "
-                 "rounds", reps, hit, "0.95")  # fmt: skip
+                 f"rounds, {seeds}", reps, hit, "0.95")  # fmt: skip
 
 
 ELO_DESIGNS = (
@@ -255,7 +260,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--only", choices=tuple(STUDIES))
+    parser.add_argument("--first-seed", type=int, default=0, help="curves: first run's seed")
+    parser.add_argument("--curve-tasks", default="6,10,30", help="curves: task counts, e.g. 10")
     args = parser.parse_args()
+    global FIRST_SEED, CURVE_TASKS
+    FIRST_SEED = args.first_seed
+    CURVE_TASKS = tuple(int(t) for t in args.curve_tasks.split(","))
     print("| study | design | reps | rate ± MC s.e. | goal |")
     print("|---|---|---|---|---|")
     for name, study in STUDIES.items():

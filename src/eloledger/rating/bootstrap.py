@@ -31,7 +31,7 @@ from eloledger.rating.bt import (
 
 _CHUNK_CELLS = 4_000_000  # floats per chunk of rounds (bounds memory for big problems)
 _TOL = 1e-6  # θ precision per round (4e-5 Elo): far below any interval's resolution
-_INFLUENCE_CELLS = 20_000_000  # units x players kept dense for the BCa acceleration
+_INFLUENCE_CELLS = 4_000_000  # units x players kept dense for the BCa acceleration (32 MB)
 _CLOSURE_MAX_N = 24  # up to this many players, check the MLE condition by batched closure
 
 
