@@ -31,6 +31,7 @@ from eloledger.rating.bt import (
 
 _CHUNK_CELLS = 4_000_000  # floats per chunk of rounds (bounds memory for big problems)
 _TOL = 1e-6  # θ precision per round (4e-5 Elo): far below any interval's resolution
+_INFLUENCE_CELLS = 4_000_000  # units x players kept dense for the BCa acceleration (32 MB)
 _CLOSURE_MAX_N = 24  # up to this many players, check the MLE condition by batched closure
 
 
@@ -61,8 +62,9 @@ def bootstrap(
     theta0: np.ndarray | None = None,
 ) -> BootstrapResult:
     """Resample ``unit`` ("task", or "comparison" for the naive contrast) with replacement
-    ``rounds`` times, refit, and return percentile intervals of Elo and of rank (1 = best),
-    with the small-sample widening of :func:`small_sample_widen`.
+    ``rounds`` times, refit, and return BCa intervals of Elo (:func:`bca_interval`) and
+    percentile intervals of rank (1 = best), the rounds carrying the small-sample widening of
+    :func:`small_sample_widen`.
 
     Reproducible: the same ``seed`` gives the same samples. If the full data needed the
     fallback prior, every round uses it; if only some resamples lose the MLE (a player never
@@ -105,9 +107,14 @@ def bootstrap(
             th[~ok], conv = fit_bt_batch(Wb[~ok], prior=FALLBACK_PRIOR, theta0=theta0, tol=_TOL)
             not_converged += int((~conv).sum())
         thetas[start : start + size] = th
-    samples = small_sample_widen(to_elo(thetas, anchor), to_elo(theta0, anchor), U, level)
+    estimate = to_elo(theta0, anchor)
+    samples = small_sample_widen(to_elo(thetas, anchor), estimate, U, level)
+    accel = np.zeros(n)
+    if factor is not None:
+        pulls = _unit_influence(M, keys, np.asarray(theta0, dtype=np.float64), factor)
+        accel = acceleration(pulls - pulls[:, [anchor]])
+    lo, hi = bca_interval(samples, estimate, accel, level)
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(samples, [alpha, 1.0 - alpha], axis=0)
     ranks = rank_samples(samples)
     rlo, rhi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
     warnings = []
@@ -142,6 +149,85 @@ def small_sample_widen(
     z = float(ndtri(0.5 + level / 2.0))
     factor = math.sqrt(units / (units - 1.0)) * float(stdtrit(units - 1, 0.5 + level / 2.0)) / z
     return estimate + (samples - estimate) * factor
+
+
+def bca_interval(
+    samples: np.ndarray, estimate: np.ndarray, accel: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bias-corrected and accelerated (BCa) percentile interval of each column of ``samples``
+    (Efron 1987; Efron & Tibshirani 1993, ch. 14).
+
+    Why not the plain percentile: a Bradley–Terry MLE from few games spreads the ratings out,
+    and its bootstrap rounds spread them out again, so the percentile interval sits too far
+    from the anchor and, with the small-sample widening, still covered 0.926-0.936 with 8
+    players at 5-30 tasks (bench/study_intervals.py). BCa moves the percentile levels by the
+    rounds' median bias z0 = Φ⁻¹(share of rounds below the estimate) and by the skew of the
+    units' pulls (``accel``, :func:`acceleration`). Both are unchanged by a widening about the
+    estimate, so the widened rounds can be used directly.
+    """
+    from scipy.special import ndtr, ndtri
+
+    rounds = samples.shape[0]
+    below = (samples < estimate).mean(0) + 0.5 * (samples == estimate).mean(0)
+    z0 = ndtri(np.clip(below, 1.0 / rounds, 1.0 - 1.0 / rounds))
+    a = np.clip(accel, -1.0 / 6.0, 1.0 / 6.0)  # 1/6: a single unit carrying all the pull
+    z = float(ndtri(0.5 + level / 2.0))
+    ends = []
+    for zz in (-z, z):
+        shifted = z0 + zz
+        ends.append(ndtr(z0 + shifted / (1.0 - a * shifted)))
+    ordered = np.sort(samples, axis=0)
+    return _column_quantile(ordered, ends[0]), _column_quantile(ordered, ends[1])
+
+
+def _column_quantile(ordered: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Quantile q[k] of sorted column k (numpy's default linear interpolation), all at once."""
+    position = np.clip(q, 0.0, 1.0) * (ordered.shape[0] - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, ordered.shape[0] - 1)
+    cols = np.arange(ordered.shape[1])
+    low, high = ordered[below, cols], ordered[above, cols]
+    return low + (position - below) * (high - low)
+
+
+def acceleration(pulls: np.ndarray) -> np.ndarray:
+    """BCa's acceleration per column from the units' first-order pulls (units x players):
+    Σu³ / (6 (Σu²)^1.5), the infinitesimal-jackknife form (0 where nothing moves)."""
+    pulls = pulls - pulls.mean(0)
+    second = (pulls**2).sum(0)
+    third = (pulls**3).sum(0)
+    out = np.zeros(pulls.shape[1])
+    moving = second > 0
+    out[moving] = third[moving] / (6.0 * second[moving] ** 1.5)
+    return out
+
+
+def _unit_influence(M: csr_matrix, keys: np.ndarray, theta: np.ndarray, factor) -> np.ndarray:
+    """Each resampled unit's first-order pull on θ (units x players): A⁻¹·g_u, g_u the unit's
+    score at θ̂ (its wins minus expected wins per player, read off its row of M) and A the
+    Hessian of the fit (``factor``: its Cholesky factor). The same pulls as
+    ``sandwich.task_influence`` when the units are tasks."""
+    from scipy.linalg import cho_solve
+    from scipy.special import expit
+
+    n = theta.size
+    if M.shape[0] * n > _INFLUENCE_CELLS:  # fold units into groups: sums of independent units
+        groups = max(_INFLUENCE_CELLS // n, 2)
+        units = np.arange(M.shape[0])
+        M = (
+            csr_matrix((np.ones(units.size), (units % groups, units)), shape=(groups, units.size))
+            @ M
+        )
+    i, j = np.divmod(keys, n)
+    # Row u of M holds W_u[i, j] (i's wins over j in unit u); i's score from pair (i, j) is
+    # W_u[i, j]·(1 − p_ij) − W_u[j, i]·p_ij = W_u[i, j] − (W_u[i, j] + W_u[j, i])·p_ij, and
+    # summed over the directed entries that is Σ_entries W_u[i, j]·(1 − p_ij) for i minus the
+    # same amount for j.
+    resid = M.multiply(1.0 - expit(theta[i] - theta[j])[None, :]).tocsr()
+    pick_i = csr_matrix((np.ones(keys.size), (np.arange(keys.size), i)), shape=(keys.size, n))
+    pick_j = csr_matrix((np.ones(keys.size), (np.arange(keys.size), j)), shape=(keys.size, n))
+    scores = np.asarray((resid @ pick_i - resid @ pick_j).todense())
+    return cho_solve(factor, scores.T, check_finite=False).T
 
 
 def _unit_pair_matrix(

@@ -24,7 +24,10 @@
    are we on *these* tasks" and under-covers the population of tasks (coverage 0.55 against
    0.93 with tasks at 30 tasks in ``tests/test_rating_truth_curves.py``). When every
    (task, arm) has a single session, session resampling cannot vary anything and tasks are
-   resampled instead, with a warning.
+   resampled instead, with a warning. With tasks resampled the rounds carry the small-sample
+   widening of ``eloledger elo --bootstrap`` and a point's interval is their BCa interval
+   (:func:`eloledger.rating.bootstrap.bca_interval`; the acceleration from a delete-a-group
+   jackknife over tasks), as in ``elo``: coverage in docs/statistics.md.
 6. ``slope_per_decade``: Elo gained per tenfold tokens between consecutive points. The
    reference is each arm's own **empirical best-of-k** (:mod:`eloledger.rating.reference`):
    the Elo the best of k of its samples gains over one sample, computed exactly by
@@ -57,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.errors import UserError
-from eloledger.rating.bootstrap import small_sample_widen
+from eloledger.rating.bootstrap import acceleration, bca_interval, small_sample_widen
 from eloledger.rating.budget_sessions import Session, SessionSet, build_sessions
 from eloledger.rating.budget_wins import WinMatrixBuilder
 from eloledger.rating.reference import best_of_k_gains
@@ -71,6 +74,7 @@ REFERENCE_LAW = (
 RESAMPLE_MODES = ("sessions", "tasks", "both")
 DEFAULT_SPLITS = (2, 4)
 _FIT_BATCH = 64  # bootstrap win matrices fitted together
+_JACKKNIFE_GROUPS = 40  # delete-a-group jackknife for BCa's acceleration: at most this many refits
 _OUTLIER_FIRST = 2.0  # a first score past this times the median first one does not set the start
 
 
@@ -238,7 +242,10 @@ def budget_curves(
         )
         mode = "tasks"
     samples = _bootstrap(setup, fit.theta, fit.prior, bootstrap, seed, mode, warnings)
-    arms = _arm_curves(setup, elo, samples, warnings)
+    accel = None  # tasks held fixed ("sessions"): plain percentile intervals
+    if bootstrap > 0 and mode != "sessions":
+        accel = _acceleration(setup, fit.theta, fit.prior)
+    arms = _arm_curves(setup, elo, samples, accel, warnings)
     splitting = _splitting(setup, sessions, elo, splits, bootstrap, seed)
     anchor_player = setup.player_names[setup.anchor]
     return CurveResult(
@@ -497,6 +504,24 @@ def _bootstrap(
     return small_sample_widen(samples, to_elo(theta, setup.anchor), setup.n_tasks, 0.95)
 
 
+def _acceleration(setup: _Setup, theta: np.ndarray, prior: float) -> np.ndarray:
+    """BCa's acceleration of every player's Elo from a delete-a-group jackknife over tasks
+    (tasks dealt into at most ``_JACKKNIFE_GROUPS`` groups, each left out once and refitted):
+    the skew of the tasks' pulls, which the bias correction alone does not see."""
+    from eloledger.rating.bt import fit_bt, to_elo
+
+    groups = min(setup.n_tasks, _JACKKNIFE_GROUPS)
+    if groups < 2:
+        return np.zeros(len(theta))
+    group_of = np.arange(setup.n_tasks) % groups
+    left_out = []
+    for g in range(groups):
+        weight = (group_of != g).astype(float)
+        wins = setup.builder.build(None, weight)
+        left_out.append(to_elo(fit_bt(wins, prior=prior, theta0=theta).theta, setup.anchor))
+    return acceleration(-np.array(left_out))  # leaving a task out moves θ against its pull
+
+
 def _resampled_wins(
     setup: _Setup,
     rng: np.random.Generator,
@@ -519,7 +544,11 @@ def _resampled_wins(
 
 
 def _arm_curves(
-    setup: _Setup, elo: np.ndarray, samples: np.ndarray, warnings: list[str]
+    setup: _Setup,
+    elo: np.ndarray,
+    samples: np.ndarray,
+    accel: np.ndarray | None,
+    warnings: list[str],
 ) -> list[ArmCurve]:
     curves = []
     have_boot = samples.shape[0] > 0
@@ -534,7 +563,10 @@ def _arm_curves(
         decades = np.diff(np.log10(tokens))
         slope = np.diff(elo[idx]) / decades if len(idx) > 1 else np.array([])
         if have_boot:
-            low, high = np.percentile(samples[:, idx], [2.5, 97.5], axis=0)
+            if accel is None:
+                low, high = np.percentile(samples[:, idx], [2.5, 97.5], axis=0)
+            else:
+                low, high = bca_interval(samples[:, idx], elo[idx], accel[idx], 0.95)
             boot_slopes = np.diff(samples[:, idx], axis=1) / decades
             if boot_slopes.shape[1]:
                 s_low, s_high = np.percentile(boot_slopes, [2.5, 97.5], axis=0)
