@@ -56,7 +56,7 @@ def fairness_record(
     """The fairness verdict of a ledger file, as ``eloledger fairness`` and the TUI give it.
 
     One function for both faces, so the same ledger, arms and options give the same record
-    (the dialog once used its own rounds and read the file its own way; issue 11 item 16).
+    (the dialog once used its own rounds and read the file its own way).
     ``arms`` maps the roles old_1, new_1, old_n, new_n to arm names; ``options`` are
     :func:`eloledger.rating.fairness.fairness_verdict`'s (bootstrap, seed, thresholds).
     ``split``/``tags`` choose rows (``tasks_file`` attaches them to rows that lack them);

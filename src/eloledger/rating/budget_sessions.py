@@ -115,7 +115,7 @@ def row_score(row: Mapping[str, Any]) -> float | None:
     """
     if not judgeable(row):
         return None
-    score = score_value(row)  # a scored task's "min" direction: lower is better (issue 22)
+    score = score_value(row)  # a scored task's "min" direction: lower is better
     if score is not None:
         return score
     passed = row.get("passed")
@@ -178,7 +178,7 @@ def session_totals(
     rows: Iterable[Mapping[str, Any]],
 ) -> tuple[dict[tuple[str, str, str], float], list[str]]:
     """``{(task, arm, session): s.total_tokens}`` and the warnings of :func:`build_sessions`,
-    without building each session's arrays (all ``arm_outcomes`` needs; issue 21).
+    without building each session's arrays (all ``arm_outcomes`` needs).
 
     Summed in ledger order: exact, hence equal to the sorted cumulative sum, while every
     count is a whole number and their magnitudes add up to less than 2**53 (then no partial
