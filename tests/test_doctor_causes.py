@@ -1,5 +1,5 @@
 """One cause for one answer: the doctor's probe and the runner read the same gateway answers
-through :func:`eloledger.doctor.causes.read_answer` and must name the same cause code.
+through :func:`eloledger.gateway.causes.read_answer` and must name the same cause code.
 
 The strict gateway answers every generation with a canned answer in the shape a real gateway
 sends (LiteLLM 1.110, claude-code-router 2.0, one-api/new-api relays; docs/observed/gateways.md); the

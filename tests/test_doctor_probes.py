@@ -13,8 +13,8 @@ import anthropic
 import openai
 import pytest
 
-from eloledger.doctor.neterrors import is_dns as _is_dns
 from eloledger.doctor.probes import MAX_REQUESTS, ProbeTarget, probe
+from eloledger.gateway.neterrors import is_dns as _is_dns
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
 
 MSG = [{"role": "user", "content": "hi"}]

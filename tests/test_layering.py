@@ -73,7 +73,7 @@ def test_the_scan_sees_a_violation(tmp_path: Path) -> None:
 CORE_LAYERS = (
     ("eloledger", "errors"),
     ("textsafe", "words", "redact", "fsutil", "jsonc", "locations"),
-    ("wire", "tasks", "sandbox", "safetree", "tables", "clients_dir", "clientfacts"),
+    ("gateway", "tasks", "sandbox", "safetree", "tables", "clients_dir", "clientfacts"),
     ("ledger",),
     ("profiles", "sim"),
     ("doctor", "judges", "agents"),

@@ -17,7 +17,7 @@ import pytest
 
 from elo_cli import elo_warnings
 from eloledger.doctor.probes import ProbeTarget, probe
-from eloledger.wire import answered_model, same_model
+from eloledger.gateway.wire import answered_model, same_model
 from runner_cli import add_profile, env, rows, run, write_spec, write_tasks
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
 

@@ -1,4 +1,4 @@
-"""One reading of wire usage for the runner and the doctor (eloledger.wire).
+"""One reading of wire usage for the runner and the doctor (eloledger.gateway.wire).
 
 Unit cases for the pure functions, then the runner and the doctor reading the same Anthropic
 stream (``input_tokens: 0`` placeholder, cache counts only in ``message_delta``) served over
@@ -15,9 +15,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from eloledger.doctor.probes import _usage_from_body, _usage_from_stream
+from eloledger.gateway.wire import (
+    Usage,
+    anthropic_usage,
+    gemini_usage,
+    is_quota_error,
+    openai_usage,
+)
 from eloledger.ledger.canonical import canonicalize
 from eloledger.runner.providers import Provider, classify
-from eloledger.wire import Usage, anthropic_usage, gemini_usage, is_quota_error, openai_usage
 
 # --- openai_usage -------------------------------------------------------------------------
 

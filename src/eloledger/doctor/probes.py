@@ -19,7 +19,9 @@ from urllib.parse import urlsplit
 import httpx2
 import orjson
 
-from eloledger.doctor.answers import (
+from eloledger.doctor.findings import Finding, make
+from eloledger.doctor.urls import family, neighbour_urls
+from eloledger.gateway.answers import (
     error_message,
     has_tokens,
     is_key_rejection,
@@ -31,9 +33,8 @@ from eloledger.doctor.answers import (
     usage_from_stream,
     usage_where,
 )
-from eloledger.doctor.causes import Cause, read_answer
-from eloledger.doctor.findings import Finding, make
-from eloledger.doctor.gateways import (
+from eloledger.gateway.causes import Cause, read_answer
+from eloledger.gateway.error_kinds import (
     AUTH,
     COOLDOWN,
     GATEWAY_TIMEOUT,
@@ -44,10 +45,9 @@ from eloledger.doctor.gateways import (
     message_of,
     retry_after_hint,
 )
-from eloledger.doctor.neterrors import is_dns, is_tls
-from eloledger.doctor.urls import family, neighbour_urls
+from eloledger.gateway.neterrors import is_dns, is_tls
+from eloledger.gateway.wire import answered_model, same_model
 from eloledger.redact import register_secret, scrub
-from eloledger.wire import answered_model, same_model
 
 # the names tests/test_wire_usage.py imports from here
 _usage_from_body, _usage_from_stream = usage_from_body, usage_from_stream
@@ -372,7 +372,7 @@ class _Prober:
     def _http_ok(self, ex: Exchange, listing: Exchange, model: str | None) -> bool:
         """Classify a non-2xx (or a 2xx that is not the API); True when the answer is usable.
 
-        The body is read before the status (:func:`~eloledger.doctor.gateways.read_error`):
+        The body is read before the status (:func:`~eloledger.gateway.error_kinds.read_error`):
         gateways answer a wrong key with 400, an unknown model with 400 or 503, exhausted
         credit with 401 or 403. A refused generation is always an error: the run would fail.
         """

@@ -2,7 +2,7 @@
 
 Why: a gateway can answer with another model than the one asked for under HTTP 200 (a LiteLLM
 fallback, claude-code-router's default route). Rows record it as ``model_answered``
-(:func:`eloledger.wire.answered_model`); without a warning an Elo table would compare the wrong
+(:func:`eloledger.gateway.wire.answered_model`); without a warning an Elo table would compare the wrong
 models without a word. Only rows that name an answering model count: older ledgers and gateways
 that say nothing give no warning.
 
@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from eloledger.gateway.wire import same_model
 from eloledger.ledger.linegrep import SAMPLE_ROLES, scan_lines
-from eloledger.wire import same_model
 from eloledger.words import plural
 
 FIELD = "model_answered"

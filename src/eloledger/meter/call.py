@@ -2,7 +2,7 @@
 
 The row is the meter's, not the agent's: tokens from the gateway's own answer, latency on the
 meter's clock, the model asked for (request) and the model that answered (``model_answered``:
-:func:`eloledger.wire.answered_model`, the chat rows' rule: LiteLLM's header, else the body).
+:func:`eloledger.gateway.wire.answered_model`, the chat rows' rule: LiteLLM's header, else the body).
 A call whose answer carried no usage, or only zeros, is never a 0-token success: its row is
 ``usage_source = "estimated"`` (from the bytes sent and received) with ``usage_note``.
 """

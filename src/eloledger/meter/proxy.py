@@ -35,13 +35,13 @@ import httpx2
 import orjson
 
 from eloledger.agents.usage import CallUsage
-from eloledger.doctor.gateways import request_id
+from eloledger.gateway.error_kinds import request_id
+from eloledger.gateway.wire import answered_model
 from eloledger.meter.call import MeteredCall
 from eloledger.meter.door import Door
 from eloledger.meter.tap import GEMINI, Tap, asked_model, wire_of
 from eloledger.meter.upstream import Answer, Gateway, direct_ok
 from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
-from eloledger.wire import answered_model
 
 # Never forwarded either way: connection-level headers, and what the meter rewrites itself.
 _HOP = frozenset(
@@ -458,6 +458,6 @@ def _refusal(path: str) -> dict[str, object]:
 
 
 def _error_of(status: int, body: bytes) -> str:
-    from eloledger.doctor.gateways import body_of, message_of
+    from eloledger.gateway.error_kinds import body_of, message_of
 
     return f"HTTP {status}: {message_of(body_of(body), body[:300].decode('utf-8', 'replace'))}"

@@ -2,7 +2,7 @@
 
 Why here and not in the CLI: the CLI (and every tool the agent runs) is untrusted; the bytes
 the gateway sent to the meter are not. The counts are read with the same wire readers the chat
-arms use (:mod:`eloledger.wire`), then put on the ledger's canonical mapping
+arms use (:mod:`eloledger.gateway.wire`), then put on the ledger's canonical mapping
 (:class:`~eloledger.agents.usage.CallUsage`: prompt includes cache reads and writes, completion
 includes reasoning). A :class:`Tap` is fed the response body chunk by chunk as it is relayed,
 so a stream is never held in memory; only event lines that can carry usage are decoded.
@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from eloledger.agents.usage import CallUsage
-from eloledger.wire import Usage, anthropic_usage, gemini_usage, openai_usage
+from eloledger.gateway.wire import Usage, anthropic_usage, gemini_usage, openai_usage
 
 ANTHROPIC, CHAT, RESPONSES, GEMINI = "anthropic", "openai-chat", "openai-responses", "gemini"
 _MAX_EVENT = 4 << 20  # one SSE event: bigger is not an API event (kept bounded, then dropped)

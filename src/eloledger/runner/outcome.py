@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from eloledger.doctor.causes import config_key, unsupported_params, which_gateway
+from eloledger.gateway.causes import config_key, unsupported_params, which_gateway
 from eloledger.words import plural
 
 BREAK_AFTER = 5

@@ -22,15 +22,15 @@ from typing import Any
 
 import orjson
 
-from eloledger.doctor import gateways
-from eloledger.doctor.causes import rate_window_wait, read_answer
-from eloledger.redact import scrub
-from eloledger.wire import (
+from eloledger.gateway import error_kinds
+from eloledger.gateway.causes import rate_window_wait, read_answer
+from eloledger.gateway.wire import (
     Usage,
     answered_model,
     anthropic_usage,
     openai_usage,
 )
+from eloledger.redact import scrub
 
 try:  # the HTTP library both SDKs are built on (httpx2 in openai 3.x / anthropic 2.x)
     import httpx2 as httpx
@@ -194,7 +194,7 @@ class Provider:
             result.retry_after_s = retry_after
             response = getattr(exc, "response", None)
             if response is not None and result.request_id is None:
-                result.request_id = gateways.request_id(response.headers)
+                result.request_id = error_kinds.request_id(response.headers)
         result.latency_ms = (time.perf_counter() - started) * 1000.0
         result.content = "".join(state.parts)
         _settle_usage(result, prompt, state)
@@ -442,13 +442,13 @@ async def _whole_body(response: Any, state: _StreamState, wire: str) -> bool:
     doctor accepts that answer, so the runner takes its text and usage too rather than throw
     a paid answer away as ``bad_response``. Anything else that is not an event stream is.
     """
-    state.result.request_id = gateways.request_id(response.headers)
+    state.result.request_id = error_kinds.request_id(response.headers)
     state.result.model_answered = answered_model(response.headers, None)
     ctype = response.headers.get("content-type", "")
     if "text/event-stream" in ctype:
         return False
     if "json" in ctype:
-        body = gateways.body_of(await response.read())
+        body = error_kinds.body_of(await response.read())
         if isinstance(body, dict) and _take_whole(body, state, wire):
             return True
     _check_event_stream(response)
@@ -459,7 +459,7 @@ def _take_whole(body: dict[str, Any], state: _StreamState, wire: str) -> bool:
     """Fill the state from a non-stream answer; False when the body is not one."""
     if body.get("error"):
         found = read_answer(200, body)
-        message = f"HTTP 200 with an error body: {gateways.message_of(body)}"
+        message = f"HTTP 200 with an error body: {error_kinds.message_of(body)}"
         raise GatewayError(found.error_class if found is not None else "stream_error", message)
     result = state.result
     if wire == "anthropic" and isinstance(body.get("content"), list):
@@ -535,16 +535,16 @@ def classify(
 ) -> tuple[str, int | None, str, float | None]:
     """``(error_class, http_status, message, retry_after_s)`` for any failure of a call.
 
-    The gateway's body is read as well as its status (:mod:`eloledger.doctor.gateways`), the
+    The gateway's body is read as well as its status (:mod:`eloledger.gateway.error_kinds`), the
     same reading the doctor's probe makes, so the run and the doctor name the same cause.
     """
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         response = getattr(exc, "response", None)
         body = _parsed_body(getattr(exc, "body", None))
-        said = gateways.message_of(body, body if isinstance(body, str) else "")
+        said = error_kinds.message_of(body, body if isinstance(body, str) else "")
         message = f"HTTP {status}: {said or getattr(exc, 'message', '') or exc}"
-        retry_after = gateways.retry_after_s(response.headers) if response is not None else None
+        retry_after = error_kinds.retry_after_s(response.headers) if response is not None else None
         headers = response.headers if response is not None else None
         found = read_answer(
             status,
@@ -594,16 +594,16 @@ def _parsed_body(body: Any) -> Any:
     if not isinstance(body, (str, bytes)):
         return body
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    parsed = gateways.body_of(text)
+    parsed = error_kinds.body_of(text)
     if parsed is not None:
         return parsed
     for line in text.splitlines():  # an error sent as an event stream (LiteLLM's responses)
         if line.startswith("data:"):
-            event = gateways.body_of(line[5:].strip())
+            event = error_kinds.body_of(line[5:].strip())
             if isinstance(event, dict) and event.get("error"):
                 return event
     return text.strip()[:1000]
 
 
 # the name tests/test_runner_providers.py imports
-_retry_after = gateways.retry_after_s
+_retry_after = error_kinds.retry_after_s

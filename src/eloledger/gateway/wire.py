@@ -19,7 +19,6 @@ from typing import Any
 # A 429 whose code or message holds one of these is spent credit, not a transient limit:
 # OpenAI says ``insufficient_quota`` (docs/observed/clients.md "Error bodies"), gateways say billing
 # or credit. Google's ``RESOURCE_EXHAUSTED`` is left out: it also marks per-minute limits.
-QUOTA_WORDS = ("quota", "billing", "credit")
 
 _ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -96,13 +95,10 @@ def gemini_usage(obj: Any) -> Usage | None:
 
 
 def is_quota_error(status: int | None, body_text: str) -> bool:
-    """True when retrying cannot help: 402, or a 429 that says quota, billing or credit."""
-    if status == 402:
-        return True
-    if status != 429:
-        return False
-    text = body_text.lower()
-    return any(word in text for word in QUOTA_WORDS)
+    """True when retrying cannot help: credit or quota used up (the one rule, in error_kinds)."""
+    from eloledger.gateway.error_kinds import QUOTA, read_error
+
+    return read_error(status, None, body_text) == QUOTA
 
 
 # LiteLLM names the model group (the alias the caller's namespace knows) that answered, after any

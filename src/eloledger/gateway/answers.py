@@ -10,7 +10,13 @@ from typing import Any
 
 import orjson
 
-from eloledger.wire import Usage, anthropic_usage, gemini_usage, is_quota_error, openai_usage
+from eloledger.gateway.wire import (
+    Usage,
+    anthropic_usage,
+    gemini_usage,
+    is_quota_error,
+    openai_usage,
+)
 
 
 def parse_sse(text: str) -> list[Any]:

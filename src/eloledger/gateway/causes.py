@@ -5,7 +5,7 @@ causes ("the path does not exist" from one, "correct the base URL" from the othe
 believed. Both call :func:`read_answer`; its ``code`` is the doctor's finding code and its
 ``error_class`` the runner's row class (mapped to the same code by the runner's advice).
 
-Beyond :func:`eloledger.doctor.gateways.read_error` (quota, keys, models, cooldown, timeouts) it
+Beyond :func:`eloledger.gateway.error_kinds.read_error` (quota, keys, models, cooldown, timeouts) it
 knows what the gateways wrap from BEHIND them, when the user's URL and key were accepted:
 
 * LiteLLM: ``litellm.NotFoundError: … OpenAIException - Invalid URL (POST /chat/completions) …
@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eloledger.doctor import gateways
-from eloledger.wire import is_quota_error
+from eloledger.gateway import error_kinds
+from eloledger.gateway.wire import is_quota_error
 
 LITELLM, CCR, RELAY = "LiteLLM", "claude-code-router", "one-api/new-api"
 
@@ -99,12 +99,12 @@ class Cause:
 
 # read_error's kinds -> (code, runner class)
 _KINDS = {
-    gateways.QUOTA: ("rate.quota", "quota"),
-    gateways.UPSTREAM_AUTH: ("auth.upstream_key", "upstream_auth"),
-    gateways.AUTH: ("auth.unauthorized", "auth"),
-    gateways.MODEL: ("model.not_found", "not_found"),
-    gateways.COOLDOWN: ("rate.limited", "cooldown"),
-    gateways.GATEWAY_TIMEOUT: ("net.gateway_timeout", "gateway_timeout"),
+    error_kinds.QUOTA: ("rate.quota", "quota"),
+    error_kinds.UPSTREAM_AUTH: ("auth.upstream_key", "upstream_auth"),
+    error_kinds.AUTH: ("auth.unauthorized", "auth"),
+    error_kinds.MODEL: ("model.not_found", "not_found"),
+    error_kinds.COOLDOWN: ("rate.limited", "cooldown"),
+    error_kinds.GATEWAY_TIMEOUT: ("net.gateway_timeout", "gateway_timeout"),
 }
 
 
@@ -121,15 +121,15 @@ def read_answer(
     success. The first rule that matches wins: what the body says beats what the status says.
     """
     status = status or 0
-    blob = gateways._blob(body, text)  # noqa: SLF001 - the same text read_error reads
+    blob = error_kinds._blob(body, text)  # noqa: SLF001 - the same text read_error reads
     if status < 400 and not (isinstance(body, dict) and body.get("error")):
         return None
     gateway = which_gateway(blob, headers)
     wrapped = _wrapped(status, body, blob, headers, gateway)
     if wrapped is not None:
         return wrapped
-    kind = gateways.read_error(status, body, text, elapsed_s=elapsed_s, timeout_s=timeout_s)
-    if kind == gateways.UPSTREAM_AUTH:
+    kind = error_kinds.read_error(status, body, text, elapsed_s=elapsed_s, timeout_s=timeout_s)
+    if kind == error_kinds.UPSTREAM_AUTH:
         return Cause("auth.upstream_key", "upstream_auth", gateway, config_key(gateway, "key"))
     if kind is not None:
         code, cls = _KINDS[kind]
@@ -178,7 +178,7 @@ def _wrapped(
     status: int, body: Any, blob: str, headers: Mapping[str, str] | None, gateway: str | None
 ) -> Cause | None:
     """Faults behind the gateway: the user's URL and key were accepted, its upstream failed."""
-    refused = gateways._AUTH_WORDS.search(blob)  # noqa: SLF001
+    refused = error_kinds._AUTH_WORDS.search(blob)  # noqa: SLF001
     if status in (401, 403) and refused and _litellm_forwarded(headers, body):
         return Cause("auth.upstream_key", "upstream_auth", LITELLM, config_key(LITELLM, "key"))
     if status in (400, 422) and _UNSUPPORTED.search(blob):
@@ -197,7 +197,7 @@ def _wrapped(
             return Cause("gateway.deployment", "deployment", gateway, config_key(gateway, "base"))
         if upstream_status == 404 and _UPSTREAM_404.search(blob) and not _model_said(blob):
             return Cause("gateway.deployment", "deployment", gateway, config_key(gateway, "base"))
-        if upstream_status in (401, 403) and gateways._AUTH_WORDS.search(blob):  # noqa: SLF001
+        if upstream_status in (401, 403) and error_kinds._AUTH_WORDS.search(blob):  # noqa: SLF001
             return Cause("auth.upstream_key", "upstream_auth", gateway, config_key(gateway, "key"))
     if gateway == LITELLM and _UPSTREAM_DOWN.search(blob) and status >= 500:
         return Cause("gateway.deployment", "deployment", gateway, config_key(gateway, "base"))
@@ -219,7 +219,7 @@ def _litellm_forwarded(headers: Mapping[str, str] | None, body: Any) -> bool:
 
 
 def _model_said(blob: str) -> bool:
-    return bool(gateways._MODEL.search(blob)) and not gateways._INVALID_URL.search(blob)  # noqa: SLF001
+    return bool(error_kinds._MODEL.search(blob)) and not error_kinds._INVALID_URL.search(blob)  # noqa: SLF001
 
 
 def config_key(gateway: str | None, part: str) -> str:
