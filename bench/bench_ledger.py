@@ -374,12 +374,12 @@ def memory_rows(folder: Path, rows: int, names: str, scale: int) -> bool:
 
 
 def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
-    """``elo --ledger``'s reader (rating.outcomes.ledger_outcomes): the columnar path vs the
+    """``elo --ledger``'s reader (budget.outcomes.ledger_outcomes): the columnar path vs the
     row-by-row path it once was (canonical rows + the line-by-line duplicate finder)."""
+    from eloledger.budget.files import load_rows
+    from eloledger.budget.outcomes import arm_outcomes, ledger_outcomes, ledger_results
     from eloledger.ledger.merge import read_ledgers
     from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
-    from eloledger.rating.budget_io import load_rows
-    from eloledger.rating.outcomes import arm_outcomes, ledger_outcomes, ledger_results
 
     def row_path(ledger: Path) -> tuple[dict, list[str]]:
         found, warnings = load_rows(ledger)

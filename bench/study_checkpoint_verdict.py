@@ -1,9 +1,9 @@
-"""Coverage study of the agent checkpoint verdict (rating/checkpoints.py, rating/sampling_line.py).
+"""Coverage study of the agent checkpoint verdict (budget/checkpoints.py, budget/sampling_line.py).
 
     .venv/bin/python bench/study_checkpoint_verdict.py [--reps N]
 
 1. False verdicts under the null: one agent arm that *is* an exact repeated sampler (its work
-   after n tries is the best of n independent draws; rating/checkpoint_sim.py), pass/fail,
+   after n tries is the best of n independent draws; budget/checkpoint_sim.py), pass/fail,
    6-level and continuous scores, 6-60 tasks x 2-12 sessions. Any "above" or "below" is
    false. Goal: at most 10% (the test is a 95% one: about 5%). With 2 sessions per task no
    budget worth k >= 2 sessions can be tested: every run must say "too few sessions".
@@ -22,8 +22,8 @@ from collections import Counter
 
 import numpy as np
 
-from eloledger.rating.checkpoint_sim import agent_rows
-from eloledger.rating.checkpoints import checkpoint_curves
+from eloledger.budget.checkpoint_sim import agent_rows
+from eloledger.budget.checkpoints import checkpoint_curves
 
 NULL_DESIGNS = [(6, 3), (6, 12), (20, 2), (20, 4), (20, 12), (60, 4), (60, 12)]
 

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eloledger.rating.fairness import fairness_verdict
-from eloledger.rating.fairness_sim import four_arm_design, guide_leakage_example
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.fairness_sim import four_arm_design, guide_leakage_example
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 GAIN_THEN_LOSS = {"p_old": 0.5, "p_new": 0.63, "n_old": 4, "n_new": 4, "agree_new": 0.9}

@@ -6,7 +6,7 @@
   times a task on one outcome (3 samples per arm); how often its lower bound lies above the
   truth (goal <= 0.025: a one-sided 97.5% bound).
 * cot: ΔElo per 1K tokens and the marginal step for arms within 1-1.5x of each other's tokens
-  (rating/budget_sim.py cot_arms); coverage of the true ratio (population Elo gap over the
+  (budget/sampling_sim.py cot_arms); coverage of the true ratio (population Elo gap over the
   population token gap).
 * curves: budget-curve interval of an equal arm at the anchor's first budget (truth 1000),
   arm x task effects, at 6, 10 and 30 tasks (200 rounds, `curve`'s default): percentile and
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from eloledger.rating.budget_sim import (
+from eloledger.budget.sampling_sim import (
     COT_ELO,
     cot_arms,
     cot_true_tokens,
@@ -34,7 +34,7 @@ from eloledger.rating.budget_sim import (
     sampling_sessions,
 )
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 
 def _row(study: str, design: str, reps: int, hits: list[bool], goal: str) -> None:
@@ -97,7 +97,7 @@ def curves(reps: int) -> None:
     """The anchor's first budget against the other (equal) arm's point there: truth 1000.
     Both rows from the same rounds of each run: the widened rounds' percentile interval (before)
     and their BCa interval, as `budget_curves` now prints (the same functions it calls)."""
-    from eloledger.rating import curves as curve_parts
+    from eloledger.budget import curves as curve_parts
     from eloledger.rating.bootstrap import bca_interval
     from eloledger.rating.bt import fit_bt, to_elo
 

@@ -14,11 +14,11 @@ from collections import Counter
 
 import numpy as np
 
-from eloledger.rating.budget_sim import four_arms, round_robin, sampling_sessions
+from eloledger.budget.curves import budget_curves
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.sampling_sim import four_arms, round_robin, sampling_sessions
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.curves import budget_curves
-from eloledger.rating.fairness import fairness_verdict
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 

@@ -4,7 +4,7 @@
 
 The keys are ``runner.spec._TABLES`` (what the parser accepts). Types, bounds, choices and
 stated defaults are read off the parser's typed calls (``g.int("concurrency", default=8,
-low=1, high=4096)``) in ``runner/spec.py``; the gates' off ``rating.gates.Gates``. The one line
+low=1, high=4096)``) in ``runner/spec.py``; the gates' off ``budget.gates.Gates``. The one line
 of meaning per key, and the defaults the parser works out instead of stating, are in
 ``runner/spec_keys.py``. Anything missing or left over there is an error, not a silent gap;
 ``tests/test_docs_spec_reference.py`` fails when the file is not this script's output.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eloledger.rating import gates as gates_module
+from eloledger.budget import gates as gates_module
 from eloledger.runner import spec as spec_module
 from eloledger.runner import spec_keys
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from eloledger.budget.sampling_sim import four_arms
 from eloledger.ledger import LedgerWriter
 from eloledger.profiles.backups import create_backup
-from eloledger.rating.budget_sim import four_arms
 from eloledger.tables import Column, render_table, terminal_width
 from pty_support import CLI, run_on_pty
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from eloledger.budget.sampling_sim import sampling_sessions
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.budget_sim import sampling_sessions
 
 
 @pytest.fixture

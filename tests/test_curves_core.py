@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from eloledger.budget.curves import REFERENCE_ELO_PER_DECADE, budget_curves
+from eloledger.budget.sampling_sim import sampling_sessions
+from eloledger.budget.sessions import build_sessions
+from eloledger.budget.wins import WinMatrixBuilder
 from eloledger.errors import UserError
-from eloledger.rating.budget_sessions import build_sessions
-from eloledger.rating.budget_sim import sampling_sessions
-from eloledger.rating.budget_wins import WinMatrixBuilder
-from eloledger.rating.curves import REFERENCE_ELO_PER_DECADE, budget_curves
 
 
 def _samples_at(tokens: np.ndarray, per_sample: int = 1000, cap: int = 16) -> np.ndarray:

@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from checkpoint_truth import planted_rows
+from eloledger.budget.checkpoints import MIN_TASKS, checkpoint_curves
 from eloledger.cli import curve_cmd
-from eloledger.rating.checkpoints import MIN_TASKS, checkpoint_curves
 
 
 def _args(fmt: str) -> argparse.Namespace:

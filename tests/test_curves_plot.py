@@ -81,8 +81,8 @@ def test_curve_plot_svg_and_png(ledger: Path, tmp_path: Path) -> None:
 
 def test_curve_plot_of_sampling_curves(tmp_path: Path) -> None:
     """A ledger without checkpoints: the plain budget curves, with their best-of-k reference."""
+    from eloledger.budget.sampling_sim import sampling_sessions
     from eloledger.ledger import LedgerWriter
-    from eloledger.rating.budget_sim import sampling_sessions
 
     path = tmp_path / "ledger.jsonl"
     with LedgerWriter(path) as writer:

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from checkpoint_truth import COST, planted_rows, write_ledger
+from eloledger.budget.checkpoints import checkpoint_curves
 from eloledger.cli import main
 from eloledger.ledger.prices import Price
-from eloledger.rating.checkpoints import checkpoint_curves
 
 
 def _labelled(seed: int) -> list[dict]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from eloledger.rating.budget_sim import sampling_sessions
-from eloledger.rating.curves import budget_curves
+from eloledger.budget.curves import budget_curves
+from eloledger.budget.sampling_sim import sampling_sessions
 
 
 def test_curve_intervals_cover_at_few_tasks() -> None:

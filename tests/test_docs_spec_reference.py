@@ -95,7 +95,7 @@ def test_stated_defaults_are_what_the_parser_gives(tmp_path: Path) -> None:
             actual = getattr(agent.agent, row.key, None)
             actual = getattr(agent, row.key) if actual is None else actual
         else:
-            continue  # gates: checked by rating.gates, not by the spec's defaults
+            continue  # gates: checked by budget.gates, not by the spec's defaults
         assert actual == value, f"{row.table}.{row.key} ({row.context}): {actual!r} != {value!r}"
         checked += 1
     assert checked >= 24  # every literal default outside [gates] (24 today)

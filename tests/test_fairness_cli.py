@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from eloledger import __version__
+from eloledger.budget.sampling_sim import four_arms
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.budget_sim import four_arms
 
 ARGS = ["--old-1", "old_1", "--new-1", "new_1", "--old-n", "old_n", "--new-n", "new_n"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.sampling_sim import four_arms
 from eloledger.errors import UserError
-from eloledger.rating.budget_sim import four_arms
-from eloledger.rating.fairness import fairness_verdict
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 

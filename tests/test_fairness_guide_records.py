@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from eloledger.budget.fairness_sim import guide_decision_example
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.fairness_sim import guide_decision_example
 
 FLAGS = [
     "--old-1", "baseline_1", "--new-1", "candidate_1",

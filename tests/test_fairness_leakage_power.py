@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.fairness_sim import four_arm_design, guide_leakage_example
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.fairness import fairness_verdict
-from eloledger.rating.fairness_sim import four_arm_design, guide_leakage_example
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 FLAGS = ["--old-1", "old_1", "--new-1", "new_1", "--old-n", "old_n", "--new-n", "new_n"]

@@ -7,8 +7,8 @@ from math import comb
 
 import pytest
 
-from eloledger.rating.budget_sim import four_arms
-from eloledger.rating.fairness import fairness_verdict
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.sampling_sim import four_arms
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from eloledger.rating.fairness import fairness_verdict
-from eloledger.rating.fairness_sim import four_arm_design
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.fairness_sim import four_arm_design
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 # +10 pp at n=1 and about -19 pp at N and at the matched budget: the new method's samples

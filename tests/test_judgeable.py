@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from eloledger.budget.sessions import row_score
 from eloledger.ledger.schema import judgeable
-from eloledger.rating.budget_sessions import row_score
 
 AGENT = {"agent": "claude-code", "status": "error", "score": 0.2, "passed": False}
 

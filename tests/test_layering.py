@@ -79,6 +79,8 @@ CORE_LAYERS = (
     ("doctor", "judges", "agents"),
     ("meter",),
     ("rating",),
+    ("budget",),
+    ("report",),
     ("runner",),
     ("history", "plots"),
 )

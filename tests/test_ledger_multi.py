@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from eloledger.budget.sampling_sim import sampling_sessions
 from eloledger.cli import main
 from eloledger.errors import UserError
 from eloledger.ledger import LedgerWriter
 from eloledger.ledger.merge import read_ledgers, read_rows_many
 from eloledger.ledger.sources import expand_ledgers
 from eloledger.ledger.summary import arm_costs, summarize
-from eloledger.rating.budget_sim import sampling_sessions
 
 
 @pytest.fixture

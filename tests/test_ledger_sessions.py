@@ -8,7 +8,7 @@ from eloledger.ledger import LedgerWriter
 from eloledger.ledger.reader import read_ledger
 from eloledger.ledger.summary import COST_COLUMNS, arm_costs
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 
 def _write(path: Path, sessions: int) -> None:
@@ -49,7 +49,7 @@ def test_two_sessions_cost_the_same_per_task_as_one(tmp_path: Path) -> None:
 def test_pass_at_k_and_tokens_per_success_use_sessions(tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     _write(path, sessions=2)
-    from eloledger.rating.outcomes import ledger_outcomes  # what `elo --ledger` reads now
+    from eloledger.budget.outcomes import ledger_outcomes  # what `elo --ledger` reads now
 
     costs, _ = ledger_outcomes(path)
     comps = Comparisons.from_records(

@@ -15,7 +15,7 @@ import numpy as np
 
 from eloledger.rating.bootstrap import bootstrap
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 KS = (1, 2, 4, 8, 16)
 TOKENS_PER_SAMPLE = 500

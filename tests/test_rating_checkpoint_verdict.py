@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from eloledger.rating.checkpoint_sim import agent_rows
-from eloledger.rating.checkpoints import checkpoint_curves
-from eloledger.rating.sampling_line import paired_gap, win_against_best_of_k
+from eloledger.budget.checkpoint_sim import agent_rows
+from eloledger.budget.checkpoints import checkpoint_curves
+from eloledger.budget.sampling_line import paired_gap, win_against_best_of_k
 
 
 def _verdicts(reps: int, **design) -> list[str | None]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from eloledger.rating.budget_sim import COT_ELO, cot_arms, cot_true_tokens
+from eloledger.budget.sampling_sim import COT_ELO, cot_arms, cot_true_tokens
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 
 def _report(tasks: int, seed: int):

@@ -12,9 +12,9 @@ import json
 import numpy as np
 import pytest
 
-from eloledger.rating.budget_sim import round_robin
+from eloledger.budget.sampling_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 TRUE = {"p0": 0, "p1": 100, "p2": 200, "top": 700}
 SAMPLES = 3  # per arm per task: every pair compared SAMPLES² times on one outcome

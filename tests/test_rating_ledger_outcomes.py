@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from eloledger.budget.files import load_rows
+from eloledger.budget.outcomes import arm_outcomes, ledger_outcomes, ledger_results
 from eloledger.ledger.merge import read_ledgers
 from eloledger.ledger.summary import TOKEN_COUNT_COLUMNS, count_warnings
-from eloledger.rating.budget_io import load_rows
-from eloledger.rating.outcomes import arm_outcomes, ledger_outcomes, ledger_results
 
 
 def row_path_outcomes(ledgers: Any) -> tuple[dict, list[str]]:

@@ -15,7 +15,7 @@ from eloledger.cli import main
 from eloledger.rating.bt import ELO_SCALE, aggregate, fit_bt, to_elo
 from eloledger.rating.comparisons import Comparisons, read_comparisons
 from eloledger.rating.length import length_controlled
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 TRUE_THETA = np.array([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
 LOG_LENGTH = np.array([7.0, 6.0, 5.5, 5.0, 4.5, 4.0])  # the weaker, the wordier

@@ -11,11 +11,11 @@ import json
 
 import numpy as np
 
+from eloledger.budget.outcomes import arm_outcomes
+from eloledger.budget.sampling_sim import round_robin
 from eloledger.cli import main
-from eloledger.rating.budget_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.outcomes import arm_outcomes
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 EQUAL = {f"arm{k}": 0.0 for k in range(9)}  # the anchor and 8 equal arms
 

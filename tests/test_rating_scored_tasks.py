@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from eloledger.budget.curves import budget_curves
+from eloledger.budget.sessions import row_pass, row_score
 from eloledger.errors import UserError
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
-from eloledger.rating.budget_sessions import row_pass, row_score
 from eloledger.rating.comparisons import scored_comparisons
-from eloledger.rating.curves import budget_curves
 
 # Planted order: on every task, arm "good" scores best, "mid" next, "bad" worst; "twin" ties mid.
 QUALITY = {"good": 3.0, "mid": 2.0, "twin": 2.0, "bad": 1.0}

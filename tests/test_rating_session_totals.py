@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from eloledger.budget.sessions import build_sessions, session_totals
 from eloledger.errors import UserError
-from eloledger.rating.budget_sessions import build_sessions, session_totals
 from test_rating_ledger_outcomes import varied
 
 

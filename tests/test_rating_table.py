@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from eloledger.budget.outcomes import pass_at_k
 from eloledger.errors import UserError
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report, marginal_frontier, pass_at_k
+from eloledger.report.elo_table import elo_report, marginal_frontier
 
 
 @dataclass
 class ArmCost:
-    """Shaped like eloledger.rating.outcomes.ArmOutcome (the fields the table reads)."""
+    """Shaped like eloledger.budget.outcomes.ArmOutcome (the fields the table reads)."""
 
     arm: str
     tokens_per_task: float | None

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from eloledger.rating.budget_sim import round_robin
+from eloledger.budget.sampling_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 TRUE = {"a": 0, "b": 60, "c": 120, "d": 200}
 WIDE = {"a": 0, "b": 150, "c": 300, "d": 450}

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from checkpoint_truth import COST, SHAPES, planted_rows, true_elo
+from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
 from eloledger.errors import UserError
-from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
 
 SEEDS = (0, 1, 2, 3)
 EXPECTED = {"sampler": "on", "plateau": "below", "beater": "above", "kshot": "on"}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from eloledger.rating.budget_sim import round_robin
+from eloledger.budget.sampling_sim import round_robin
 from eloledger.rating.comparisons import Comparisons
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 TRUE = {"a": 0, "b": 120, "c": 190, "d": 240}
 TOKENS = {"a": 1000, "b": 2000, "c": 3000, "d": 4000}

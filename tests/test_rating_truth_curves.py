@@ -16,10 +16,10 @@ import itertools
 import numpy as np
 import pytest
 
+from eloledger.budget.curves import budget_curves
+from eloledger.budget.reference import ELO_PER_LN, best_of_k_gains, pair_win
+from eloledger.budget.sampling_sim import sampling_sessions
 from eloledger.rating.bt import fit_bt
-from eloledger.rating.budget_sim import sampling_sessions
-from eloledger.rating.curves import budget_curves
-from eloledger.rating.reference import ELO_PER_LN, best_of_k_gains, pair_win
 
 
 def test_pair_win_equals_brute_force_enumeration() -> None:

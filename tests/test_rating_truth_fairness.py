@@ -13,8 +13,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from eloledger.rating.budget_sim import four_arms
-from eloledger.rating.fairness import fairness_verdict
+from eloledger.budget.fairness import fairness_verdict
+from eloledger.budget.sampling_sim import four_arms
 
 ARMS = ("old_1", "new_1", "old_n", "new_n")
 

@@ -16,7 +16,7 @@ import pytest
 
 from eloledger.rating.comparisons import Comparisons
 from eloledger.rating.length import length_controlled
-from eloledger.rating.table import elo_report
+from eloledger.report.elo_table import elo_report
 
 THETA = np.array([0.0, 0.3, 0.6, 0.9])
 

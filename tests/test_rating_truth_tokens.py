@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from textual.widgets import DataTable
 
+from eloledger.budget.outcomes import arm_outcomes
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.outcomes import arm_outcomes
 
 TASKS = 200
 TOKENS = 1000

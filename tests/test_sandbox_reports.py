@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from eloledger.rating.outcomes import ledger_outcomes
+from eloledger.budget.outcomes import ledger_outcomes
 from eloledger.tui.elo_tab import loud_warnings
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Select
 
+from eloledger.budget.sampling_sim import four_arms
 from eloledger.cli import main
 from eloledger.ledger import LedgerWriter
-from eloledger.rating.budget_sim import four_arms
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.budget_views import FairnessScreen
 from eloledger.tui.elo_tab import EloTab

@@ -104,7 +104,7 @@ def _errors(values: Any, low: Any, high: Any) -> list[list[float]] | None:
 def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
     """Elo of every (arm, budget) of a checkpoint fit against log budget, each arm's
     repeated-sampling line beside it, and the verdict in the legend."""
-    from eloledger.rating.checkpoints import AXIS_LABEL
+    from eloledger.budget.checkpoints import AXIS_LABEL
     from eloledger.tables import arm_letters
 
     letters = arm_letters(arm.name for arm in result.arms)  # the TUI's letters
@@ -144,7 +144,7 @@ def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def plot_curves(result: Any, path: str | os.PathLike[str]) -> Path:
-    """The sampling budget curves (:mod:`eloledger.rating.curves`) with each arm's best-of-k
+    """The sampling budget curves (:mod:`eloledger.budget.curves`) with each arm's best-of-k
     reference and b_inf."""
     from eloledger.tables import arm_letters
 
@@ -266,8 +266,8 @@ def _draw_costed(ax: Any, report: Any, costed: list[dict[str, Any]]) -> None:
 
 def write_figure(result: Any, path: str | os.PathLike[str]) -> Path:
     """The right figure for a checkpoint fit, budget curves or an Elo report."""
-    from eloledger.rating.checkpoints import CheckpointResult
-    from eloledger.rating.curves import CurveResult
+    from eloledger.budget.checkpoints import CheckpointResult
+    from eloledger.budget.curves import CurveResult
 
     plot_format(path)  # a bad name fails before any work
     if isinstance(result, CheckpointResult):

@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.rating.budget_io import load_rows
+    from eloledger.budget.files import load_rows
     from eloledger.tables import to_json
 
     plot = getattr(args, "plot", None)
@@ -141,7 +141,7 @@ def handle(args: argparse.Namespace) -> int:
     rows, warnings = load_rows(args.ledger)
     split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
     if split is not None or tags or tasks is not None:
-        from eloledger.rating.gates import chosen_rows
+        from eloledger.budget.gates import chosen_rows
 
         rows = chosen_rows(rows, split, tags or (), tasks)
     result = compute(rows, args)
@@ -164,8 +164,8 @@ def handle(args: argparse.Namespace) -> int:
 def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
     """The checkpoint fit when the ledger has checkpoint rows (or --axis is not tokens), else
     the sampling budget curves."""
-    from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
-    from eloledger.rating.curves import budget_curves
+    from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
+    from eloledger.budget.curves import budget_curves
 
     axis = getattr(args, "axis", "tokens")
     if axis != "tokens" or has_checkpoints(rows):
@@ -227,7 +227,7 @@ ARM_COLUMNS = (  # fits 80 columns with a 15-character arm name (kind: in the JS
 
 def checkpoint_records(result: Any) -> list[dict[str, Any]]:
     """One record per (arm, budget): the table's and the CSV's rows for a checkpoint fit."""
-    from eloledger.rating.checkpoints import _label
+    from eloledger.budget.checkpoints import _label
 
     out = []
     for arm in result.arms:
@@ -252,7 +252,7 @@ def checkpoint_records(result: Any) -> list[dict[str, Any]]:
 
 
 def _render_checkpoints(result: Any, fmt: str) -> str:
-    from eloledger.rating.checkpoints import _label
+    from eloledger.budget.checkpoints import _label
     from eloledger.tables import Column, render_csv, render_table, terminal_width, wrap
 
     records = checkpoint_records(result)

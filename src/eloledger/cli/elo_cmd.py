@@ -17,7 +17,7 @@ from eloledger.cli.options import (
     interval_method,
 )
 from eloledger.errors import UserError
-from eloledger.rating.elo_files import (
+from eloledger.report.elo_files import (
     BASE_COLUMNS,
     DEFAULT_ROUNDS,
     DEFAULT_ROUNDS_MANY,
@@ -230,7 +230,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def compute(args: argparse.Namespace) -> Any:
     """The Elo report these arguments ask for (``eloledger run`` reuses it for its table)."""
-    from eloledger.rating.elo_files import elo_of_files
+    from eloledger.report.elo_files import elo_of_files
 
     comps_path, ledger_path = _inputs(args)
     if args.bootstrap is not None and args.bootstrap < 0:
@@ -276,7 +276,7 @@ def _worth_it(report: Any, args: argparse.Namespace) -> dict[str, Any] | None:
         raise UserError(
             "--threshold needs token costs", fix="add --ledger LEDGER (the run's token ledger)"
         )
-    from eloledger.rating.gates import mark_worth_it
+    from eloledger.budget.gates import mark_worth_it
 
     name = mark_worth_it(report.players, threshold)
     args.knee = {"threshold": threshold, "knee": name}  # for render_text (the report is frozen)
@@ -355,7 +355,7 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
 
 def _display(rec: dict[str, Any]) -> dict[str, Any]:
     out = dict(rec)
-    from eloledger.rating.table import interval_text
+    from eloledger.report.elo_table import interval_text
 
     if "worth_it" in rec:
         out["worth_it"] = "yes" if rec["worth_it"] else "no"

@@ -170,8 +170,8 @@ def _same_arms(arms: dict[str, str | None]) -> tuple[str | None, list[str]]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from eloledger.budget.files import fairness_record
     from eloledger.errors import UserError
-    from eloledger.rating.budget_io import fairness_record
     from eloledger.tables import to_json
 
     for flag, value in (
@@ -183,7 +183,7 @@ def handle(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{flag} {value}: must be a finite number >= 0", fix=f"see {flag} in --help"
             )
-    from eloledger.rating.gates import gates_pass, load_gates, memory_entry
+    from eloledger.budget.gates import gates_pass, load_gates, memory_entry
 
     gates = load_gates(args.gates) if args.gates else None
     if args.gain_rule is not None:
@@ -231,7 +231,7 @@ def handle(args: argparse.Namespace) -> int:
     status = 0 if gates_pass(record) else 1
     fmt = args.format or ("table" if sys.stdout.isatty() else "json")
     if args.record == "memory":
-        from eloledger.rating.budget_io import load_rows
+        from eloledger.budget.files import load_rows
 
         entry = memory_entry(record, load_rows(args.ledger)[0])
         print(to_json(entry) if fmt == "json" else render_memory(entry))

@@ -153,7 +153,7 @@ def _since(text: str | None) -> float | None:
 
 def _selected(args: argparse.Namespace, columns: tuple[str, ...], since: float | None) -> Any:
     """The rows --split/--tag/--tasks and --since choose, as one columnar ledger."""
-    from eloledger.rating.gates import read_selected
+    from eloledger.budget.gates import read_selected
 
     if since is None:
         return read_selected(args.ledger, columns, split=args.split, tags=args.tag or (), tasks_file=args.tasks)  # fmt: skip
@@ -167,8 +167,8 @@ def _selected(args: argparse.Namespace, columns: tuple[str, ...], since: float |
 
 def _chosen_rows(args: argparse.Namespace, since: float | None) -> tuple[list[dict], list[str]]:
     """Canonical rows (duplicates dropped) that the selection flags and --since keep."""
+    from eloledger.budget.gates import chosen_rows
     from eloledger.ledger.merge import read_rows_many
-    from eloledger.rating.gates import chosen_rows
 
     rows, warnings = read_rows_many(args.ledger)
     rows = chosen_rows(rows, args.split, args.tag or (), args.tasks)

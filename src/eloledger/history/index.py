@@ -7,7 +7,7 @@ of the submitted answers, samples per session, mean output length, retries, p95 
 whether the arm is worth its tokens; plus the run's ``verdicts``:
 
 * ``{"kind": "worth_it", "threshold", "knee", "worth_it": [arms]}``: the Elo table's knee at
-  :data:`~eloledger.rating.gates.DEFAULT_WORTH_IT` Elo per 1K tokens per task (as the TUI's
+  :data:`~eloledger.budget.gates.DEFAULT_WORTH_IT` Elo per 1K tokens per task (as the TUI's
   Elo tab and ``elo --threshold`` read it), whenever the run wrote comparisons;
 * ``{"kind": "fairness", "baseline", "candidate", "verdict", "reason", "gates_pass",
   "failed_gates", "regressions"}``: when the spec's ``[gates]`` names the four arms
@@ -61,13 +61,13 @@ def run_entry(
 ) -> dict[str, Any]:
     """One index line for the run in ``ledgers`` (files, globs or folders); ``comparisons``
     (the run's comparisons file) gives the worth-it verdict, ``gates`` (a
-    :class:`~eloledger.rating.gates.Gates` with ``arms``) the fairness verdict."""
+    :class:`~eloledger.budget.gates.Gates` with ``arms``) the fairness verdict."""
     import numpy as np
 
     from eloledger import __version__
-    from eloledger.rating.budget_io import ledger_fingerprint, load_rows
-    from eloledger.rating.gates import latency_by_arm
-    from eloledger.rating.outcomes import arm_outcomes, ledger_results
+    from eloledger.budget.files import ledger_fingerprint, load_rows
+    from eloledger.budget.gates import latency_by_arm
+    from eloledger.budget.outcomes import arm_outcomes, ledger_results
 
     rows, _ = load_rows(ledgers)
     if not rows:
@@ -162,9 +162,9 @@ def comparisons_beside(ledgers: Any) -> list[Path] | None:
 
 def _worth_it(comparisons: Any, outcomes: Mapping[str, Any], arms: dict[str, Any]) -> dict:
     """The knee of the run's Elo table at the default threshold; marks each arm's entry."""
+    from eloledger.budget.gates import DEFAULT_WORTH_IT, mark_worth_it
     from eloledger.rating.comparisons import read_comparisons_many
-    from eloledger.rating.gates import DEFAULT_WORTH_IT, mark_worth_it
-    from eloledger.rating.table import elo_report
+    from eloledger.report.elo_table import elo_report
 
     try:
         report = elo_report(
@@ -188,8 +188,8 @@ def _worth_it(comparisons: Any, outcomes: Mapping[str, Any], arms: dict[str, Any
 
 def _fairness(ledgers: Any, gates: Any) -> dict[str, Any]:
     """The fairness verdict and gate results of the spec's four arms (``[gates] arms``)."""
-    from eloledger.rating.budget_io import fairness_record
-    from eloledger.rating.gates import gates_pass
+    from eloledger.budget.files import fairness_record
+    from eloledger.budget.gates import gates_pass
 
     base = {"kind": "fairness", "baseline": gates.arms["old_1"], "candidate": gates.arms["new_1"]}
     try:

@@ -1,5 +1,6 @@
-"""Rating: Bradley–Terry fits, Elo, bootstrap intervals by task and the Elo-per-token table.
+"""Rating proper: Bradley–Terry fits, Elo, and intervals clustered by task.
 
 Import the submodules directly (``eloledger.rating.bt``, ``.comparisons``, ``.bootstrap``,
-``.table``); this package file stays empty so importing one part stays cheap.
+``.sandwich``); this package file stays empty so importing one part stays cheap. What tokens
+buy is in :mod:`eloledger.budget`; the Elo table with costs is in :mod:`eloledger.report`.
 """

@@ -16,9 +16,9 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import ParseError, TOMLKitError
 
+from eloledger.budget.gates import GATE_KEYS, check_spec_gates
 from eloledger.errors import UserError
 from eloledger.judges.rows import JUDGE_ARM
-from eloledger.rating.gates import GATE_KEYS, check_spec_gates
 from eloledger.textsafe import refuse_control
 
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic")
@@ -69,7 +69,7 @@ _TABLES = {
     "judge": _JUDGE_KEYS,
     "retry": _RETRY_KEYS,
     "sim": _SIM_KEYS,
-    "gates": {"arms", *GATE_KEYS},  # the fairness guide's gates (rating.gates)
+    "gates": {"arms", *GATE_KEYS},  # the fairness guide's gates (budget.gates)
 }
 
 
@@ -794,7 +794,7 @@ def spec_line(spec: ExperimentSpec, table: str, key: str | None = None, index: i
 def spec_gates(path: Path) -> Any:
     """The gates of a spec file, TOML or YAML (None when it has none)."""
     if not is_yaml(path):
-        from eloledger.rating.gates import load_gates
+        from eloledger.budget.gates import load_gates
 
         return load_gates(path) if b"[gates]" in path.read_bytes() else None
     from eloledger.runner.yaml_spec import yaml_gates, yaml_tables

@@ -75,10 +75,10 @@ def yaml_tables(text: str, where: str) -> tuple[dict[str, Any], YamlLocator]:
 
 
 def yaml_gates(path: Path, data: dict[str, Any], arm_names: Sequence[str]) -> Any:
-    """The spec's ``gates`` checked as the TOML spec's are (:func:`rating.gates.check_spec_gates`
+    """The spec's ``gates`` checked as the TOML spec's are (:func:`budget.gates.check_spec_gates`
     reads a TOML file: it is given the same tables as TOML in a private temporary folder, and
     every message names the YAML file)."""
-    from eloledger.rating.gates import check_spec_gates
+    from eloledger.budget.gates import check_spec_gates
 
     tables = {"gates": data.get("gates")}
     tuned = data.get("tasks", {}).get("tuned_on") if isinstance(data.get("tasks"), dict) else None

@@ -1,7 +1,7 @@
 """Budget curves and the budget-fairness verdict for the Elo tab.
 
 Both call the same core as ``eloledger curve`` / ``eloledger fairness``
-(``eloledger.rating.curves.budget_curves`` and ``eloledger.rating.fairness.fairness_verdict``)
+(``eloledger.budget.curves.budget_curves`` and ``eloledger.budget.fairness.fairness_verdict``)
 on the ledger's rows, in a thread worker started by the Elo tab.
 """
 
@@ -37,8 +37,8 @@ def ledger_rows(ledger: Path) -> list[dict[str, Any]]:
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
     """What ``eloledger curve LEDGER`` computes: the checkpoint fit when the ledger has
     checkpoint rows, else the sampling budget curves."""
-    from eloledger.rating.checkpoints import checkpoint_curves, has_checkpoints
-    from eloledger.rating.curves import budget_curves
+    from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
+    from eloledger.budget.curves import budget_curves
 
     rows = ledger_rows(ledger)
     if has_checkpoints(rows):
@@ -74,7 +74,7 @@ def compute_fairness(
     ledger: Path, arms: dict[str, str], *, bootstrap: int = FAIRNESS_BOOTSTRAP, seed: int = 0
 ) -> dict[str, Any]:
     """The record ``eloledger fairness LEDGER --old-1 .. --bootstrap B --seed S`` prints."""
-    from eloledger.rating.budget_io import fairness_record
+    from eloledger.budget.files import fairness_record
 
     return fairness_record(ledger, arms, bootstrap=bootstrap, seed=seed)
 
@@ -169,7 +169,7 @@ def curves_status_parts(curves: Any) -> list[str]:
     """The curves' one-line summary in parts, most useful first (a narrow screen drops the
     last): what is drawn, then each arm's verdict or where it slows down."""
     if hasattr(curves, "axis"):  # a checkpoint fit: each arm's verdict against sampling
-        from eloledger.rating.checkpoints import _label
+        from eloledger.budget.checkpoints import _label
 
         parts = ["curves inside sessions vs repeated sampling"]
         for arm in curves.arms:

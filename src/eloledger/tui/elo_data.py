@@ -50,7 +50,7 @@ class EloData:
 def compute_elo(comparisons: Path, ledger: Path | None) -> EloData:
     """The same call as ``eloledger elo COMPARISONS [--ledger LEDGER]`` with its defaults (runs
     in a thread): same fit, sandwich intervals, costs, latency and warnings."""
-    from eloledger.rating.elo_files import elo_of_files
+    from eloledger.report.elo_files import elo_of_files
 
     report = elo_of_files(str(comparisons), str(ledger) if ledger is not None else None)
     source = comparisons.name + (f" + {ledger.name}" if ledger else "")
@@ -76,7 +76,7 @@ def loud_warnings(warnings: Sequence[str]) -> str:
 def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
     """A record's value as the table prints it (the CLI's interval text for the CI)."""
     if key == "ci":  # the CLI's text, one-sided bounds included
-        from eloledger.rating.table import interval_text
+        from eloledger.report.elo_table import interval_text
 
         return interval_text(record.get("ci_low"), record.get("ci_high"))
     value = record.get(key)

@@ -64,7 +64,7 @@ def export_records(
     from eloledger.tables import Column, render
 
     if fmt_name == "csv":
-        from eloledger.rating.elo_files import csv_text
+        from eloledger.report.elo_files import csv_text
 
         return csv_text(data.report).rstrip("\n") + "\n"
     rows = data.players if players is None else players

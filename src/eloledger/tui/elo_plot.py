@@ -17,7 +17,7 @@ from typing import Any
 from textual_plot import HiResMode, PlotWidget
 from textual_plot.axis_formatter import AxisFormatter
 
-from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.budget.gates import knee  # the CLI's `elo --threshold` knee, one rule
 from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import EloData, finite

@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 from textual_plot import PlotWidget
 
-from eloledger.rating.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.budget.gates import knee  # the CLI's `elo --threshold` knee, one rule
 from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import (

@@ -2,7 +2,7 @@
 
 The design: ``old_1`` / ``new_1`` answer each task with single samples, ``old_n`` / ``new_n``
 with N-way sampling (best-of-N, self-consistency, ...). Per task (tasks present in all four
-arms), from :mod:`eloledger.rating.outcomes` (the count the Elo table uses too):
+arms), from :mod:`eloledger.budget.outcomes` (the count the Elo table uses too):
 
 * **pass@1** / **pass@N** of an arm: the share of its sessions whose *submitted* answer passes
   (the run's results file, else a ``select`` row, else the single sample, else any sample --
@@ -57,10 +57,9 @@ from typing import Any
 import numpy as np
 
 from eloledger import __version__
+from eloledger.budget.outcomes import ArmOutcome, arm_outcomes, pass_at_k
+from eloledger.budget.sessions import BUDGET_ROLES
 from eloledger.errors import UserError
-from eloledger.rating.budget_sessions import BUDGET_ROLES
-from eloledger.rating.outcomes import ArmOutcome, arm_outcomes
-from eloledger.rating.table import pass_at_k
 
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 TPS_TOLERANCE = 0.10
@@ -113,7 +112,7 @@ def fairness_verdict(
     """The archivable fairness record (see the module docstring for the statistics and rule).
 
     ``results`` maps (task, arm, session) to the pass (1.0/0.0) of the answer the arm
-    submitted, from the run's results file (``rating.outcomes.read_results``).
+    submitted, from the run's results file (``budget.outcomes.read_results``).
     """
     if bootstrap < 1:
         raise UserError(f"--bootstrap {bootstrap}: must be at least 1", fix="e.g. --bootstrap 2000")

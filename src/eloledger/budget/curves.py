@@ -1,6 +1,6 @@
 """Budget curves: Elo against tokens, the method of "When Agents Slow Down" (2026).
 
-1. Sessions come from the ledger (:mod:`eloledger.rating.budget_sessions`: token accounting
+1. Sessions come from the ledger (:mod:`eloledger.budget.sessions`: token accounting
    and scores are defined there).
 2. A geometric token grid: ``t_k = round(t0 · grid^k)``, where ``t0`` is the smallest number of
    tokens after which any session had its first score. An arm's points are the grid values
@@ -14,7 +14,7 @@
 3. Each session's best-so-far score at each of its arm's budgets is an entry of the player
    ``arm@budget``. Within each task every entry plays every entry of another session (higher
    score wins, ties split 0.5, no score yet loses to any score and ties with no score); entries
-   of the same session never meet (see :mod:`eloledger.rating.budget_wins`).
+   of the same session never meet (see :mod:`eloledger.budget.wins`).
 4. One pooled Bradley–Terry fit (:func:`eloledger.rating.bt.fit_bt`) anchored at 1000 on the
    lowest budget point of the cheapest arm (lowest median session tokens).
 5. 95% intervals by bootstrapping **tasks** (the default, as ``eloledger elo`` clusters by task:
@@ -29,7 +29,7 @@
    (:func:`eloledger.rating.bootstrap.bca_interval`; the acceleration from a delete-a-group
    jackknife over tasks), as in ``elo``: coverage in docs/statistics.md.
 6. ``slope_per_decade``: Elo gained per tenfold tokens between consecutive points. The
-   reference is each arm's own **empirical best-of-k** (:mod:`eloledger.rating.reference`):
+   reference is each arm's own **empirical best-of-k** (:mod:`eloledger.budget.reference`):
    the Elo the best of k of its samples gains over one sample, computed exactly by
    combinatorial subsampling of the arm's scored samples per task and the same Bradley–Terry
    fit, indexed by the samples its sessions had completed at each point and drawn from the
@@ -59,11 +59,11 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.budget.reference import best_of_k_gains
+from eloledger.budget.sessions import Session, SessionSet, build_sessions
+from eloledger.budget.wins import WinMatrixBuilder
 from eloledger.errors import UserError
 from eloledger.rating.bootstrap import acceleration, bca_interval, small_sample_widen
-from eloledger.rating.budget_sessions import Session, SessionSet, build_sessions
-from eloledger.rating.budget_wins import WinMatrixBuilder
-from eloledger.rating.reference import best_of_k_gains
 
 REFERENCE_ELO_PER_DECADE = 400.0
 REFERENCE_LAW = (

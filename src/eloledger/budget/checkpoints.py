@@ -8,7 +8,7 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    checkpoints in budget order; its value at a checkpoint is that snapshot's score (signed by
    ``direction``: higher is better), else ``passed`` as 1/0. A chat arm (no checkpoint rows,
    e.g. a k-shot ``best_of_n`` arm) is traced by its calls: after each call, the best score so
-   far (what :mod:`eloledger.rating.curves` uses). An agent session without checkpoint rows is
+   far (what :mod:`eloledger.budget.curves` uses). An agent session without checkpoint rows is
    one checkpoint at its end.
 2. **Players on the arm's grid.** Budgets are bucketed on a 1.5x grid per arm, from ``b0`` (the
    budget by which all its sessions but outliers have a judged checkpoint) to the median
@@ -28,7 +28,7 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    independent sessions cut at b0 and keep the best, s0 being what such a session spends
    (its latest checkpoint within b0: a session's leftover between checkpoints is not lost).
    The agent meets that sampler head to head in the data's own tie structure
-   (:mod:`eloledger.rating.sampling_line`): within each task, each session at b against the
+   (:mod:`eloledger.budget.sampling_line`): within each task, each session at b against the
    best of k *other* sessions cut at b0, by exact counting, ties half; the gap is the Elo of
    the mean win rate, its interval a t interval over tasks, which carries the line's own
    sampling error. The line is drawn at Elo - gap (``line_kind`` "paired"). A budget needs
@@ -45,7 +45,7 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
 
 The x axis is tokens (``budget_tokens``), cost (the session's price from ``prices.toml``,
 spread over its tokens) or seconds (``budget_seconds``; chat calls: their latency). Per arm:
-accuracy (sessions whose submitted answer passes, :mod:`eloledger.rating.outcomes`) per dollar
+accuracy (sessions whose submitted answer passes, :mod:`eloledger.budget.outcomes`) per dollar
 and per model call (an agent's turns, a chat arm's calls).
 """
 
@@ -58,8 +58,8 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.budget.sessions import budget_rows, row_score, row_tokens, session_key
 from eloledger.errors import UserError
-from eloledger.rating.budget_sessions import budget_rows, row_score, row_tokens, session_key
 
 AXES = ("tokens", "cost", "seconds")
 AXIS_LABEL = {
@@ -577,9 +577,9 @@ def _paired_line(
     own: list[Trace], budgets: np.ndarray, k: np.ndarray, level: float
 ) -> list[Any]:
     """Per budget, the agent against the best of k of its own sessions cut at b0, head to head
-    within each task (:func:`eloledger.rating.sampling_line.paired_gap`); None where fewer
+    within each task (:func:`eloledger.budget.sampling_line.paired_gap`); None where fewer
     than MIN_TASKS tasks have k + 1 sessions."""
-    from eloledger.rating.sampling_line import paired_gap
+    from eloledger.budget.sampling_line import paired_gap
 
     by_task: dict[str, list[Trace]] = {}
     for t in own:
@@ -603,7 +603,7 @@ def _arm_result(
     level: float,
     summary: dict[str, Summary],
 ) -> CheckpointArm:
-    from eloledger.rating.reference import ELO_PER_LN
+    from eloledger.budget.reference import ELO_PER_LN
 
     elo = elo_all[idx]
     k = np.maximum(np.floor(budgets / _spent_at(own, float(budgets[0])) + 1e-9).astype(int), 1)
@@ -671,7 +671,7 @@ def _arm_result(
 
 
 def _too_few_sessions(own: list[Trace], k: int) -> str:
-    from eloledger.rating.sampling_line import MIN_TASKS, sessions_needed
+    from eloledger.budget.sampling_line import MIN_TASKS, sessions_needed
 
     per_task: dict[str, int] = {}
     for t in own:
@@ -687,10 +687,10 @@ Summary = tuple[float | None, str | None, float | None, float | None]
 
 def _summaries(rows: Sequence[Mapping[str, Any]], traces: list[Trace]) -> dict[str, Summary]:
     """Per arm: accuracy and its basis, mean cost and model calls per session. Accuracy is
-    the share of sessions whose submitted answer passes (:mod:`eloledger.rating.outcomes`);
+    the share of sessions whose submitted answer passes (:mod:`eloledger.budget.outcomes`);
     on scored tasks, where nothing passes or fails, the share of sessions whose final score
     is at or above the task's median final score over every arm's sessions (``median``)."""
-    from eloledger.rating.outcomes import arm_outcomes
+    from eloledger.budget.outcomes import arm_outcomes
 
     try:
         outcomes, _ = arm_outcomes(budget_rows(rows))

@@ -1,6 +1,6 @@
 """Four-arm ledgers with known truth for the fairness rule's studies and tests.
 
-:func:`eloledger.rating.budget_sim.four_arms` draws every sample independently at a fixed cost.
+:func:`eloledger.budget.sampling_sim.four_arms` draws every sample independently at a fixed cost.
 Real designs differ in two ways this generator adds, because the rule's error rates depend on
 them: a method whose samples agree with each other (low diversity: it gains at n=1 and loses
 at N, since drawing more of the same answer buys little), and per-sample token counts that
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.rating.budget_sim import _row
+from eloledger.budget.sampling_sim import _row
 
 
 def four_arm_design(
@@ -33,7 +33,7 @@ def four_arm_design(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """old_1/new_1 (``repeats`` single samples per task) and old_n/new_n (``repeats`` sessions
-    of n_old/n_new samples), as :func:`~eloledger.rating.budget_sim.four_arms`, plus:
+    of n_old/n_new samples), as :func:`~eloledger.budget.sampling_sim.four_arms`, plus:
 
     * ``agree_new``: each sample of the new method repeats the task's own fixed answer of that
       method (right with the task's pass probability) with this probability, else is a fresh

@@ -24,7 +24,7 @@ their own names.
 
 Tokens: billed tokens count everywhere -- every ``sample``/``select`` call with reported usage,
 failed calls included, judge and probe calls never (the rule of
-:mod:`eloledger.rating.budget_sessions`, shared with curves and fairness). An ok call whose
+:mod:`eloledger.budget.sessions`, shared with curves and fairness). An ok call whose
 usage says zero (0 total, or an explicit 0 prompt tokens, not estimated) is usage the gateway
 did not pass on, never a free call -- the rule of ``tokens`` and ``doctor --ledger``
 (``ledger.summary.counted_usage``): in an arm whose other calls report usage it counts as
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.rating.budget_sessions import (
+from eloledger.budget.sessions import (
     BUDGET_ROLES,
     row_pass,
     row_tokens,
@@ -354,3 +354,14 @@ def column_rows(ledger: Any) -> list[dict[str, Any]]:
             out[np.isnan(column)] = None
             values.append(out.tolist())
     return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples with c correct: 1 − C(n−c, k)/C(n, k), computed as the
+    stable product 1 − ∏_{i=n−c+1}^{n} (1 − k/i) (no huge binomials)."""
+    if k <= 0 or n <= 0 or k > n:
+        raise ValueError("need 0 < k <= n")
+    if n - c < k:
+        return 1.0
+    i = np.arange(n - c + 1, n + 1, dtype=np.float64)
+    return float(1.0 - np.prod(1.0 - k / i))

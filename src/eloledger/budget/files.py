@@ -58,15 +58,15 @@ def fairness_record(
     One function for both faces, so the same ledger, arms and options give the same record
     (the dialog once used its own rounds and read the file its own way).
     ``arms`` maps the roles old_1, new_1, old_n, new_n to arm names; ``options`` are
-    :func:`eloledger.rating.fairness.fairness_verdict`'s (bootstrap, seed, thresholds).
+    :func:`eloledger.budget.fairness.fairness_verdict`'s (bootstrap, seed, thresholds).
     ``split``/``tags`` choose rows (``tasks_file`` attaches them to rows that lack them);
-    ``gates`` (:class:`eloledger.rating.gates.Gates`) adds the guide's keys and gate checks.
+    ``gates`` (:class:`eloledger.budget.gates.Gates`) adds the guide's keys and gate checks.
     """
     import datetime as dt
 
-    from eloledger.rating import gates as g
-    from eloledger.rating.fairness import fairness_verdict
-    from eloledger.rating.outcomes import PASS_THRESHOLD, ledger_results
+    from eloledger.budget import gates as g
+    from eloledger.budget.fairness import fairness_verdict
+    from eloledger.budget.outcomes import PASS_THRESHOLD, ledger_results
 
     rows, warnings = load_rows(path)
     rows = g.chosen_rows(rows, split, tags, tasks_file)

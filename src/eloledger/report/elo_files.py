@@ -45,16 +45,16 @@ def ledger_costs(ledgers: Any, selection: dict[str, Any]) -> tuple[dict[str, Any
     run's results file when present), what the reader warned about, each arm's latency, and
     the tasks ``selection`` keeps (None: all)."""
     if not selection:
+        from eloledger.budget.outcomes import ledger_outcomes
         from eloledger.ledger.merge import read_ledgers
         from eloledger.ledger.summary import arm_latency
-        from eloledger.rating.outcomes import ledger_outcomes
 
         columns = ("arm", "role", "status", "latency_ms")
         costs, warnings = ledger_outcomes(ledgers)
         return costs, warnings, arm_latency(read_ledgers(ledgers, columns=columns)), None
-    from eloledger.rating.budget_io import load_rows
-    from eloledger.rating.gates import chosen_rows, latency_by_arm
-    from eloledger.rating.outcomes import arm_outcomes, ledger_results
+    from eloledger.budget.files import load_rows
+    from eloledger.budget.gates import chosen_rows, latency_by_arm
+    from eloledger.budget.outcomes import arm_outcomes, ledger_results
 
     rows, warnings = load_rows(ledgers)
     rows = chosen_rows(rows, selection["split"], selection["tags"], selection["tasks_file"])
@@ -80,7 +80,7 @@ def elo_of_files(
     """The report for comparisons file(s) and optional ledger(s); arguments already checked."""
     from eloledger.errors import UserError
     from eloledger.rating.comparisons import keep_tasks, read_comparisons_many
-    from eloledger.rating.table import elo_report
+    from eloledger.report.elo_table import elo_report
 
     comparisons = read_comparisons_many(comparisons_path)
     rounds = bootstrap

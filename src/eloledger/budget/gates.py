@@ -327,9 +327,9 @@ def gate_report(
 ) -> dict[str, Any]:
     """The guide's record keys and every gate's value, threshold and pass/fail.
 
-    ``record`` is :func:`eloledger.rating.fairness.fairness_verdict`'s; ``rows`` the same rows.
+    ``record`` is :func:`eloledger.budget.fairness.fairness_verdict`'s; ``rows`` the same rows.
     """
-    from eloledger.rating.outcomes import arm_outcomes
+    from eloledger.budget.outcomes import arm_outcomes
 
     inputs = record["inputs"]
     base, cand = inputs["old_1"], inputs["new_1"]

@@ -16,7 +16,7 @@ Which numbers and why:
 * ``elo_per_decade`` — Elo gained per tenfold tokens over the anchor. Best-of-k gains 400 per
   decade only for continuous, tie-free scores; ``passfail_reference_elo_per_decade`` (JSON) is
   what best-of-k of the arm's own pass/fail samples can gain per decade of samples, the
-  reference when the comparisons come from pass/fail scores (``rating.reference``:
+  reference when the comparisons come from pass/fail scores (``budget.reference``:
   an oracle best-of-8 on pass/fail tasks reads ~170, not 400, and is still ideal).
 * ``raw_elo_per_1k`` — Elo / (tokens/1000), the ratio popular guides print. It is only shown
   for comparison: it depends on the arbitrary 1000 anchor (shift every Elo by 100 and it
@@ -28,7 +28,7 @@ Which numbers and why:
   with ``k`` (``pass_k``) = scored samples per session, the smallest over the arm's tasks.
   All three average over the same tasks (every task the arm ran): a task whose calls all
   failed counts 0 in each.
-  A best-of-8 arm is charged its eight samples per solved task (``rating.outcomes``).
+  A best-of-8 arm is charged its eight samples per solved task (``budget.outcomes``).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.budget.outcomes import pass_at_k
+from eloledger.budget.reference import best_of_k_gains
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
 from eloledger.rating.identify import Identification, identify, task_games
 from eloledger.rating.length import length_controlled
-from eloledger.rating.reference import best_of_k_gains
 from eloledger.rating.sandwich import bt_sandwich
 
 INTERVALS = ("sandwich", "bootstrap", "none")
@@ -124,7 +125,7 @@ def elo_report(
 
     ``costs`` maps arm name -> an ArmOutcome-like object or mapping (``tokens_per_task``,
     ``total_tokens``, ``per_task_sessions``, ``per_task_solved``, ``per_task_n``,
-    ``per_task_c``, ``k``; see ``eloledger.rating.outcomes.ledger_outcomes``).
+    ``per_task_c``, ``k``; see ``eloledger.budget.outcomes.ledger_outcomes``).
     Anchor default: the cheapest arm with known tokens, else the first player.
     """
     names = list(comparisons.players)
@@ -514,19 +515,8 @@ def _turn(a: int, b: int, c: int, x: np.ndarray, y: np.ndarray) -> float:
     return float((x[b] - x[a]) * (y[c] - y[a]) - (y[b] - y[a]) * (x[c] - x[a]))
 
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from n samples with c correct: 1 − C(n−c, k)/C(n, k), computed as the
-    stable product 1 − ∏_{i=n−c+1}^{n} (1 − k/i) (no huge binomials)."""
-    if k <= 0 or n <= 0 or k > n:
-        raise ValueError("need 0 < k <= n")
-    if n - c < k:
-        return 1.0
-    i = np.arange(n - c + 1, n + 1, dtype=np.float64)
-    return float(1.0 - np.prod(1.0 - k / i))
-
-
 def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
-    """Pass and success columns of one arm (see ``rating.outcomes`` for what they count).
+    """Pass and success columns of one arm (see ``budget.outcomes`` for what they count).
 
     ``pass_at_1`` and ``tokens_per_success`` are the *submitted answer's*: one attempt per
     session, so a best-of-8 arm is charged its 8 samples per solved task. Cost objects without

@@ -1,0 +1,5 @@
+"""The Elo table as the CLI, the TUI and the run summary show it, assembled from files.
+
+``elo_table`` joins the fit, its intervals and each arm's token costs into one report;
+``elo_files`` builds that report from a comparisons file and ledgers.
+"""
