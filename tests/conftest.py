@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -140,3 +144,44 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def data_dir() -> Path:
     """The small real data the tests read (tests/data: AlpacaEval 2.0 judgments, agent logs)."""
     return DATA
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One finished ``eloledger demo --headless --format json`` run, shared read-only."""
+
+    folder: Path
+    ledger: Path
+    comparisons: Path
+    report: dict
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The whole demo, run once per test session (per xdist worker) in its own HOME.
+
+    Tests that only read what a finished demo wrote share it; a test that needs the live run
+    itself (its terminal, its ctrl-C) runs its own.
+    """
+    folder = tmp_path_factory.mktemp("demo")
+    home = folder / "home"
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        env[name] = str(home / name.lower())
+    ledger = folder / "demo.ledger.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "eloledger", "demo", "--headless", "--format", "json",
+         "--ledger", str(ledger)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return DemoRun(folder, ledger, folder / "demo.comparisons.csv", json.loads(done.stdout),
+                   done.stderr)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every end-to-end test is slow too, so ``-m 'not slow'`` is a quick pass."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None or "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.slow)

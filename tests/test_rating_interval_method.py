@@ -42,11 +42,10 @@ def _same_intervals(run: dict, elo: dict) -> None:
 
 
 def test_demo_prints_the_sandwich_intervals_elo_prints(
-    capsys: pytest.CaptureFixture, tmp_path: Path
+    capsys: pytest.CaptureFixture, demo_run
 ) -> None:
-    ledger = tmp_path / "demo.ledger.jsonl"
-    demo = _json(capsys, ["demo", "--headless", "--quiet", "--format", "json", "--ledger", str(ledger)])  # fmt: skip
-    elo = _elo_json(capsys, ledger)
+    demo = demo_run.report
+    elo = _elo_json(capsys, demo_run.ledger)
     assert demo["intervals"]["method"] == "sandwich" and demo["intervals"]["unit"] == "task"
     assert demo["bootstrap"]["rounds"] == 0  # no bootstrap behind the default intervals
     _same_intervals(demo, elo)

@@ -211,20 +211,18 @@ def test_cli_length_control_bad_input(
 
 
 def test_runner_writes_lengths_and_elo_uses_them(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo_run
 ) -> None:
     """The real pipeline (simulator, runner, ledger, judge): the comparisons file carries each
     side's completion tokens, equal to the ledger row of the answer it selected (best_of_1 has
     one sample, so its selected answer is that sample), and --length-control runs on it."""
-    ledger = tmp_path / "demo.ledger.jsonl"
-    assert main(["demo", "--headless", "--quiet", "--format", "json", "--ledger", str(ledger)]) == 0
-    capsys.readouterr()
+    ledger = demo_run.ledger
     single = {}
     for line in ledger.read_text().splitlines():
         row = json.loads(line)
         if row["arm"] == "best_of_1" and row["role"] == "sample" and row["status"] == "ok":
             single.setdefault(row["task_id"], []).append(row["completion_tokens"])
-    path = tmp_path / "demo.comparisons.csv"
+    path = demo_run.comparisons
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows and list(rows[0]) == ["task_id", "a", "b", "outcome", "a_tokens", "b_tokens"]
