@@ -17,6 +17,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.filter import LineFilter, Monochrome, monochrome_style
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -108,6 +109,19 @@ class EloLedgerApp(App[int]):
         self.live_source: RunSource | None = source
         self.watch_mode = watch is not None  # `eloledger watch`: one followed run, no demo
         self.ends_with_input = False  # run_tui: SIGTERM, SIGHUP or a closed input end the app
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Toasts are plain text: they carry paths, arm names and gateway messages read from
+        files, where a ``[b]`` or ``[/]`` must show as typed, not be eaten as markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def get_css_variables(self) -> dict[str, str]:
         """Textual's variables; on a 16-colour terminal, those of the theme with its hues kept
