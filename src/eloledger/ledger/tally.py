@@ -535,15 +535,30 @@ def read_tally(
     once, and the warnings: one file in writing order is streamed, anything else read whole."""
     from eloledger.ledger.merge import _as_list, read_ledgers
     from eloledger.ledger.sources import expand_ledgers
+    from eloledger.ledger.streamfold import fold_files
 
     paths = expand_ledgers(_as_list(ledgers))
-    if len(paths) == 1:
+    if len(paths) == 1 and _has_ts(paths[0]):
         streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
         if streamed is not None:
             tally, warnings = streamed
             where = tally.warnings(lambda i: f"{paths[0]}:{i + 1}")
             return tally, [*warnings, *where, *file_warnings(paths)]
-    return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
+    names = tuple(columns) if "ts" in columns else (*columns, "ts")
+    try:
+        tally, warnings, located = fold_files(
+            paths, names, functools.partial(TokenTally, by, prices)
+        )
+    except NeedsExactPath:
+        return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
+    return tally, [*warnings, *tally.warnings(located), *file_warnings(paths)]
+
+
+def _has_ts(path: Path) -> bool:
+    """Whether the first line names a ``ts`` (a ledger without one is never in writing order,
+    so the writing-order fold would only be thrown away)."""
+    with open(path, "rb") as fh:
+        return b'"ts"' in fh.readline(1 << 16)
 
 
 def stream_tally(

@@ -1,0 +1,109 @@
+"""The streamed fold with the duplicate rules (ledger/streamfold.py) gives what the whole-file
+read gives: on every shape that used to be read whole (no ts, repeated ts, several files, a
+copy, overlapping shards), in batches of a few rows, and on hypothesis's ledgers it keeps and
+names exactly the rows the line-by-line duplicate finder keeps and names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eloledger.ledger import merge, streamfold
+from eloledger.ledger.columns import NeedsExactPath
+from eloledger.ledger.dedupe import duplicate_message
+from eloledger.ledger.tally import read_tally
+from test_issue21_dedupe import ledgers
+from test_issue21_tally import PRICES, columns, same, varied_rows, whole, write
+
+
+@pytest.fixture
+def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streamfold, "_BATCH_BYTES", 2048)
+
+
+def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the whole-file read an error: the streamed fold must handle these itself."""
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read whole, not streamed")
+
+    monkeypatch.setattr(merge, "read_ledgers", refuse)
+
+
+@pytest.mark.parametrize(
+    "case", ["no ts", "repeated ts", "two files", "a copy", "overlapping shards", "cat L L"]
+)
+@pytest.mark.parametrize("by", ["arm", "task", "model"])
+def test_every_shape_streams_and_equals_the_whole_read(
+    tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch, case: str, by: str
+) -> None:
+    ts = {"no ts": "none", "repeated ts": "repeated", "cat L L": "none"}.get(case, "increasing")
+    rows = varied_rows(4, 300, ts=ts)
+    path = write(tmp_path / "a.jsonl", rows)
+    paths: Any = path
+    if case == "repeated ts":
+        with path.open("a") as fh:
+            fh.write(json.dumps(rows[-1]) + "\n")
+    if case == "two files":
+        paths = [path, write(tmp_path / "b.jsonl", varied_rows(5, 200))]
+    if case == "a copy":
+        paths = [path, write(tmp_path / "copy.jsonl", rows[:50])]
+    if case == "overlapping shards":  # the same calls recorded again, with other latencies
+        again = [{**r, "latency_ms": 1.5, "sample": i % 3} for i, r in enumerate(rows[100:160])]
+        paths = [path, write(tmp_path / "b.jsonl", again + varied_rows(6, 40))]
+    if case == "cat L L":
+        path.write_text(path.read_text() * 2)
+    expected = whole(paths, by, PRICES)
+    no_fallback(monkeypatch)
+    tallied = read_tally(paths, columns(by, True), by, PRICES)
+    same(tallied, expected)
+    if case in ("repeated ts", "a copy", "overlapping shards", "cat L L"):
+        assert any("duplicate" in w for w in tallied[1])
+
+
+def test_a_blank_line_still_takes_the_exact_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.jsonl", varied_rows(4, 50, ts="none"))
+    path.write_text(path.read_text().replace("\n", "\n\n", 1))
+    with pytest.raises(NeedsExactPath):
+        streamfold.fold_files([path], columns("arm", False), lambda: None)
+    same(read_tally(path, columns("arm", False), "arm", None), whole(path, "arm", None))
+
+
+def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
+    pairs = [("a:2", "a:1"), ("a:3", "a:1"), ("a:4", "a:1")]
+    every = pairs + [("a:9", "a:1")] * 997
+    assert duplicate_message(pairs, total=1000) == duplicate_message(every)
+    assert "1000 duplicate rows" in duplicate_message(pairs, total=1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ledgers(), st.sampled_from([40, 150, 1 << 20]))
+def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
+    """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
+    another way), blank lines left out (those take the exact path), in batches of ``size``."""
+    files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
+    files = [body for body in files if body]
+    if not files:
+        return
+    data = [(f"/l{i}.jsonl", body) for i, body in enumerate(files)]
+    expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
+    repeats = streamfold.Repeats([Path(name) for name, _ in data])
+    keep = []
+    for source, (_, body) in enumerate(data):
+        number, pos = 1, 0
+        while pos < len(body):
+            cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
+            chunk = body[pos:cut]
+            keep += repeats.keep(source, number, memoryview(chunk)).tolist()
+            number += chunk.count(b"\n")
+            pos = cut
+        repeats.end_of_file()
+    assert keep == np.asarray(expected_keep).tolist()
+    assert repeats.count == len(expected_pairs)
+    assert repeats.shown == expected_pairs[:3]
