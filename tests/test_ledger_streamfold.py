@@ -39,12 +39,19 @@ def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     "case", ["no ts", "repeated ts", "two files", "a copy", "overlapping shards", "cat L L"]
 )
-@pytest.mark.parametrize("by", ["arm", "task", "model"])
+@pytest.mark.parametrize(("by", "workers"), [("arm", 1), ("arm", 2), ("task", 2), ("model", 1)])
 def test_every_shape_streams_and_equals_the_whole_read(
-    tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch, case: str, by: str
+    tmp_path: Path,
+    tiny_batches: None,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    by: str,
+    workers: int,
 ) -> None:
+    """Two workers: slices folded apart, merged in order; a slice repeating an earlier one's
+    row (cat L L, a copy) is folded again in one pass."""
     ts = {"no ts": "none", "repeated ts": "repeated", "cat L L": "none"}.get(case, "increasing")
-    rows = varied_rows(4, 300, ts=ts)
+    rows = varied_rows(4, 600, ts=ts)  # fractional counts from row 370: the second slice
     path = write(tmp_path / "a.jsonl", rows)
     paths: Any = path
     if case == "repeated ts":
@@ -61,7 +68,7 @@ def test_every_shape_streams_and_equals_the_whole_read(
         path.write_text(path.read_text() * 2)
     expected = whole(paths, by, PRICES)
     no_fallback(monkeypatch)
-    tallied = read_tally(paths, columns(by, True), by, PRICES)
+    tallied = read_tally(paths, columns(by, True), by, PRICES, workers=workers)
     same(tallied, expected)
     if case in ("repeated ts", "a copy", "overlapping shards", "cat L L"):
         assert any("duplicate" in w for w in tallied[1])
@@ -106,4 +113,4 @@ def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size
         repeats.end_of_file()
     assert keep == np.asarray(expected_keep).tolist()
     assert repeats.count == len(expected_pairs)
-    assert repeats.shown == expected_pairs[:3]
+    assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]

@@ -223,7 +223,7 @@ def parse_ts(value: Any, where: str = "") -> float | int | None:
             return stamp.timestamp()
     raise UserError(
         f"{where}: ts/timestamp must be Unix seconds or ISO-8601 text, got {value!r}",
-        fix="write e.g. \"2026-11-30T10:00:00Z\" or 1764496800",
+        fix='write e.g. "2026-11-30T10:00:00Z" or 1764496800',
     )
 
 

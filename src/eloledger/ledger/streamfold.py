@@ -21,7 +21,8 @@ are kept. A line only the exact reader reads (blank, NaN, an odd type) raises
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,18 +109,21 @@ def _hashes(items: Sequence[Any], check: Callable[[Any], Any]) -> tuple[np.ndarr
 
 
 class Repeats:
-    """The duplicate rules over batches of rows in reading order (see the module's doc)."""
+    """The duplicate rules over batches of rows in reading order (see the module's doc).
 
-    def __init__(self, sources: Sequence[Path]) -> None:
+    ``calls``: look for calls repeated across files (default: when there are several)."""
+
+    def __init__(self, sources: Sequence[Path], *, calls: bool | None = None) -> None:
         self.sources = [str(s) for s in sources]
+        self.check_calls = len(self.sources) > 1 if calls is None else calls
         self.lines = SeenKeys()
         self.calls = SeenKeys()  # calls of the earlier files
         self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # this file's calls
         self.count = 0
-        self.shown: list[tuple[str, str]] = []
+        self.shown: list[tuple[int, int]] = []  # (repeat, first) places
 
     def where(self, place: int) -> str:
-        return f"{self.sources[place >> 40]}:{place & ((1 << 40) - 1)}"
+        return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
     def keep(self, source: int, first_line: int, data: memoryview) -> np.ndarray:
         """The rows of ``data`` (whole lines, one row each) that repeat nothing seen before."""
@@ -137,7 +141,7 @@ class Repeats:
         repeat = seen | (first != np.arange(len(lines)))
         new = ~seen & ~repeat
         self.lines.add(keys[new], checks[new], places[new])
-        if len(self.sources) > 1:
+        if self.check_calls:
             repeat, repeat_of = self._calls(data, len(lines), places, repeat, repeat_of)
         self._record(places[repeat], repeat_of[repeat])
         return ~repeat
@@ -169,30 +173,43 @@ class Repeats:
         self.pending.append((keys[~seen], checks[~seen], places[fresh[~seen]]))
         return repeat, repeat_of
 
+    def file_calls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The calls this file recorded first (taken: the next file starts afresh)."""
+        if not self.pending:
+            return _EMPTY, _EMPTY, _EMPTY
+        keys, checks, places = (np.concatenate(x) for x in zip(*self.pending, strict=True))
+        self.pending = []
+        first = _firsts(keys, checks)
+        new = first == np.arange(len(keys))
+        return keys[new], checks[new], places[new]
+
     def end_of_file(self) -> None:
         """This file's calls become "recorded by an earlier file" for the next ones (a call
         repeated inside one file is not a duplicate: another tool may reuse its ids)."""
-        if not self.pending:
-            return
-        keys, checks, places = (np.concatenate(x) for x in zip(*self.pending, strict=True))
-        self.pending = []
+        self.add_calls(*self.file_calls())
+
+    def add_calls(self, keys: np.ndarray, checks: np.ndarray, places: np.ndarray) -> None:
+        """Calls of a finished file, those not recorded by an earlier file."""
         seen, seen_checks, _ = self.calls.lookup(keys)
         if (seen & (seen_checks != checks)).any():
             raise NeedsExactPath
-        keys, checks, places = keys[~seen], checks[~seen], places[~seen]
-        first = _firsts(keys, checks)
-        new = first == np.arange(len(keys))
-        self.calls.add(keys[new], checks[new], places[new])
+        self.calls.add(keys[~seen], checks[~seen], places[~seen])
 
     def _record(self, rows: np.ndarray, firsts: np.ndarray) -> None:
         self.count += len(rows)
-        for row, first in zip(rows.tolist(), firsts.tolist(), strict=True):
-            if len(self.shown) >= _SHOW:
-                break
-            self.shown.append((self.where(row), self.where(first)))
+        room = _SHOW - len(self.shown)
+        if room > 0:
+            self.shown += zip(rows[:room].tolist(), firsts[:room].tolist(), strict=True)
 
     def message(self) -> str | None:
-        return duplicate_message(self.shown, total=self.count) if self.count else None
+        if not self.count:
+            return None
+        shown = [(self.where(a), self.where(b)) for a, b in self.shown]
+        return duplicate_message(shown, total=self.count)
+
+
+_LINE_MASK = (1 << 40) - 1
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def _without_brace(line: bytes) -> bytes:
@@ -214,14 +231,15 @@ def _firsts(keys: np.ndarray, checks: np.ndarray) -> np.ndarray:
     return first
 
 
-def batches(path: Path, end: int) -> Iterator[tuple[int, memoryview]]:
-    """(first line number, whole lines) of ``[0, end)``, a few MB at a time."""
+def batches(path: Path, start: int, end: int) -> Iterator[tuple[int, memoryview]]:
+    """(line number counted from ``start``, whole lines) of ``[start, end)``, a few MB at a
+    time, read into one reused buffer."""
     from eloledger.ledger.tally import _line_length
 
     buffer = bytearray(_BATCH_BYTES)
     number = 1
     with open(path, "rb") as fh, memoryview(buffer) as whole:
-        pos = 0
+        pos = start
         while pos < end:
             fh.seek(pos)
             data: bytes | bytearray = buffer
@@ -238,55 +256,176 @@ def batches(path: Path, end: int) -> Iterator[tuple[int, memoryview]]:
             pos += cut
 
 
-def _kept(batch: Mapping[str, Any], keep: np.ndarray) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, column in batch.items():
-        out[name] = Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]  # fmt: skip
-    return out
+def _kept(column: Any, keep: np.ndarray) -> Any:
+    return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
+
+
+def _kept_load(load: Callable[[str], Any], keep: np.ndarray, name: str) -> Any:
+    return _kept(load(name), keep)
+
+
+@dataclass
+class _Range:
+    """A slice of whole lines folded: the tally, its lines, the ``(tally row, line)`` of its
+    evidence rows, and the repeats it found (places counted from the slice's first line)."""
+
+    tally: Any
+    lines: int
+    evidence: dict[int, int]
+    repeats: Repeats
+
+
+def _fold_range(
+    path: Path,
+    start: int,
+    end: int,
+    names: Sequence[str],
+    tally: Any,
+    repeats: Repeats,
+    source: int,
+    first_line: int,
+) -> _Range:
+    """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
+    seen; line numbers start at ``first_line``."""
+    from eloledger.ledger.tally import _decode
+
+    swaps, lines, evidence = None, 0, {}
+    for number, data in batches(path, start, end):
+        if swaps is None:
+            swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
+        columns, length, load = _decode(data, names, swaps)
+        keep = repeats.keep(source, first_line + number - 1, data)
+        before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
+        kept = {name: _kept(column, keep) for name, column in columns.items()}
+        tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
+        for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
+            if mark < 0 <= seen[1]:
+                row = int(np.flatnonzero(keep)[seen[1] - before])
+                evidence[seen[1]] = first_line + number - 1 + row
+        lines += length
+    tally.tidy()
+    return _Range(tally, lines, evidence, repeats)
+
+
+def _worker(
+    path: Path, start: int, end: int, names: Sequence[str], new: Any, calls: bool
+) -> _Range:
+    """A slice folded in a worker process, against nothing seen before it."""
+    return _fold_range(path, start, end, names, new(), Repeats([path], calls=calls), 0, 1)
+
+
+class _Overlap(Exception):
+    """A slice repeats a row of an earlier slice: fold again in one pass, in order."""
 
 
 def fold_files(
-    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]
+    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], workers: int | None = None
 ) -> tuple[Any, list[str], Callable[[int], str]]:
     """Fold ``paths`` in order into ``new()`` (a TokenTally), repeats left out: the tally, the
     reader's warnings (torn tails, then the duplicate warning) and the ``file:line`` of the
-    tally's evidence rows. NeedsExactPath if a line needs the exact reader."""
-    from eloledger.ledger.reader import _inspect, _torn_message
-    from eloledger.ledger.tally import _decode
+    tally's evidence rows. NeedsExactPath if a line needs the exact reader.
 
-    tally = new()
-    repeats = Repeats(paths)
+    Big files are folded in slices by worker processes, each slice against nothing seen
+    before it; when a slice repeats an earlier one's row (``cat L L``, overlapping shards) the
+    files are folded again in one process, in order, which applies the rules exactly."""
+    from eloledger.ledger.fastread import _auto_workers
+
+    sizes = [p.stat().st_size for p in paths]
+    count = workers if workers is not None else _auto_workers(max(sizes, default=0))
+    if count > 1:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return _fold_parallel(paths, names, new, count)
+        except (_Overlap, BrokenProcessPool):
+            pass
+    return _fold_in_order(paths, names, new)
+
+
+def _fold_in_order(
+    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]
+) -> tuple[Any, list[str], Callable[[int], str]]:
+    from eloledger.ledger.reader import _inspect, _torn_message
+
+    tally, repeats = new(), Repeats(paths)
     warnings: list[str] = []
     located: dict[int, str] = {}
     for source, path in enumerate(paths):
         end, torn = _inspect(path)
-        swaps, lines = None, 0
-        for number, data in batches(path, end):
-            if swaps is None:
-                first = bytes(data[: 1 << 16]).split(b"\n", 1)[0]
-                swaps = alias_swaps(first, names)
-            columns, length, load = _decode(data, names, swaps)
-            keep = repeats.keep(source, number, data)
-            numbers = (number + np.flatnonzero(keep)).tolist()
-            before = tally.rows
-            marks = (tally.odd[1], tally.unequal[1])
-            kept = _kept(columns, keep)
-            tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
-            for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
-                if mark < 0 <= seen[1]:
-                    located[seen[1]] = f"{path}:{numbers[seen[1] - before]}"
-            lines += length
+        folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
+        located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
         repeats.end_of_file()
         if torn:
-            warnings.append(_torn_message(path, lines + 1, torn))
-    tally.tidy()
+            warnings.append(_torn_message(path, folded.lines + 1, torn))
     message = repeats.message()
     return tally, [*warnings, *([message] if message else [])], located.__getitem__
 
 
-def _kept_load(load: Callable[[str], Any], keep: np.ndarray, name: str) -> Any:
-    column = load(name)
-    return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
+def _fold_parallel(
+    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], count: int
+) -> tuple[Any, list[str], Callable[[int], str]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from eloledger.ledger.fastread import _split
+    from eloledger.ledger.reader import _inspect, _torn_message
+
+    tally, repeats = new(), Repeats(paths)
+    warnings: list[str] = []
+    located: dict[int, str] = {}
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(count - 1, mp_context=context) as pool:
+        for source, path in enumerate(paths):
+            end, torn = _inspect(path)
+            bounds = _split(path, end, count)
+            futures = [
+                pool.submit(_worker, path, a, b, names, new, repeats.check_calls)
+                for a, b in bounds[1:]
+            ]
+            try:
+                parts = [_worker(path, *bounds[0], names, new, repeats.check_calls)]
+                parts += [f.result() for f in futures]
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            offset = 0
+            file_calls = []
+            for part in parts:
+                shift = (source << 40) + offset
+                _take_lines(repeats, part.repeats, shift)
+                if repeats.check_calls:
+                    keys, checks, places = part.repeats.file_calls()
+                    if repeats.calls.lookup(keys)[0].any():
+                        raise _Overlap
+                    file_calls.append((keys, checks, places + shift))
+                rows = tally.rows
+                tally.merge(part.tally)
+                located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
+                offset += part.lines
+            if file_calls:
+                joined = (np.concatenate(x) for x in zip(*file_calls, strict=True))
+                keys, checks, places = joined
+                first = _firsts(keys, checks)
+                new_calls = first == np.arange(len(keys))
+                repeats.add_calls(keys[new_calls], checks[new_calls], places[new_calls])
+            if torn:
+                warnings.append(_torn_message(path, offset + 1, torn))
+    message = repeats.message()
+    return tally, [*warnings, *([message] if message else [])], located.__getitem__
+
+
+def _take_lines(repeats: Repeats, part: Repeats, shift: int) -> None:
+    """Add a slice's distinct lines and repeats (none of an earlier slice's rows: else
+    :class:`_Overlap`)."""
+    for bucket in part.lines.runs:
+        for keys, checks, places in bucket:
+            seen = repeats.lines.lookup(keys)[0]
+            if seen.any():
+                raise _Overlap
+            repeats.lines.add(keys, checks, places + shift)
+    shown = [(a + shift, b + shift) for a, b in part.shown]
+    repeats.shown = (repeats.shown + shown)[:_SHOW]
+    repeats.count += part.count
 
 
 __all__ = ["Repeats", "SeenKeys", "fold_files"]

@@ -532,7 +532,9 @@ def read_tally(
     workers: int | None = None,
 ) -> tuple[TokenTally, list[str]]:
     """The tally of every ledger ``ledgers`` names (files, globs, folders), duplicates counted
-    once, and the warnings: one file in writing order is streamed, anything else read whole."""
+    once, and the warnings: one file in writing order is streamed by :func:`stream_tally`, any
+    other files by :func:`eloledger.ledger.streamfold.fold_files` (the duplicate rules batch
+    by batch); only a line the exact reader must read sends the files to the whole-file read."""
     from eloledger.ledger.merge import _as_list, read_ledgers
     from eloledger.ledger.sources import expand_ledgers
     from eloledger.ledger.streamfold import fold_files
@@ -547,7 +549,7 @@ def read_tally(
     names = tuple(columns) if "ts" in columns else (*columns, "ts")
     try:
         tally, warnings, located = fold_files(
-            paths, names, functools.partial(TokenTally, by, prices)
+            paths, names, functools.partial(TokenTally, by, prices), workers=workers
         )
     except NeedsExactPath:
         return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
