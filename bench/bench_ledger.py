@@ -427,7 +427,6 @@ def generate_guide(
     prompt = rng.integers(50, 2000, rows)
     completion = rng.integers(1, 1500, rows)
     failed = rng.random(rows) < 0.03
-    tasks = rng.integers(0, 1000, rows)
     n_words = rng.integers(8, 25, rows)
     words = rng.integers(0, len(WORDS), (rows, 26))
     stamps = 1764400000.0 + rng.permutation(rows) * 0.01
@@ -437,7 +436,7 @@ def generate_guide(
     for i in range(rows):
         row: dict = {
             "run_id": "run-20261129-a1b2",
-            "task_id": f"task-{tasks[i]:04d}",
+            "task_id": f"task-{i // (len(ARMS) * 16):05d}",  # one row per task, arm, sample
             "arm": ARMS[i % len(ARMS)],
             "sample": int(i // len(ARMS) % 16),
             "model": GUIDE_MODELS[i % len(GUIDE_MODELS)],

@@ -6,6 +6,7 @@ names exactly the rows the line-by-line duplicate finder keeps and names."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -93,24 +94,30 @@ def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
 @given(ledgers(), st.sampled_from([40, 150, 1 << 20]))
 def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
     """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
-    another way), blank lines left out (those take the exact path), in batches of ``size``."""
+    another way), blank lines left out (those take the exact path), in batches of ``size``;
+    a repeat of an earlier batch's line is confirmed by reading that line back."""
     files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
     files = [body for body in files if body]
     if not files:
         return
-    data = [(f"/l{i}.jsonl", body) for i, body in enumerate(files)]
-    expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
-    repeats = streamfold.Repeats([Path(name) for name, _ in data])
-    keep = []
-    for source, (_, body) in enumerate(data):
-        number, pos = 1, 0
-        while pos < len(body):
-            cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
-            chunk = body[pos:cut]
-            keep += repeats.keep(source, number, memoryview(chunk)).tolist()
-            number += chunk.count(b"\n")
-            pos = cut
-        repeats.end_of_file()
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / f"l{i}.jsonl" for i in range(len(files))]
+        for path, body in zip(paths, files, strict=True):
+            path.write_bytes(body)
+        data = [(str(path), body) for path, body in zip(paths, files, strict=True)]
+        expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
+        repeats = streamfold.Repeats(paths)
+        keep = []
+        for source, body in enumerate(files):
+            number, pos = 1, 0
+            while pos < len(body):
+                cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
+                chunk = body[pos:cut]
+                keep += repeats.keep(source, number, memoryview(chunk), pos).tolist()
+                number += chunk.count(b"\n")
+                pos = cut
+            repeats.end_of_file()
+        repeats.close()
     assert keep == np.asarray(expected_keep).tolist()
     assert repeats.count == len(expected_pairs)
     assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
 _BATCH_BYTES = 4 << 20
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
 _SALT = "\x00eloledger-identity-check"
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 class SeenKeys:
@@ -63,6 +64,10 @@ class SeenKeys:
                     checks[rows[hit]] = run_checks[at[hit]]
                     places[rows[hit]] = run_places[at[hit]]
         return found, checks, places
+
+    def keys(self) -> np.ndarray:
+        """Every key (unordered)."""
+        return np.concatenate([_EMPTY] + [run[0] for bucket in self.runs for run in bucket])
 
     def add(self, keys: np.ndarray, checks: np.ndarray, places: np.ndarray) -> None:
         """Add keys not seen before (distinct among themselves too)."""
@@ -121,30 +126,64 @@ class Repeats:
         self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # this file's calls
         self.count = 0
         self.shown: list[tuple[int, int]] = []  # (repeat, first) places
+        self.open: dict[int, Any] = {}  # source -> file, to read a line back
 
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
-    def keep(self, source: int, first_line: int, data: memoryview) -> np.ndarray:
-        """The rows of ``data`` (whole lines, one row each) that repeat nothing seen before."""
-        raw = bytes(data).split(b"\n")
+    def keep(self, source: int, first_line: int, data: memoryview, offset: int = 0) -> np.ndarray:
+        """The rows of ``data`` (whole lines, one row each, starting at byte ``offset`` of the
+        file) that repeat nothing seen before."""
+        whole = bytes(data)
+        raw = whole.split(b"\n")
         if raw and not raw[-1]:
             raw.pop()
-        lines = list(map(bytes.strip, raw))
-        places = (source << 40) + first_line + np.arange(len(lines), dtype=np.int64)
-        keys, checks = _hashes(lines, _without_brace)
-        first = _firsts(keys, checks)
-        seen, seen_checks, seen_places = self.lines.lookup(keys)
-        if (seen & (seen_checks != checks)).any():
+        lines = raw if _unpadded(whole) else list(map(bytes.strip, raw))
+        count = len(lines)
+        places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
+        starts = np.zeros(count, dtype=np.int64)
+        starts[1:] = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[: count - 1] + 1
+        starts += offset
+        keys = np.fromiter(map(hash, lines), dtype=np.int64, count=count)
+        first = _firsts(keys)
+        inside = np.flatnonzero(first != np.arange(count))
+        if any(
+            lines[i] != lines[j]
+            for i, j in zip(inside.tolist(), first[inside].tolist(), strict=True)
+        ):
             raise NeedsExactPath  # two different lines share a 64-bit hash: be exact
+        seen, seen_starts, seen_places = self.lines.lookup(keys)
+        self._confirm(lines, np.flatnonzero(seen), seen_starts, seen_places)
         repeat_of = np.where(seen, seen_places, places[first])
-        repeat = seen | (first != np.arange(len(lines)))
-        new = ~seen & ~repeat
-        self.lines.add(keys[new], checks[new], places[new])
+        repeat = seen.copy()
+        repeat[inside] = True
+        new = ~repeat
+        self.lines.add(keys[new], starts[new], places[new])
         if self.check_calls:
-            repeat, repeat_of = self._calls(data, len(lines), places, repeat, repeat_of)
+            repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of)
         self._record(places[repeat], repeat_of[repeat])
         return ~repeat
+
+    def _confirm(
+        self, lines: list[bytes], rows: np.ndarray, starts: np.ndarray, places: np.ndarray
+    ) -> None:
+        """Each of ``rows`` is the line that starts at ``starts[row]`` of its file, byte for
+        byte (read back from the file), or NeedsExactPath."""
+        for row in rows.tolist():
+            fh = self._file(int(places[row]) >> 40)
+            fh.seek(int(starts[row]))
+            if fh.readline().strip() != lines[row].strip():
+                raise NeedsExactPath
+
+    def _file(self, source: int) -> Any:
+        if source not in self.open:
+            self.open[source] = open(self.sources[source], "rb")  # noqa: SIM115 - see close()
+        return self.open[source]
+
+    def close(self) -> None:
+        for fh in self.open.values():
+            fh.close()
+        self.open = {}
 
     def _calls(
         self,
@@ -209,31 +248,38 @@ class Repeats:
 
 
 _LINE_MASK = (1 << 40) - 1
-_EMPTY = np.zeros(0, dtype=np.int64)
 
 
-def _without_brace(line: bytes) -> bytes:
-    return line[1:]  # every row's line opens with "{": distinct lines stay distinct
+_SPACE = (b" ", b"\t", b"\r", b"\x0b", b"\x0c")
+
+
+def _unpadded(data: bytes) -> bool:
+    """No line of ``data`` starts or ends with what ``bytes.strip`` removes (a few C-speed
+    scans, against a strip per line)."""
+    ends = data[:1] + data[-1:]
+    if any(c in ends for c in _SPACE):
+        return False
+    return not any(b"\n" + c in data or c + b"\n" in data for c in _SPACE)
 
 
 def _salted(ident: tuple[Any, ...]) -> tuple[Any, ...]:
     return (_SALT, *ident)
 
 
-def _firsts(keys: np.ndarray, checks: np.ndarray) -> np.ndarray:
+def _firsts(keys: np.ndarray, checks: np.ndarray | None = None) -> np.ndarray:
     """For each position, the first position with the same key (its check must match)."""
     if not len(keys):
         return np.zeros(0, dtype=np.int64)
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     first = first[inverse.reshape(-1)]
-    if (checks[first] != checks).any():
+    if checks is not None and (checks[first] != checks).any():
         raise NeedsExactPath
     return first
 
 
-def batches(path: Path, start: int, end: int) -> Iterator[tuple[int, memoryview]]:
-    """(line number counted from ``start``, whole lines) of ``[start, end)``, a few MB at a
-    time, read into one reused buffer."""
+def batches(path: Path, start: int, end: int) -> Iterator[tuple[int, int, memoryview]]:
+    """(line number counted from ``start``, byte offset, whole lines) of ``[start, end)``, a
+    few MB at a time, read into one reused buffer."""
     from eloledger.ledger.tally import _line_length
 
     buffer = bytearray(_BATCH_BYTES)
@@ -251,7 +297,7 @@ def batches(path: Path, start: int, end: int) -> Iterator[tuple[int, memoryview]
                 data = fh.read(_line_length(fh, pos, end))
                 cut = len(data)
             with memoryview(data) as view, view[:cut] as lines:
-                yield number, lines
+                yield number, pos, lines
             number += data.count(b"\n", 0, cut) + (0 if data[cut - 1] == 10 else 1)
             pos += cut
 
@@ -273,6 +319,8 @@ class _Range:
     lines: int
     evidence: dict[int, int]
     repeats: Repeats
+    line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
+    call_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
 
 
 def _fold_range(
@@ -290,11 +338,11 @@ def _fold_range(
     from eloledger.ledger.tally import _decode
 
     swaps, lines, evidence = None, 0, {}
-    for number, data in batches(path, start, end):
+    for number, pos, data in batches(path, start, end):
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
         columns, length, load = _decode(data, names, swaps)
-        keep = repeats.keep(source, first_line + number - 1, data)
+        keep = repeats.keep(source, first_line + number - 1, data, pos)
         before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
         kept = {name: _kept(column, keep) for name, column in columns.items()}
         tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
@@ -310,8 +358,17 @@ def _fold_range(
 def _worker(
     path: Path, start: int, end: int, names: Sequence[str], new: Any, calls: bool
 ) -> _Range:
-    """A slice folded in a worker process, against nothing seen before it."""
-    return _fold_range(path, start, end, names, new(), Repeats([path], calls=calls), 0, 1)
+    """A slice folded in a worker process, against nothing seen before it; what goes back is
+    the tally, the repeats found, and the keys of its distinct lines and calls."""
+    repeats = Repeats([path], calls=calls)
+    try:
+        folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
+    finally:
+        repeats.close()  # (a file cannot go back to the parent)
+    folded.line_keys = np.sort(repeats.lines.keys())
+    folded.call_keys = repeats.file_calls()[0] if calls else _EMPTY
+    repeats.lines = SeenKeys()
+    return folded
 
 
 class _Overlap(Exception):
@@ -350,13 +407,16 @@ def _fold_in_order(
     tally, repeats = new(), Repeats(paths)
     warnings: list[str] = []
     located: dict[int, str] = {}
-    for source, path in enumerate(paths):
-        end, torn = _inspect(path)
-        folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
-        located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
-        repeats.end_of_file()
-        if torn:
-            warnings.append(_torn_message(path, folded.lines + 1, torn))
+    try:
+        for source, path in enumerate(paths):
+            end, torn = _inspect(path)
+            folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
+            located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
+            repeats.end_of_file()
+            if torn:
+                warnings.append(_torn_message(path, folded.lines + 1, torn))
+    finally:
+        repeats.close()
     message = repeats.message()
     return tally, [*warnings, *([message] if message else [])], located.__getitem__
 
@@ -364,6 +424,8 @@ def _fold_in_order(
 def _fold_parallel(
     paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], count: int
 ) -> tuple[Any, list[str], Callable[[int], str]]:
+    """Every file in ``count`` slices folded at once; the slices' tallies merged in order.
+    Only the keys of the lines (and calls) seen are kept here: any match is an overlap."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -371,6 +433,7 @@ def _fold_parallel(
     from eloledger.ledger.reader import _inspect, _torn_message
 
     tally, repeats = new(), Repeats(paths)
+    lines, calls = _EMPTY, _EMPTY  # sorted keys of every line, and of the earlier files' calls
     warnings: list[str] = []
     located: dict[int, str] = {}
     context = multiprocessing.get_context("fork")
@@ -378,54 +441,49 @@ def _fold_parallel(
         for source, path in enumerate(paths):
             end, torn = _inspect(path)
             bounds = _split(path, end, count)
-            futures = [
-                pool.submit(_worker, path, a, b, names, new, repeats.check_calls)
-                for a, b in bounds[1:]
-            ]
+            check = repeats.check_calls
+            futures = [pool.submit(_worker, path, a, b, names, new, check) for a, b in bounds[1:]]
             try:
-                parts = [_worker(path, *bounds[0], names, new, repeats.check_calls)]
-                parts += [f.result() for f in futures]
+                pending = [_worker(path, *bounds[0], names, new, check), *futures]
+                offset, file_calls = 0, []
+                for item in pending:
+                    part = item if isinstance(item, _Range) else item.result()
+                    lines = _add_keys(lines, part.line_keys)
+                    if len(calls) and _any_in(part.call_keys, calls):
+                        raise _Overlap
+                    file_calls.append(part.call_keys)
+                    shift = (source << 40) + offset
+                    repeats.shown = (repeats.shown + [(a + shift, b + shift) for a, b in part.repeats.shown])[:_SHOW]  # fmt: skip
+                    repeats.count += part.repeats.count
+                    rows = tally.rows
+                    tally.merge(part.tally)
+                    located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
+                    offset += part.lines
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
-            offset = 0
-            file_calls = []
-            for part in parts:
-                shift = (source << 40) + offset
-                _take_lines(repeats, part.repeats, shift)
-                if repeats.check_calls:
-                    keys, checks, places = part.repeats.file_calls()
-                    if repeats.calls.lookup(keys)[0].any():
-                        raise _Overlap
-                    file_calls.append((keys, checks, places + shift))
-                rows = tally.rows
-                tally.merge(part.tally)
-                located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
-                offset += part.lines
-            if file_calls:
-                joined = (np.concatenate(x) for x in zip(*file_calls, strict=True))
-                keys, checks, places = joined
-                first = _firsts(keys, checks)
-                new_calls = first == np.arange(len(keys))
-                repeats.add_calls(keys[new_calls], checks[new_calls], places[new_calls])
+            calls = np.union1d(calls, np.concatenate(file_calls))
             if torn:
                 warnings.append(_torn_message(path, offset + 1, torn))
     message = repeats.message()
     return tally, [*warnings, *([message] if message else [])], located.__getitem__
 
 
-def _take_lines(repeats: Repeats, part: Repeats, shift: int) -> None:
-    """Add a slice's distinct lines and repeats (none of an earlier slice's rows: else
-    :class:`_Overlap`)."""
-    for bucket in part.lines.runs:
-        for keys, checks, places in bucket:
-            seen = repeats.lines.lookup(keys)[0]
-            if seen.any():
-                raise _Overlap
-            repeats.lines.add(keys, checks, places + shift)
-    shown = [(a + shift, b + shift) for a, b in part.shown]
-    repeats.shown = (repeats.shown + shown)[:_SHOW]
-    repeats.count += part.count
+def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
+    if not len(keys) or not len(sorted_keys):
+        return False
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return bool((sorted_keys[at] == keys).any())
+
+
+def _add_keys(seen: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``seen`` and ``keys`` (both sorted) as one sorted array; :class:`_Overlap` when they
+    share a key (a slice repeats a line of an earlier one)."""
+    if _any_in(keys, seen):
+        raise _Overlap
+    merged = np.concatenate((seen, keys))
+    merged.sort(kind="stable")
+    return merged
 
 
 __all__ = ["Repeats", "SeenKeys", "fold_files"]
