@@ -35,6 +35,7 @@ _BATCH_BYTES = 4 << 20
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
 _SALT = "\x00eloledger-identity-check"
 _EMPTY = np.zeros(0, dtype=np.int64)
+_ANSWERED = b'"model_answered"'
 
 
 class SeenKeys:
@@ -131,26 +132,25 @@ class Repeats:
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
-    def keep(self, source: int, first_line: int, data: memoryview, offset: int = 0) -> np.ndarray:
+    def keep(self, source: int, first_line: int, data: bytes, offset: int = 0) -> np.ndarray:
         """The rows of ``data`` (whole lines, one row each, starting at byte ``offset`` of the
         file) that repeat nothing seen before."""
-        whole = bytes(data)
-        raw = whole.split(b"\n")
+        raw = data.split(b"\n")
         if raw and not raw[-1]:
             raw.pop()
-        lines = raw if _unpadded(whole) else list(map(bytes.strip, raw))
-        count = len(lines)
+        count = len(raw)
+        bytes_ = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(bytes_ == 10)
+        lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
         places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
         starts = np.zeros(count, dtype=np.int64)
-        starts[1:] = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)[: count - 1] + 1
+        starts[1:] = ends[: count - 1] + 1
         starts += offset
         keys = np.fromiter(map(hash, lines), dtype=np.int64, count=count)
         first = _firsts(keys)
         inside = np.flatnonzero(first != np.arange(count))
-        if any(
-            lines[i] != lines[j]
-            for i, j in zip(inside.tolist(), first[inside].tolist(), strict=True)
-        ):
+        pairs = zip(inside.tolist(), first[inside].tolist(), strict=True)
+        if any(lines[i] != lines[j] for i, j in pairs):
             raise NeedsExactPath  # two different lines share a 64-bit hash: be exact
         seen, seen_starts, seen_places = self.lines.lookup(keys)
         self._confirm(lines, np.flatnonzero(seen), seen_starts, seen_places)
@@ -187,14 +187,14 @@ class Repeats:
 
     def _calls(
         self,
-        data: memoryview,
+        data: bytes,
         count: int,
         places: np.ndarray,
         repeat: np.ndarray,
         repeat_of: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Rows whose call an earlier file recorded (rows that repeat a line excepted)."""
-        found = _identities(bytes(data), count)
+        found = _identities(data, count)
         if found is None:
             raise NeedsExactPath
         idents, has = found
@@ -250,16 +250,17 @@ class Repeats:
 _LINE_MASK = (1 << 40) - 1
 
 
-_SPACE = (b" ", b"\t", b"\r", b"\x0b", b"\x0c")
+_SPACE = np.array([32, 9, 13, 11, 12], dtype=np.uint8)  # what bytes.strip removes, but \n
 
 
-def _unpadded(data: bytes) -> bool:
-    """No line of ``data`` starts or ends with what ``bytes.strip`` removes (a few C-speed
-    scans, against a strip per line)."""
-    ends = data[:1] + data[-1:]
-    if any(c in ends for c in _SPACE):
-        return False
-    return not any(b"\n" + c in data or c + b"\n" in data for c in _SPACE)
+def _unpadded(data: np.ndarray, ends: np.ndarray) -> bool:
+    """No line of ``data`` (``ends``: its newlines) starts or ends with what ``bytes.strip``
+    removes: then the lines need no strip one by one."""
+    if not len(data):
+        return True
+    after = ends[ends + 1 < len(data)] + 1
+    edges = np.concatenate((data[:1], data[-1:], data[ends[ends > 0] - 1], data[after]))
+    return not np.isin(edges, _SPACE).any()
 
 
 def _salted(ident: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -319,6 +320,7 @@ class _Range:
     lines: int
     evidence: dict[int, int]
     repeats: Repeats
+    answered: bool = False  # a line names ``model_answered`` (the answered-model warning)
     line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
     call_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
 
@@ -337,12 +339,14 @@ def _fold_range(
     seen; line numbers start at ``first_line``."""
     from eloledger.ledger.tally import _decode
 
-    swaps, lines, evidence = None, 0, {}
+    swaps, lines, evidence, answered = None, 0, {}, False
     for number, pos, data in batches(path, start, end):
+        whole = bytes(data)
+        answered = answered or _ANSWERED in whole
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
         columns, length, load = _decode(data, names, swaps)
-        keep = repeats.keep(source, first_line + number - 1, data, pos)
+        keep = repeats.keep(source, first_line + number - 1, whole, pos)
         before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
         kept = {name: _kept(column, keep) for name, column in columns.items()}
         tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
@@ -352,7 +356,7 @@ def _fold_range(
                 evidence[seen[1]] = first_line + number - 1 + row
         lines += length
     tally.tidy()
-    return _Range(tally, lines, evidence, repeats)
+    return _Range(tally, lines, evidence, repeats, answered)
 
 
 def _worker(
@@ -371,13 +375,25 @@ def _worker(
     return folded
 
 
+@dataclass
+class Folded:
+    """What :func:`fold_files` gives: the tally, the reader's warnings (torn tails, then the
+    duplicate warning), the ``file:line`` of the tally's evidence rows, and whether any line
+    names ``model_answered`` (else the answered-model scan has nothing to find)."""
+
+    tally: Any
+    warnings: list[str]
+    where: Callable[[int], str]
+    answered: bool
+
+
 class _Overlap(Exception):
     """A slice repeats a row of an earlier slice: fold again in one pass, in order."""
 
 
 def fold_files(
     paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], workers: int | None = None
-) -> tuple[Any, list[str], Callable[[int], str]]:
+) -> Folded:
     """Fold ``paths`` in order into ``new()`` (a TokenTally), repeats left out: the tally, the
     reader's warnings (torn tails, then the duplicate warning) and the ``file:line`` of the
     tally's evidence rows. NeedsExactPath if a line needs the exact reader.
@@ -399,18 +415,18 @@ def fold_files(
     return _fold_in_order(paths, names, new)
 
 
-def _fold_in_order(
-    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]
-) -> tuple[Any, list[str], Callable[[int], str]]:
+def _fold_in_order(paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]) -> Folded:
     from eloledger.ledger.reader import _inspect, _torn_message
 
     tally, repeats = new(), Repeats(paths)
     warnings: list[str] = []
     located: dict[int, str] = {}
+    answered = False
     try:
         for source, path in enumerate(paths):
             end, torn = _inspect(path)
             folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
+            answered = answered or folded.answered
             located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
             repeats.end_of_file()
             if torn:
@@ -418,12 +434,13 @@ def _fold_in_order(
     finally:
         repeats.close()
     message = repeats.message()
-    return tally, [*warnings, *([message] if message else [])], located.__getitem__
+    warnings += [message] if message else []
+    return Folded(tally, warnings, located.__getitem__, answered)
 
 
 def _fold_parallel(
     paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], count: int
-) -> tuple[Any, list[str], Callable[[int], str]]:
+) -> Folded:
     """Every file in ``count`` slices folded at once; the slices' tallies merged in order.
     Only the keys of the lines (and calls) seen are kept here: any match is an overlap."""
     import multiprocessing
@@ -436,6 +453,7 @@ def _fold_parallel(
     lines, calls = _EMPTY, _EMPTY  # sorted keys of every line, and of the earlier files' calls
     warnings: list[str] = []
     located: dict[int, str] = {}
+    answered = False
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(count - 1, mp_context=context) as pool:
         for source, path in enumerate(paths):
@@ -448,6 +466,7 @@ def _fold_parallel(
                 offset, file_calls = 0, []
                 for item in pending:
                     part = item if isinstance(item, _Range) else item.result()
+                    answered = answered or part.answered
                     lines = _add_keys(lines, part.line_keys)
                     if len(calls) and _any_in(part.call_keys, calls):
                         raise _Overlap
@@ -466,7 +485,8 @@ def _fold_parallel(
             if torn:
                 warnings.append(_torn_message(path, offset + 1, torn))
     message = repeats.message()
-    return tally, [*warnings, *([message] if message else [])], located.__getitem__
+    warnings += [message] if message else []
+    return Folded(tally, warnings, located.__getitem__, answered)
 
 
 def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:

@@ -548,12 +548,13 @@ def read_tally(
             return tally, [*warnings, *where, *file_warnings(paths)]
     names = tuple(columns) if "ts" in columns else (*columns, "ts")
     try:
-        tally, warnings, located = fold_files(
+        folded = fold_files(
             paths, names, functools.partial(TokenTally, by, prices), workers=workers
         )
     except NeedsExactPath:
         return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
-    return tally, [*warnings, *tally.warnings(located), *file_warnings(paths)]
+    answered = file_warnings(paths) if folded.answered else []
+    return folded.tally, [*folded.warnings, *folded.tally.warnings(folded.where), *answered]
 
 
 def _has_ts(path: Path) -> bool:
