@@ -30,6 +30,7 @@ import numpy as np
 
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
+from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
 _BATCH_BYTES = 4 << 20
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
@@ -142,6 +143,7 @@ class Repeats:
         bytes_ = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(bytes_ == 10)
         lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
+        _refuse_deep(self.sources[source], first_line, raw, bytes_, ends)
         places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
         starts = np.zeros(count, dtype=np.int64)
         starts[1:] = ends[: count - 1] + 1
@@ -261,6 +263,22 @@ def _unpadded(data: np.ndarray, ends: np.ndarray) -> bool:
     after = ends[ends + 1 < len(data)] + 1
     edges = np.concatenate((data[:1], data[-1:], data[ends[ends > 0] - 1], data[after]))
     return not np.isin(edges, _SPACE).any()
+
+
+def _refuse_deep(
+    source: str, first_line: int, raw: list[bytes], data: np.ndarray, ends: np.ndarray
+) -> None:
+    """The whole-file reader's depth rule (:func:`dedupe._refuse_deep`): msgspec skips an
+    unknown field without building it, so a line of 100k nested brackets would pass as a row.
+    Brackets are counted per line with numpy; only a line with more than MAX_DEPTH of them is
+    scanned exactly."""
+    opens = np.flatnonzero((data == 0x7B) | (data == 0x5B))
+    if len(opens) <= MAX_DEPTH:
+        return
+    per_line = np.bincount(np.searchsorted(ends, opens), minlength=len(raw) + 1)
+    for index in np.flatnonzero(per_line[: len(raw)] > MAX_DEPTH).tolist():
+        if _depth_over(raw[index], MAX_DEPTH):
+            raise _too_deep(f"{source}:{first_line + index}")
 
 
 def _salted(ident: tuple[Any, ...]) -> tuple[Any, ...]:
