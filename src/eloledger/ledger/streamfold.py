@@ -387,9 +387,10 @@ def _worker(
         folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
     finally:
         repeats.close()  # (a file cannot go back to the parent)
-    folded.line_keys = np.sort(repeats.lines.keys())
+    keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
+    keys.sort()
+    folded.line_keys = keys
     folded.call_keys = repeats.file_calls()[0] if calls else _EMPTY
-    repeats.lines = SeenKeys()
     return folded
 
 
@@ -468,7 +469,8 @@ def _fold_parallel(
     from eloledger.ledger.reader import _inspect, _torn_message
 
     tally, repeats = new(), Repeats(paths)
-    lines, calls = _EMPTY, _EMPTY  # sorted keys of every line, and of the earlier files' calls
+    lines: list[np.ndarray] = []  # each slice's sorted line keys (never one copy of them all)
+    calls = _EMPTY  # sorted keys of the earlier files' calls
     warnings: list[str] = []
     located: dict[int, str] = {}
     answered = False
@@ -485,7 +487,9 @@ def _fold_parallel(
                 for item in pending:
                     part = item if isinstance(item, _Range) else item.result()
                     answered = answered or part.answered
-                    lines = _add_keys(lines, part.line_keys)
+                    if any(_any_in(part.line_keys, seen) for seen in lines):
+                        raise _Overlap  # a slice repeats a line of an earlier one
+                    lines.append(part.line_keys)
                     if len(calls) and _any_in(part.call_keys, calls):
                         raise _Overlap
                     file_calls.append(part.call_keys)
@@ -512,16 +516,6 @@ def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
         return False
     at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
     return bool((sorted_keys[at] == keys).any())
-
-
-def _add_keys(seen: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """``seen`` and ``keys`` (both sorted) as one sorted array; :class:`_Overlap` when they
-    share a key (a slice repeats a line of an earlier one)."""
-    if _any_in(keys, seen):
-        raise _Overlap
-    merged = np.concatenate((seen, keys))
-    merged.sort(kind="stable")
-    return merged
 
 
 __all__ = ["Repeats", "SeenKeys", "fold_files"]
