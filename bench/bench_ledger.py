@@ -20,6 +20,7 @@ eloledger's rules give the same sums; the script checks that they are identical.
     .venv/bin/python bench/bench_ledger.py --outcomes --rows 128000  # elo --ledger's reader
     .venv/bin/python bench/bench_ledger.py --guide          # the guide's rows (no ts) vs DuckDB
     .venv/bin/python bench/bench_ledger.py --guide-memory 4  # their peak memory, three shapes
+    .venv/bin/python bench/bench_ledger.py --collide --rows 80000  # hash-flooding task_ids
 
 ``--guide`` and ``--guide-memory`` use the field set the Elo-per-token guides' ledgers carry
 (run_id, task_id, arm, sample, model, the three token counts, an error on failed calls, the
@@ -542,6 +543,28 @@ def guide_memory(folder: Path, rows: int, scale: int) -> int:
     return 0 if ok else 1
 
 
+def bench_collide(folder: Path, rows: int) -> int:
+    """``tokens --by task`` on ``rows`` task_ids chosen to collide in Python's (unseeded)
+    hash of numbers, k * (2**61 - 1), against as many ordinary ones: the same cost (goal: a
+    ratio under 1.5)."""
+    flood = (1 << 61) - 1
+    times = {}
+    for name, step in (("ordinary ids", 1_000_003), ("colliding ids", flood)):
+        path = folder / f"{name.split()[0]}.jsonl"
+        with open(path, "wb") as fh:
+            for k in range(1, rows + 1):
+                row = {"task_id": k * step, "arm": "a", "sample": 0, "total_tokens": 2}
+                fh.write(orjson.dumps(row) + b"\n")
+        command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--by", "task"]
+        start = time.perf_counter()
+        subprocess.run([*command, "--format", "json"], capture_output=True, check=True)
+        times[name] = time.perf_counter() - start
+        print(f"{name:14} {rows:,} rows: {times[name]:.2f} s")
+    ratio = times["colliding ids"] / times["ordinary ids"]
+    print(f"colliding / ordinary: {ratio:.2f} (goal < 1.5); {_load()}")
+    return 0 if ratio < 1.5 else 1
+
+
 def _cpu() -> float:
     """CPU seconds of this process and its finished children (workers, jq, awk): on a loaded
     machine wall time measures the queue, CPU time the work."""
@@ -604,7 +627,15 @@ def main() -> int:
         default=0,
         help="peak memory on the guides' rows at --rows and SCALE x --rows, three shapes",
     )
+    parser.add_argument(
+        "--collide",
+        action="store_true",
+        help="tokens --by task: --rows task_ids chosen to collide vs ordinary ones",
+    )
     args = parser.parse_args()
+    if args.collide:
+        with tempfile.TemporaryDirectory(prefix="bench_collide_") as tmp:
+            return bench_collide(Path(tmp), args.rows)
     if args.guide or args.guide_memory:
         with tempfile.TemporaryDirectory(prefix="bench_guide_") as tmp:
             if args.guide_memory:
