@@ -383,8 +383,7 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
         if name in few:
             return few[name]
         if rare_present or name in raw:
-            values = merged(name)
-            return _factor_or_exact(values if tight else list(map(_as_id, values)))
+            return _factor_or_exact(merged(name), tight=tight)
         column = map(attrgetter(name), structs)
         try:
             return factorize_stream(column if tight else map(_as_id, column), n)
@@ -573,9 +572,9 @@ def _truthy(values: list[Any]) -> np.ndarray:
         raise NeedsExactPath from exc
 
 
-def _factor_or_exact(values: list[Any]) -> Factor:
+def _factor_or_exact(values: list[Any], *, tight: bool = True) -> Factor:
     try:
-        return factorize(values)
+        return factorize(values if tight else list(map(_as_id, values)))
     except TypeError as exc:  # an object or array where an identifier belongs
         raise NeedsExactPath from exc
 

@@ -21,7 +21,7 @@ are kept. A line only the exact reader reads (blank, NaN, an odd type) raises
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,31 +296,6 @@ def _firsts(keys: np.ndarray, checks: np.ndarray | None = None) -> np.ndarray:
     return first
 
 
-def batches(path: Path, start: int, end: int) -> Iterator[tuple[int, int, memoryview]]:
-    """(line number counted from ``start``, byte offset, whole lines) of ``[start, end)``, a
-    few MB at a time, read into one reused buffer."""
-    from eloledger.ledger.tally import _line_length
-
-    buffer = bytearray(_BATCH_BYTES)
-    number = 1
-    with open(path, "rb") as fh, memoryview(buffer) as whole:
-        pos = start
-        while pos < end:
-            fh.seek(pos)
-            data: bytes | bytearray = buffer
-            size = fh.readinto(whole[: min(_BATCH_BYTES, end - pos)])
-            if not size:
-                raise NeedsExactPath  # the file shrank since we looked
-            cut = size if pos + size == end else buffer.rfind(b"\n", 0, size) + 1
-            if cut == 0:  # one line longer than a batch
-                data = fh.read(_line_length(fh, pos, end))
-                cut = len(data)
-            with memoryview(data) as view, view[:cut] as lines:
-                yield number, pos, lines
-            number += data.count(b"\n", 0, cut) + (0 if data[cut - 1] == 10 else 1)
-            pos += cut
-
-
 def _kept(column: Any, keep: np.ndarray) -> Any:
     return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
 
@@ -355,10 +330,10 @@ def _fold_range(
 ) -> _Range:
     """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
     seen; line numbers start at ``first_line``."""
-    from eloledger.ledger.tally import _decode
+    from eloledger.ledger.tally import _decode, read_batches
 
     swaps, lines, evidence, answered = None, 0, {}, False
-    for number, pos, data in batches(path, start, end):
+    for number, pos, data in read_batches(path, start, end, _BATCH_BYTES):
         whole = bytes(data)
         answered = answered or _ANSWERED in whole
         if swaps is None:
