@@ -554,7 +554,7 @@ def bench_collide(folder: Path, rows: int) -> int:
         with open(path, "wb") as fh:
             for k in range(1, rows + 1):
                 row = {"task_id": k * step, "arm": "a", "sample": 0, "total_tokens": 2}
-                fh.write(orjson.dumps(row) + b"\n")
+                fh.write(json.dumps(row).encode() + b"\n")  # (orjson: 64-bit ints only)
         command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--by", "task"]
         start = time.perf_counter()
         subprocess.run([*command, "--format", "json"], capture_output=True, check=True)
