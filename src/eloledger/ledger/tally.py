@@ -630,6 +630,8 @@ def _fold_range(
             first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
             swaps = alias_swaps(first, names)
         tally.fold(*_decode(lines, names, swaps))
+        if not tally.in_writing_order():
+            raise NeedsExactPath  # not this fold's shape: stop now, not at the slice's end
     tally.tidy()
     return tally
 
