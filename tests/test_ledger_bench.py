@@ -23,3 +23,26 @@ def test_bench_ledger_small() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sums identical: True" in done.stdout
     assert "jq | awk" in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_bench_guide_rows_against_duckdb_small() -> None:
+    pytest.importorskip("duckdb")  # the bench extra; CI does not install it
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--guide", "--rows", "3000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sums identical: True" in done.stdout and "duckdb" in done.stdout
+
+
+def test_bench_colliding_ids_small() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--collide", "--rows", "300"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "colliding / ordinary:" in done.stdout, done.stdout + done.stderr
