@@ -5,11 +5,13 @@ repeat another. Everything else (several files, no ``ts``, unordered or repeated
 be read whole for the duplicate check; here it streams too. Each row leaves behind only what
 the rules need to recognise a later repeat of it:
 
-* its line as two seeded 64-bit hashes (Python's keyed SipHash of the stripped line, and of
-  the line without its opening brace: two independent digests of the same bytes) and its place;
-* with several files, its call identity the same way (the tuple :func:`dedupe.identity` makes).
+* its line: Python's seeded 64-bit hash (SipHash) of the stripped line, its byte offset and
+  its place (file, line). A repeat is confirmed byte for byte by reading the first line back
+  from the file, so a hash collision can only send the read to the exact path;
+* with several files, its call identity (the tuple :func:`dedupe.identity` makes): its seeded
+  hash, the hash of it salted (a second, independent digest), and its place.
 
-That is 20 bytes per distinct line (and per distinct call), kept in sorted numpy runs split
+That is 24 bytes per distinct line (and per distinct call), kept in sorted numpy runs split
 into buckets by the hash's top bits (merging a bucket never copies the whole set). The rules
 are :class:`eloledger.ledger.dedupe.DuplicateFinder`'s, applied in reading order: a line
 repeats the first identical line anywhere; a call repeats the first call with its identity in
@@ -40,8 +42,9 @@ _ANSWERED = b'"model_answered"'
 
 
 class SeenKeys:
-    """Distinct (key, check) pairs of int64 hashes, each with the int64 place it was first
-    seen; sorted runs per bucket, merged when a run is no bigger than half the one before."""
+    """Distinct int64 keys (hashes), each with a check (the line's byte offset, or a second
+    hash) and the place it was first seen; sorted runs per bucket, merged when a run is no
+    bigger than half the one before."""
 
     def __init__(self) -> None:
         self.runs: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
