@@ -128,7 +128,7 @@ class Repeats:
         self.check_calls = len(self.sources) > 1 if calls is None else calls
         self.lines = SeenKeys()
         self.calls = SeenKeys()  # calls of the earlier files
-        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # this file's calls
+        self.file_seen = SeenKeys()  # the calls this file recorded first
         self.count = 0
         self.shown: list[tuple[int, int]] = []  # (repeat, first) places
         self.open: dict[int, Any] = {}  # source -> file, to read a line back
@@ -214,30 +214,32 @@ class Repeats:
         repeat, repeat_of = repeat.copy(), repeat_of.copy()
         repeat[fresh[seen]] = True
         repeat_of[fresh[seen]] = seen_places[seen]
-        self.pending.append((keys[~seen], checks[~seen], places[fresh[~seen]]))
+        keys, checks, places = keys[~seen], checks[~seen], places[fresh[~seen]]
+        known, known_checks, _ = self.file_seen.lookup(keys)
+        if (known & (known_checks != checks)).any():
+            raise NeedsExactPath
+        keys, checks, places = keys[~known], checks[~known], places[~known]
+        first = _firsts(keys, checks) == np.arange(len(keys))
+        self.file_seen.add(keys[first], checks[first], places[first])
         return repeat, repeat_of
 
     def file_calls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The calls this file recorded first (taken: the next file starts afresh)."""
-        if not self.pending:
+        runs = [run for bucket in self.file_seen.runs for run in bucket]
+        self.file_seen = SeenKeys()
+        if not runs:
             return _EMPTY, _EMPTY, _EMPTY
-        keys, checks, places = (np.concatenate(x) for x in zip(*self.pending, strict=True))
-        self.pending = []
-        first = _firsts(keys, checks)
-        new = first == np.arange(len(keys))
-        return keys[new], checks[new], places[new]
+        keys, checks, places = (np.concatenate(x) for x in zip(*runs, strict=True))
+        return keys, checks, places
 
     def end_of_file(self) -> None:
         """This file's calls become "recorded by an earlier file" for the next ones (a call
-        repeated inside one file is not a duplicate: another tool may reuse its ids)."""
-        self.add_calls(*self.file_calls())
-
-    def add_calls(self, keys: np.ndarray, checks: np.ndarray, places: np.ndarray) -> None:
-        """Calls of a finished file, those not recorded by an earlier file."""
-        seen, seen_checks, _ = self.calls.lookup(keys)
-        if (seen & (seen_checks != checks)).any():
-            raise NeedsExactPath
-        self.calls.add(keys[~seen], checks[~seen], places[~seen])
+        repeated inside one file is not a duplicate: another tool may reuse its ids). None of
+        them is in :attr:`calls` yet (those were repeats), so their runs go in as they are."""
+        for bucket in self.file_seen.runs:
+            for run in bucket:
+                self.calls.add(*run)
+        self.file_seen = SeenKeys()
 
     def _record(self, rows: np.ndarray, firsts: np.ndarray) -> None:
         self.count += len(rows)
