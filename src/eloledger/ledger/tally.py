@@ -10,9 +10,9 @@ first-seen order is the one a whole-file read gives.
 The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
 and warnings (``tests/test_issue21_tally.py`` compares the two on varied ledgers). Streaming
 covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
-anything else (several files, a repeated or missing ``ts``, a line only the exact reader reads)
-is read whole by :func:`eloledger.ledger.merge.read_ledgers`, with its duplicate check, and
-folded as one batch.
+several files, a repeated or missing ``ts`` stream through :mod:`eloledger.ledger.streamfold`
+(the duplicate rules batch by batch); only a line the exact reader must read sends the files
+to :func:`eloledger.ledger.merge.read_ledgers`, read whole and folded as one batch.
 """
 
 from __future__ import annotations
