@@ -265,7 +265,7 @@ def struct_fields(names: Iterable[str]) -> tuple[str, ...]:
 _STRUCT_CACHE: dict[tuple[Any, ...], Any] = {}
 # The usual values, decoded without allocating a string per row; others use the loose decoder.
 _LITERALS: dict[str, Any] = {
-    "role": Literal["sample", "select", "judge", "probe", "checkpoint"] | None,
+    "role": Literal[schema.ROLES] | None,
     "status": Literal["ok", "error"] | None,
     "usage_source": Literal["server", "estimated", "missing"] | None,
 }

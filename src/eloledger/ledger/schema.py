@@ -70,7 +70,8 @@ FIELDS: tuple[str, ...] = (
     "judge_flags",  # judge rows: positions (A, B) whose answer speaks to the judge
 )
 
-ROLES = ("sample", "select", "judge", "probe")
+# checkpoint: an agent's snapshot; call: one gateway call of an agent session (agent_run.py)
+ROLES = ("sample", "select", "judge", "probe", "checkpoint", "call")
 USAGE_SOURCES = ("server", "estimated", "missing", "log", "report")
 STATUSES = ("ok", "error")
 
