@@ -4,8 +4,7 @@ Generates a realistic ledger (default 1,000,000 rows, ~25 fields, answer text in
 temporary folder, then times on the same file, side by side in one run:
 
 * eloledger: what ``tokens --by arm`` does, in process (``ledger.tally.read_tally``: the file
-  folded batch by batch in worker slices, groups and warnings), the same with
-  ``ELOLEDGER_NATIVE=0`` (msgspec instead of the compiled line scanner), and the whole CLI
+  folded batch by batch in worker slices, groups and warnings), and the whole CLI
   ``python -m eloledger tokens LEDGER --format json`` (interpreter start included);
 * the pipeline the popular guides use:
   ``jq -r '[.arm, .total_tokens] | @tsv' ledger.jsonl | awk '{s[$1]+=$2} END {...}'``;
@@ -19,6 +18,14 @@ eloledger's rules give the same sums; the script checks that they are identical.
     .venv/bin/python bench/bench_ledger.py --dupes   # the duplicate check alone, new vs old
     .venv/bin/python bench/bench_ledger.py --memory 4          # peak memory, 1M and 4M rows
     .venv/bin/python bench/bench_ledger.py --outcomes --rows 128000  # elo --ledger's reader
+    .venv/bin/python bench/bench_ledger.py --guide          # the guide's rows (no ts) vs DuckDB
+    .venv/bin/python bench/bench_ledger.py --guide-memory 4  # their peak memory, three shapes
+    .venv/bin/python bench/bench_ledger.py --collide --rows 80000  # hash-flooding task_ids
+
+``--guide`` and ``--guide-memory`` use the field set the Elo-per-token guides' ledgers carry
+(run_id, task_id, arm, sample, model, the three token counts, an error on failed calls, the
+answer text; no ``ts``, ~266 bytes a row) and compare with DuckDB (``pip install -e
+'.[bench]'``) as well as jq|awk.
 
 ``--dupes`` times ``ledger.merge._find_duplicates`` against the line-by-line check it replaced
 (kept below as ``old_find_duplicates``, the named baseline) on two shards, the same ledger
@@ -186,15 +193,6 @@ def run_eloledger(path: Path) -> tuple[float, dict[str, int]]:
     tally.judge_summary()
     elapsed = time.perf_counter() - start
     return elapsed, {g["name"]: int(g["total_tokens"]) for g in groups}
-
-
-def run_msgspec_path(path: Path) -> tuple[float, dict[str, int]]:
-    """The same without the compiled line scanner (ledger/_linescan.c): what it buys."""
-    os.environ["ELOLEDGER_NATIVE"] = "0"
-    try:
-        return run_eloledger(path)
-    finally:
-        del os.environ["ELOLEDGER_NATIVE"]
 
 
 def peak_rss(command: list[str] | str, *, shell: bool = False) -> tuple[float, int, bytes]:
@@ -408,6 +406,164 @@ def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
     )
     return 0 if agree else 1
 
+# --- the guides' own ledger (no ts) against DuckDB -----------------------------------------------
+
+GUIDE_MODELS = ("gpt-x-mini", "gpt-x", "claude-y")
+DUCKDB_SQL = (
+    "select arm, sum(total_tokens) as total from read_json('{path}', "
+    "format='newline_delimited') group by arm"
+)
+
+
+def generate_guide(
+    paths: list[Path], rows: int, seed: int = 11, ts: str = "none", overlap: int = 0
+) -> None:
+    """The guides' rows (~266 bytes each): ``paths`` get consecutive shares of ``rows``.
+
+    ``ts="none"``: no timestamp (the guides write none); ``"unordered"``: shuffled timestamps
+    with every tenth one repeated. ``overlap``: rows the second shard repeats from the first
+    (overlapping shards: counted once, with a warning).
+    """
+    rng = np.random.default_rng(seed)
+    prompt = rng.integers(50, 2000, rows)
+    completion = rng.integers(1, 1500, rows)
+    failed = rng.random(rows) < 0.03
+    n_words = rng.integers(8, 25, rows)
+    words = rng.integers(0, len(WORDS), (rows, 26))
+    stamps = 1764400000.0 + rng.permutation(rows) * 0.01
+    stamps[::10] = stamps[1::10][: len(stamps[::10])] if rows > 1 else stamps[::10]
+    share = -(-rows // len(paths))
+    lines: list[bytes] = []
+    for i in range(rows):
+        row: dict = {
+            "run_id": "run-20261129-a1b2",
+            "task_id": f"task-{i // (len(ARMS) * 16):05d}",  # one row per task, arm, sample
+            "arm": ARMS[i % len(ARMS)],
+            "sample": int(i // len(ARMS) % 16),
+            "model": GUIDE_MODELS[i % len(GUIDE_MODELS)],
+        }
+        if ts == "unordered":
+            row["ts"] = float(stamps[i])
+        if failed[i]:
+            row.update(
+                prompt_tokens=None,
+                completion_tokens=None,
+                total_tokens=None,
+                error="429 too many requests",
+            )
+        else:
+            p, c = int(prompt[i]), int(completion[i])
+            row.update(prompt_tokens=p, completion_tokens=c, total_tokens=p + c)
+            row["answer"] = " ".join(WORDS[w] for w in words[i, : n_words[i]])
+        lines.append(orjson.dumps(row))
+    for k, path in enumerate(paths):
+        part = lines[k * share : (k + 1) * share]
+        if k == 1 and overlap:
+            part = lines[share - overlap : share] + part
+        with open(path, "wb") as fh:
+            for at in range(0, len(part), 20000):
+                fh.write(b"\n".join(part[at : at + 20000]) + b"\n")
+
+
+def run_duckdb(path: Path) -> tuple[float, dict[str, int]]:
+    """DuckDB's newline-delimited JSON reader and GROUP BY, in process (imported beforehand)."""
+    import duckdb
+
+    start = time.perf_counter()
+    found = duckdb.sql(DUCKDB_SQL.format(path=path)).fetchall()
+    elapsed = time.perf_counter() - start
+    return elapsed, {arm: int(total) for arm, total in found}
+
+
+def bench_guide(folder: Path, rows: int, repeat: int) -> int:
+    """``tokens --by arm`` on the guides' rows: eloledger in process and as the CLI, DuckDB,
+    jq|awk, interleaved ``repeat`` times; ratios against DuckDB and jq|awk."""
+    import duckdb  # noqa: F401  (imported once, outside the timing)
+
+    path = folder / "guide.jsonl"
+    generate_guide([path], rows)
+    path.read_bytes()  # warm the page cache
+    print(
+        f"guide's rows, no ts: {rows:,} rows, {path.stat().st_size / 1e6:,.0f} MB; "
+        f"{os.cpu_count()} CPUs; {_load()}"
+    )
+    contenders = {
+        "eloledger (in process)": run_eloledger,
+        "eloledger tokens (CLI)": run_cli,
+        "duckdb read_json+group": run_duckdb,
+        "jq | awk": run_jq_awk,
+    }
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    answers = {}
+    for _ in range(repeat):
+        for name, run in contenders.items():
+            seconds, sums = run(path)
+            times[name].append(seconds)
+            answers[name] = sums
+    same = all(a == answers["duckdb read_json+group"] for a in answers.values())
+    duck, jq = times["duckdb read_json+group"], times["jq | awk"]
+    print(f"{'contender':24} " + " ".join(f"{'run ' + str(i + 1):>8}" for i in range(repeat))
+          + f" {'x duckdb':>9} {'x jq|awk':>9}")  # fmt: skip
+    for name, runs in times.items():
+        worst = max(r / d for r, d in zip(runs, duck, strict=True))
+        worst_jq = max(r / j for r, j in zip(runs, jq, strict=True))
+        print(f"{name:24} " + " ".join(f"{r:8.3f}" for r in runs) + f" {worst:9.2f} {worst_jq:9.2f}")
+    print("(x duckdb, x jq|awk: the worst run's ratio to the same run's baseline)")
+    print(f"sums identical: {same}; after: {_load()}")
+    return 0 if same else 1
+
+
+def guide_memory(folder: Path, rows: int, scale: int) -> int:
+    """Peak memory of the ``tokens`` CLI (process tree) on the guides' rows at ``rows`` and
+    ``scale`` x ``rows``: one file without ts, two shards (a hundredth of the rows repeated
+    in both), one file with shuffled and repeated ts."""
+    print(f"peak memory of the tokens CLI on the guides' rows (sampled every 20 ms); {_load()}")
+    print(f"{'shape':28} {'rows':>11} {'MB files':>9} {'seconds':>8} {'peak MB':>8}")
+    worst, flat = 0, True
+    for shape in ("one file, no ts", "two shards, no ts", "one file, unordered ts"):
+        peaks = []
+        for count in (rows, rows * scale):
+            if shape.startswith("two"):
+                paths = [folder / "shard-0.jsonl", folder / "shard-1.jsonl"]
+                generate_guide(paths, count, overlap=count // 100)
+            else:
+                paths = [folder / "guide.jsonl"]
+                generate_guide(paths, count, ts="unordered" if "unordered" in shape else "none")
+            size = sum(p.stat().st_size for p in paths)
+            command = [sys.executable, "-m", "eloledger", "tokens", *map(str, paths)]
+            seconds, peak, _ = peak_rss([*command, "--format", "json"])
+            peaks.append(peak)
+            print(f"{shape:28} {count:11,} {size / 1e6:9,.0f} {seconds:8.2f} {peak / 1e6:8.0f}")
+            for p in paths:
+                p.unlink()
+        worst = max(worst, *peaks)
+        flat = flat and peaks[1] / peaks[0] < 1.25
+    ok = worst <= 256e6 and flat
+    print(f"peak {worst / 1e6:.0f} MB (goal <= 256, flat): {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
+def bench_collide(folder: Path, rows: int) -> int:
+    """``tokens --by task`` on ``rows`` task_ids chosen to collide in Python's (unseeded)
+    hash of numbers, k * (2**61 - 1), against as many ordinary ones: the same cost (goal: a
+    ratio under 1.5)."""
+    flood = (1 << 61) - 1
+    times = {}
+    for name, step in (("ordinary ids", 1_000_003), ("colliding ids", flood)):
+        path = folder / f"{name.split()[0]}.jsonl"
+        with open(path, "wb") as fh:
+            for k in range(1, rows + 1):
+                row = {"task_id": k * step, "arm": "a", "sample": 0, "total_tokens": 2}
+                fh.write(json.dumps(row).encode() + b"\n")  # (orjson: 64-bit ints only)
+        command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--by", "task"]
+        start = time.perf_counter()
+        subprocess.run([*command, "--format", "json"], capture_output=True, check=True)
+        times[name] = time.perf_counter() - start
+        print(f"{name:14} {rows:,} rows: {times[name]:.2f} s")
+    ratio = times["colliding ids"] / times["ordinary ids"]
+    print(f"colliding / ordinary: {ratio:.2f} (goal < 1.5); {_load()}")
+    return 0 if ratio < 1.5 else 1
+
 
 def _cpu() -> float:
     """CPU seconds of this process and its finished children (workers, jq, awk): on a loaded
@@ -461,7 +617,30 @@ def main() -> int:
         action="store_true",
         help="time elo --ledger's reader (columnar vs row by row) on --rows rows",
     )
+    parser.add_argument(
+        "--guide", action="store_true", help="the guides' rows (no ts): vs DuckDB and jq|awk"
+    )
+    parser.add_argument(
+        "--guide-memory",
+        type=int,
+        metavar="SCALE",
+        default=0,
+        help="peak memory on the guides' rows at --rows and SCALE x --rows, three shapes",
+    )
+    parser.add_argument(
+        "--collide",
+        action="store_true",
+        help="tokens --by task: --rows task_ids chosen to collide vs ordinary ones",
+    )
     args = parser.parse_args()
+    if args.collide:
+        with tempfile.TemporaryDirectory(prefix="bench_collide_") as tmp:
+            return bench_collide(Path(tmp), args.rows)
+    if args.guide or args.guide_memory:
+        with tempfile.TemporaryDirectory(prefix="bench_guide_") as tmp:
+            if args.guide_memory:
+                return guide_memory(Path(tmp), args.rows, args.guide_memory)
+            return bench_guide(Path(tmp), args.rows, args.repeat)
     if args.outcomes:
         with tempfile.TemporaryDirectory(prefix="bench_outcomes_") as tmp:
             return bench_outcomes(Path(tmp), args.rows, args.repeat)
@@ -491,7 +670,6 @@ def main() -> int:
 
         contenders = {
             "eloledger (in process)": run_eloledger,
-            "  same, msgspec path": run_msgspec_path,
             "eloledger tokens (CLI)": run_cli,
             "jq | awk": lambda p: run_jq_awk(
                 p, GUIDE_NAMES["arm"] if args.names == "guide" else "arm"

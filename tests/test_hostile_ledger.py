@@ -256,3 +256,69 @@ def test_reasoning_counted_outside_completion_is_not_a_mismatch(
     (warning,) = count_warnings(read_ledgers(path))
     line = 5 if blank else 3
     assert warning.startswith("1 row(s) have total_tokens") and f"{path}:{line}" in warning
+
+
+# ----------------------------------------------------------------- NUL bytes
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["in a decoded value", "in a skipped value", "between fields", "first byte", "last byte"],
+)
+@pytest.mark.parametrize("ts", [True, False], ids=["ts", "no ts"])
+def test_a_nul_byte_anywhere_in_a_line_is_a_file_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, ts: bool
+) -> None:
+    """JSON allows no raw control byte, in a string or between tokens: the line is named
+    (a line scanner once took a NUL after a value as valid JSON; no ts: the streamed fold
+    with the duplicate rules must refuse it too)."""
+    rows = [{**r, "content": "hello"} for r in _rows(20)]
+    if not ts:
+        rows = [{k: v for k, v in r.items() if k != "ts"} for r in rows]
+    lines = [json.dumps(r) for r in rows]
+    bad = lines[1]
+    bad = {
+        "in a decoded value": bad.replace('"arm": "a"', '"arm": "a\x00b"'),
+        "in a skipped value": bad.replace('"hello"', '"hel\x00lo"'),
+        "between fields": bad.replace(', "arm"', ",\x00 \"arm\""),
+        "first byte": "\x00" + bad,
+        "last byte": bad + "\x00",
+    }[where]
+    assert bad != lines[1]
+    lines[1] = bad
+    path = tmp_path / "ledger.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["tokens", str(path), "--format", "json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{path}:2" in err, err
+
+
+# ----------------------------------------------------------------- hash flooding
+
+
+def test_numbers_chosen_to_collide_never_become_dict_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's hash of a number is not seeded: k * (2**61 - 1) all hash to 0, so 40k such
+    task_ids made factorising quadratic (129 s against 14 s for ordinary ids). The reader
+    turns identifiers into text (seeded hashes) before any dict sees them; counted here, not
+    timed (bench/bench_ledger.py --collide times it)."""
+    from eloledger.ledger import columns
+
+    keys_seen: list[type] = []
+    raw_codes = columns._raw_codes
+
+    def spy(values, n):  # type: ignore[no-untyped-def]
+        values = list(values)
+        keys_seen.extend({type(v) for v in values})
+        return raw_codes(values, n)
+
+    monkeypatch.setattr(columns, "_raw_codes", spy)
+    flood = (1 << 61) - 1
+    rows = [
+        {"task_id": k * flood, "arm": k % 3 * flood, "sample": 0, "total_tokens": 2}
+        for k in range(1, 2001)
+    ]
+    path = _write(tmp_path / "ledger.jsonl", rows)
+    assert main(["tokens", str(path), "--format", "json", "--by", "task"]) == 0
+    assert keys_seen and int not in keys_seen and float not in keys_seen, set(keys_seen)

@@ -202,7 +202,7 @@ def check_number(value: Any, name: str, where: str) -> int | float | None:
 
 def parse_ts(value: Any, where: str = "") -> float | int | None:
     """Unix seconds from a number or an ISO-8601 text (``2026-11-30T10:00:00Z``; no zone =
-    UTC), so ``tokens --by day`` groups the guides' ledgers too (issue 20 item 2)."""
+    UTC), so ``tokens --by day`` groups the guides' ledgers too."""
     if value is None or (_is_number(value) and math.isfinite(value)):
         return value
     if isinstance(value, str):
@@ -223,7 +223,7 @@ def parse_ts(value: Any, where: str = "") -> float | int | None:
             return stamp.timestamp()
     raise UserError(
         f"{where}: ts/timestamp must be Unix seconds or ISO-8601 text, got {value!r}",
-        fix="write e.g. \"2026-11-30T10:00:00Z\" or 1764496800",
+        fix='write e.g. "2026-11-30T10:00:00Z" or 1764496800',
     )
 
 

@@ -265,7 +265,7 @@ def struct_fields(names: Iterable[str]) -> tuple[str, ...]:
 _STRUCT_CACHE: dict[tuple[Any, ...], Any] = {}
 # The usual values, decoded without allocating a string per row; others use the loose decoder.
 _LITERALS: dict[str, Any] = {
-    "role": Literal["sample", "select", "judge", "probe", "checkpoint"] | None,
+    "role": Literal[schema.ROLES] | None,
     "status": Literal["ok", "error"] | None,
     "usage_source": Literal["server", "estimated", "missing"] | None,
 }
@@ -333,6 +333,8 @@ def _field_type(field: str, tight: bool) -> Any:
         return float | None  # ints accepted; strings, bools and objects fail over to exact
     if tight and field in _LITERALS:
         return _LITERALS[field]
+    if tight and field in FACTOR_COLUMNS:
+        return str | None  # a number here goes the loose way (see _as_id)
     return Any
 
 
@@ -381,9 +383,10 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
         if name in few:
             return few[name]
         if rare_present or name in raw:
-            return _factor_or_exact(merged(name))
+            return _factor_or_exact(merged(name), tight=tight)
+        column = map(attrgetter(name), structs)
         try:
-            return factorize_stream(map(attrgetter(name), structs), n)
+            return factorize_stream(column if tight else map(_as_id, column), n)
         except TypeError as exc:  # an object or array where an identifier belongs
             raise NeedsExactPath from exc
 
@@ -569,11 +572,22 @@ def _truthy(values: list[Any]) -> np.ndarray:
         raise NeedsExactPath from exc
 
 
-def _factor_or_exact(values: list[Any]) -> Factor:
+def _factor_or_exact(values: list[Any], *, tight: bool = True) -> Factor:
     try:
-        return factorize(values)
+        return factorize(values if tight else list(map(_as_id, values)))
     except TypeError as exc:  # an object or array where an identifier belongs
         raise NeedsExactPath from exc
+
+
+def _as_id(value: Any) -> Any:
+    """An identifier as the text its level becomes (17 -> "17", what :func:`_relevel` gives),
+    before it is a dict key: Python's hash of a number is not seeded, so numbers chosen to
+    collide (k * (2**61 - 1)) would make factorising quadratic; a string's hash is seeded."""
+    if type(value) is str or value is None:
+        return value
+    if isinstance(value, (dict, list)):
+        raise TypeError("not an identifier")
+    return id_string(value)
 
 
 def _fill_missing(factor: Factor, default: str) -> Factor:

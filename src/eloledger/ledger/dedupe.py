@@ -85,13 +85,15 @@ def _get(row: dict[str, Any], key: str) -> Any:
     return value
 
 
-def duplicate_message(pairs: Sequence[tuple[str, str]]) -> str:
-    """One warning line: how many, and the first few pairs as evidence."""
+def duplicate_message(pairs: Sequence[tuple[str, str]], total: int | None = None) -> str:
+    """One warning line: how many (``total``, default all of ``pairs``), and the first few
+    pairs as evidence."""
+    count = len(pairs) if total is None else total
     shown = ", ".join(f"{dup} repeats {first}" for dup, first in pairs[:_SHOW])
-    more = f" (+{len(pairs) - _SHOW} more)" if len(pairs) > _SHOW else ""
-    noun = "row records a call" if len(pairs) == 1 else "rows record calls"
+    more = f" (+{count - _SHOW} more)" if count > _SHOW else ""
+    noun = "row records a call" if count == 1 else "rows record calls"
     return (
-        f"{len(pairs)} duplicate {noun} already recorded, counted once: {shown}{more} "
+        f"{count} duplicate {noun} already recorded, counted once: {shown}{more} "
         "(concatenated files, overlapping shards or two writers?)"
     )
 

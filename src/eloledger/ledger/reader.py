@@ -153,6 +153,36 @@ def iter_rows(
         yield parse_line(line, where=f"{path}:{number}", warn=warn)
 
 
+def resume_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """:func:`iter_rows` for a writer about to append (``run --resume``): no rows when the
+    file is missing, empty, or holds only a torn line (the writer cuts that off first).
+    Otherwise the main reader's rules exactly: a last line without a newline that parses is
+    a row, a BOM is skipped, ``NaN`` reads as the summaries read it, aliases (``task``) fill
+    the canonical names, and a bad line is a ``file:line`` error."""
+    path = Path(path)
+    try:
+        if path.stat().st_size == 0:
+            return iter(())
+    except FileNotFoundError:
+        return iter(())
+    end, _ = _inspect_or_torn(path)
+    if end == 0:
+        return iter(())
+    return iter_rows(path)
+
+
+def _inspect_or_torn(path: Path) -> tuple[int, int]:
+    """:func:`_inspect`, with (0, 0) for a file that holds only a torn line."""
+    try:
+        return _inspect(path)
+    except OnlyTorn:
+        return 0, 0
+
+
+class OnlyTorn(UserError):
+    """The ledger holds nothing but a torn line (a writer about to append cuts it off)."""
+
+
 class Ledger:
     """A ledger in columns: :class:`Factor` for text, float64 arrays (NaN = unknown) for numbers.
 
@@ -373,7 +403,7 @@ def _inspect(path: Path) -> tuple[int, int]:
     if not tail.strip() or _parses(tail.removeprefix(b"\xef\xbb\xbf")):
         return size, 0
     if cut == 0 or not _read_bytes(path, cut).strip():
-        raise UserError(
+        raise OnlyTorn(
             f"{path}: the ledger holds only a torn line", fix="check the run that wrote it"
         )
     return cut, size - cut
@@ -455,4 +485,5 @@ __all__ = [
     "parse_line",
     "read_ledger",
     "read_rows",
+    "resume_rows",
 ]

@@ -49,7 +49,7 @@ FIELDS: tuple[str, ...] = (
     "content",
     "score",
     "passed",
-    # Agent sessions and imported logs (issues 12, 13).
+    # Agent sessions and imported logs.
     "source",  # where an imported row came from: claude-code | codex | gemini-cli | inspect
     "agent",  # the agent CLI of an agent arm
     "project",  # the working directory a logged session ran in
@@ -58,10 +58,10 @@ FIELDS: tuple[str, ...] = (
     "turns",  # model turns of an agent session
     "tool_calls",  # tool calls of an agent session
     "usage_check",  # agree | disagree | unchecked: the final report vs the session log
-    "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id), issue 24
+    "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id)
     "model_answered",  # the model that answered (gateway header, else the body): fallbacks show
-    "sandbox",  # judged rows: what the judged code ran in (bwrap | none), issue 17
-    # Issue 19 (arms) and issue 20 (splits): written by the runner on its rows.
+    "sandbox",  # judged rows: what the judged code ran in (bwrap | none)
+    # Arms and splits: written by the runner on its rows.
     "split",  # train | val | test: the task's split (or the spec's [tasks] split)
     "tags",  # the task's tags (problem type, source, ...), a list of strings
     "prompt_hash",  # a hash of the arm's system prompt and template (the full text: run JSON)
@@ -70,7 +70,8 @@ FIELDS: tuple[str, ...] = (
     "judge_flags",  # judge rows: positions (A, B) whose answer speaks to the judge
 )
 
-ROLES = ("sample", "select", "judge", "probe")
+# checkpoint: an agent's snapshot; call: one gateway call of an agent session (agent_run.py)
+ROLES = ("sample", "select", "judge", "probe", "checkpoint", "call")
 USAGE_SOURCES = ("server", "estimated", "missing", "log", "report")
 STATUSES = ("ok", "error")
 
@@ -84,7 +85,7 @@ ALIASES: dict[str, str] = {
     "task": "task_id",
     "case_id": "task_id",
     "text": "content",
-    # The budget-fairness guide's own names (issue 20 item 2).
+    # The budget-fairness guide's own names.
     "judge_score": "score",
     "experiment_id": "experiment",
     "timestamp": "ts",  # ISO-8601 text or Unix seconds; canonical.parse_ts reads both

@@ -439,7 +439,7 @@ def add_costs(
 
 def latency_stats(values: np.ndarray) -> dict[str, float | None]:
     """p50 and p95 of latencies in ms (NaN dropped): one definition for ``tokens``,
-    ``elo --ledger``, the run summary and the fairness gates (issue 20 item 3)."""
+    ``elo --ledger``, the run summary and the fairness gates."""
     finite = values[np.isfinite(values)]
     if not len(finite):
         return {"n": 0, "p50": None, "p95": None}
@@ -465,7 +465,7 @@ def add_latency(
 
 
 def judge_summary(ledger: Ledger) -> dict[str, Any] | None:
-    """The LLM judge's calls and tokens as one group (issue 19 item 8): not an arm's cost, but
+    """The LLM judge's calls and tokens as one group: not an arm's cost, but
     the gateway bills them, so ``tokens`` shows them beside the arms' total. None: no judge."""
     if not ledger.factor("role").mask("judge").any():
         return None

@@ -10,9 +10,9 @@ first-seen order is the one a whole-file read gives.
 The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
 and warnings (``tests/test_ledger_tally.py`` compares the two on varied ledgers). Streaming
 covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
-anything else (several files, a repeated or missing ``ts``, a line only the exact reader reads)
-is read whole by :func:`eloledger.ledger.merge.read_ledgers`, with its duplicate check, and
-folded as one batch.
+several files, a repeated or missing ``ts`` stream through :mod:`eloledger.ledger.streamfold`
+(the duplicate rules batch by batch); only a line the exact reader must read sends the files
+to :func:`eloledger.ledger.merge.read_ledgers`, read whole and folded as one batch.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -532,18 +532,36 @@ def read_tally(
     workers: int | None = None,
 ) -> tuple[TokenTally, list[str]]:
     """The tally of every ledger ``ledgers`` names (files, globs, folders), duplicates counted
-    once, and the warnings: one file in writing order is streamed, anything else read whole."""
+    once, and the warnings: one file in writing order is streamed by :func:`stream_tally`, any
+    other files by :func:`eloledger.ledger.streamfold.fold_files` (the duplicate rules batch
+    by batch); only a line the exact reader must read sends the files to the whole-file read."""
     from eloledger.ledger.merge import _as_list, read_ledgers
     from eloledger.ledger.sources import expand_ledgers
+    from eloledger.ledger.streamfold import fold_files
 
     paths = expand_ledgers(_as_list(ledgers))
-    if len(paths) == 1:
+    if len(paths) == 1 and _has_ts(paths[0]):
         streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
         if streamed is not None:
             tally, warnings = streamed
             where = tally.warnings(lambda i: f"{paths[0]}:{i + 1}")
             return tally, [*warnings, *where, *file_warnings(paths)]
-    return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
+    names = tuple(columns) if "ts" in columns else (*columns, "ts")
+    try:
+        folded = fold_files(
+            paths, names, functools.partial(TokenTally, by, prices), workers=workers
+        )
+    except NeedsExactPath:
+        return tally_ledger(read_ledgers(paths, columns=columns, workers=workers), by, prices)
+    answered = file_warnings(paths) if folded.answered else []
+    return folded.tally, [*folded.warnings, *folded.tally.warnings(folded.where), *answered]
+
+
+def _has_ts(path: Path) -> bool:
+    """Whether the first line names a ``ts`` (a ledger without one is never in writing order,
+    so the writing-order fold would only be thrown away)."""
+    with open(path, "rb") as fh:
+        return b'"ts"' in fh.readline(1 << 16)
 
 
 def stream_tally(
@@ -604,33 +622,47 @@ def _fold_range(
     path: str, start: int, end: int, names: Sequence[str], new: Callable[[], TokenTally]
 ) -> TokenTally:
     """Fold the whole lines in ``[start, end)``, read a few MB at a time (no mapping of the
-    file: the process holds one batch, whatever the file's size).
-
-    Batches are read into one reused buffer: a fresh 4 MB ``bytes`` per read cost a page fault
-    per 4 KB (0.59 s of 3.9 s for 1M rows); the decoded columns hold no reference into it."""
+    file: the process holds one batch, whatever the file's size)."""
     tally = new()
     swaps = None
-    buffer = bytearray(_BATCH_BYTES)
+    for _, _, lines in read_batches(Path(path), start, end, _BATCH_BYTES):
+        if swaps is None:
+            first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
+            swaps = alias_swaps(first, names)
+        tally.fold(*_decode(lines, names, swaps))
+        if not tally.in_writing_order():
+            raise NeedsExactPath  # not this fold's shape: stop now, not at the slice's end
+    tally.tidy()
+    return tally
+
+
+def read_batches(
+    path: Path, start: int, end: int, size: int
+) -> Iterator[tuple[int, int, memoryview]]:
+    """(line number counted from ``start``, byte offset, whole lines) of ``[start, end)``,
+    about ``size`` bytes at a time; NeedsExactPath if the file shrank meanwhile.
+
+    Batches are read into one reused buffer: a fresh 4 MB ``bytes`` per read cost a page fault
+    per 4 KB (0.59 s of 3.9 s for 1M rows); what is decoded from a batch holds no reference
+    into it. A line longer than a batch is read whole, once."""
+    buffer = bytearray(size)
+    number = 1
     with open(path, "rb") as fh, memoryview(buffer) as whole:
         pos = start
         while pos < end:
             fh.seek(pos)
             data: bytes | bytearray = buffer
-            size = fh.readinto(whole[: min(_BATCH_BYTES, end - pos)])
-            if not size:
+            got = fh.readinto(whole[: min(size, end - pos)])
+            if not got:
                 raise NeedsExactPath  # the file shrank since we looked
-            cut = size if pos + size == end else buffer.rfind(b"\n", 0, size) + 1
+            cut = got if pos + got == end else buffer.rfind(b"\n", 0, got) + 1
             if cut == 0:  # one line longer than a batch: read it whole, once
                 data = fh.read(_line_length(fh, pos, end))
                 cut = len(data)
-            if swaps is None:
-                first = data.find(b"\n", 0, cut)
-                swaps = alias_swaps(bytes(data[: first if first >= 0 else cut]), names)
             with memoryview(data) as view, view[:cut] as lines:
-                tally.fold(*_decode(lines, names, swaps))
+                yield number, pos, lines
+            number += data.count(b"\n", 0, cut) + (0 if data[cut - 1] == 10 else 1)
             pos += cut
-    tally.tidy()
-    return tally
 
 
 def _line_length(fh: Any, pos: int, end: int) -> int:

@@ -201,7 +201,9 @@ def _write_error(path: Path, exc: OSError) -> UserError:
 
 
 def _drop_torn_tail(path: Path) -> int:
-    """Truncate an unterminated last line; return how many bytes were dropped."""
+    """Truncate a torn last line; return how many bytes were dropped. An unterminated last
+    line that parses is a row every reader reads (the reader's torn-line rule): it gets its
+    newline instead, so that resume, which counts it as done, and the file agree."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -222,8 +224,20 @@ def _drop_torn_tail(path: Path) -> int:
             idx = chunk.rfind(b"\n")
             if idx >= 0:
                 keep = start + idx + 1
-                fh.truncate(keep)
-                return size - keep
+                break
             pos = start
-        fh.truncate(0)
-        return size
+        else:
+            keep = 0
+        fh.seek(keep)
+        if _whole_row(fh.read(size - keep)):
+            fh.seek(size)
+            fh.write(b"\n")
+            return 0
+        fh.truncate(keep)
+        return size - keep
+
+
+def _whole_row(tail: bytes) -> bool:
+    from eloledger.ledger.reader import _parses
+
+    return bool(tail.strip()) and _parses(tail.removeprefix(b"\xef\xbb\xbf"))

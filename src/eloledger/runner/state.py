@@ -5,8 +5,9 @@ later rounds of debate and refine arms, and for a judge call's order).
 It is complete when the ledger has an ``ok`` row for it, or an error row that was final (not
 ``will_retry``). A call whose last row says ``will_retry`` (the process died while backing
 off) continues with the next attempt number. With ``redo``, final errors of those classes (a
-rejected key, exhausted quota: failures the user fixes before resuming) count as not done. A torn last line is ignored (the writer cuts it
-off before appending).
+rejected key, exhausted quota: failures the user fixes before resuming) count as not done. The
+rows are the main reader's (a torn last line ignored: the writer cuts it off before appending;
+a whole last line without its newline read, and given one by the writer).
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from eloledger.errors import UserError
 from eloledger.judges.rows import judge_label
+from eloledger.ledger.reader import resume_rows
 
 SampleKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample, round (debate/refine)
 JudgeKey = tuple[str, str, int, int, int]  # task_id, arm, session, sample (match), round (order)
@@ -38,29 +37,10 @@ class LedgerState:
 
 
 def read_state(path: Path, experiment: str, redo: frozenset[str] = frozenset()) -> LedgerState:
-    """Fold the ledger's rows for ``experiment`` into a :class:`LedgerState`."""
+    """Fold the ledger's rows for ``experiment`` into a :class:`LedgerState`, read by the main
+    reader (:func:`eloledger.ledger.reader.resume_rows`): both agree on every line."""
     state = LedgerState()
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return state
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
-        lines.pop()  # torn last line: never a record
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise UserError(
-                f"{path}:{number}: not a JSON object; cannot resume from this ledger",
-                fix="repair or remove that line, or start a new ledger with --ledger",
-            ) from None
-        if not isinstance(row, dict):
-            continue
+    for row in resume_rows(path):
         state.rows += 1
         if row.get("experiment") != experiment:
             if row.get("experiment"):

@@ -1,0 +1,501 @@
+"""Fold any ledgers batch by batch with the duplicate rules: memory grows with distinct calls.
+
+:func:`eloledger.ledger.tally.stream_tally` streams one file in writing order, where no row can
+repeat another. Everything else (several files, no ``ts``, unordered or repeated ``ts``) used to
+be read whole for the duplicate check; here it streams too. Each row leaves behind only what
+the rules need to recognise a later repeat of it:
+
+* its line: Python's seeded 64-bit hash (SipHash) of the stripped line, its byte offset and
+  its place (file, line). A repeat is confirmed byte for byte by reading the first line back
+  from the file, so a hash collision can only send the read to the exact path;
+* with several files, its call identity (the tuple :func:`dedupe.identity` makes): its seeded
+  hash, the hash of it salted (a second, independent digest), and its place.
+
+That is 24 bytes per distinct line (and per distinct call), kept in sorted numpy runs split
+into buckets by the hash's top bits (merging a bucket never copies the whole set). The rules
+are :class:`eloledger.ledger.dedupe.DuplicateFinder`'s, applied in reading order: a line
+repeats the first identical line anywhere; a call repeats the first call with its identity in
+an earlier file. The warning is the same (count and first three pairs); only those three pairs
+are kept. A line only the exact reader reads (blank, NaN, an odd type) raises
+:class:`NeedsExactPath` and the caller reads the files whole, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
+from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
+from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
+
+_BATCH_BYTES = 4 << 20
+_BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
+_SALT = "\x00eloledger-identity-check"
+_EMPTY = np.zeros(0, dtype=np.int64)
+_ANSWERED = b'"model_answered"'
+
+
+class SeenKeys:
+    """Distinct int64 keys (hashes), each with a check (the line's byte offset, or a second
+    hash) and the place it was first seen; sorted runs per bucket, merged when a run is no
+    bigger than half the one before."""
+
+    def __init__(self) -> None:
+        self.runs: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(1 << _BUCKET_BITS)
+        ]
+        self.size = 0
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each key: whether it was seen, its check and its place (0 where not seen)."""
+        found = np.zeros(len(keys), dtype=bool)
+        checks = np.zeros(len(keys), dtype=np.int64)
+        places = np.zeros(len(keys), dtype=np.int64)
+        bucket = _bucket(keys)
+        for b in np.unique(bucket).tolist():
+            rows = np.flatnonzero(bucket == b)
+            mine = keys[rows]
+            for run_keys, run_checks, run_places in self.runs[b]:
+                at = np.minimum(np.searchsorted(run_keys, mine), len(run_keys) - 1)
+                hit = run_keys[at] == mine
+                if hit.any():
+                    found[rows[hit]] = True
+                    checks[rows[hit]] = run_checks[at[hit]]
+                    places[rows[hit]] = run_places[at[hit]]
+        return found, checks, places
+
+    def keys(self) -> np.ndarray:
+        """Every key (unordered)."""
+        return np.concatenate([_EMPTY] + [run[0] for bucket in self.runs for run in bucket])
+
+    def add(self, keys: np.ndarray, checks: np.ndarray, places: np.ndarray) -> None:
+        """Add keys not seen before (distinct among themselves too)."""
+        bucket = _bucket(keys)
+        order = np.lexsort((keys, bucket))
+        keys, checks, places, bucket = keys[order], checks[order], places[order], bucket[order]
+        bounds = np.searchsorted(bucket, np.arange((1 << _BUCKET_BITS) + 1))
+        for b in range(1 << _BUCKET_BITS):
+            lo, hi = int(bounds[b]), int(bounds[b + 1])
+            if lo == hi:
+                continue
+            runs = self.runs[b]
+            runs.append((keys[lo:hi].copy(), checks[lo:hi].copy(), places[lo:hi].copy()))
+            while len(runs) > 1 and len(runs[-2][0]) <= 2 * len(runs[-1][0]):
+                runs.append(_merge(runs.pop(-2), runs.pop()))
+        self.size += len(keys)
+
+
+def _bucket(keys: np.ndarray) -> np.ndarray:
+    return (keys.view(np.uint64) >> np.uint64(64 - _BUCKET_BITS)).astype(np.int64)
+
+
+def _merge(
+    a: tuple[np.ndarray, np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two sorted runs with no key in common, as one sorted run."""
+    at = np.searchsorted(a[0], b[0]) + np.arange(len(b[0]))
+    from_a = np.ones(len(a[0]) + len(b[0]), dtype=bool)
+    from_a[at] = False
+    out = []
+    for x, y in zip(a, b, strict=True):
+        merged = np.empty(len(from_a), dtype=np.int64)
+        merged[at] = y
+        merged[from_a] = x
+        out.append(merged)
+    return out[0], out[1], out[2]
+
+
+def _hashes(items: Sequence[Any], check: Callable[[Any], Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(Python's seeded hash of each item, of ``check(item)``) as int64 arrays."""
+    keys = np.fromiter(map(hash, items), dtype=np.int64, count=len(items))
+    checks = np.fromiter(map(hash, map(check, items)), dtype=np.int64, count=len(items))
+    return keys, checks
+
+
+class Repeats:
+    """The duplicate rules over batches of rows in reading order (see the module's doc).
+
+    ``calls``: look for calls repeated across files (default: when there are several)."""
+
+    def __init__(self, sources: Sequence[Path], *, calls: bool | None = None) -> None:
+        self.sources = [str(s) for s in sources]
+        self.check_calls = len(self.sources) > 1 if calls is None else calls
+        self.lines = SeenKeys()
+        self.calls = SeenKeys()  # calls of the earlier files
+        self.file_seen = SeenKeys()  # the calls this file recorded first
+        self.count = 0
+        self.shown: list[tuple[int, int]] = []  # (repeat, first) places
+        self.open: dict[int, Any] = {}  # source -> file, to read a line back
+
+    def where(self, place: int) -> str:
+        return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
+
+    def keep(self, source: int, first_line: int, data: bytes, offset: int = 0) -> np.ndarray:
+        """The rows of ``data`` (whole lines, one row each, starting at byte ``offset`` of the
+        file) that repeat nothing seen before."""
+        raw = data.split(b"\n")
+        if raw and not raw[-1]:
+            raw.pop()
+        count = len(raw)
+        bytes_ = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(bytes_ == 10)
+        lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
+        _refuse_deep(self.sources[source], first_line, raw, bytes_, ends)
+        places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
+        starts = np.zeros(count, dtype=np.int64)
+        starts[1:] = ends[: count - 1] + 1
+        starts += offset
+        keys = np.fromiter(map(hash, lines), dtype=np.int64, count=count)
+        first = _firsts(keys)
+        inside = np.flatnonzero(first != np.arange(count))
+        pairs = zip(inside.tolist(), first[inside].tolist(), strict=True)
+        if any(lines[i] != lines[j] for i, j in pairs):
+            raise NeedsExactPath  # two different lines share a 64-bit hash: be exact
+        seen, seen_starts, seen_places = self.lines.lookup(keys)
+        self._confirm(lines, np.flatnonzero(seen), seen_starts, seen_places)
+        repeat_of = np.where(seen, seen_places, places[first])
+        repeat = seen.copy()
+        repeat[inside] = True
+        new = ~repeat
+        self.lines.add(keys[new], starts[new], places[new])
+        if self.check_calls:
+            repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of)
+        self._record(places[repeat], repeat_of[repeat])
+        return ~repeat
+
+    def _confirm(
+        self, lines: list[bytes], rows: np.ndarray, starts: np.ndarray, places: np.ndarray
+    ) -> None:
+        """Each of ``rows`` is the line that starts at ``starts[row]`` of its file, byte for
+        byte (read back from the file), or NeedsExactPath."""
+        for row in rows.tolist():
+            fh = self._file(int(places[row]) >> 40)
+            fh.seek(int(starts[row]))
+            if fh.readline().strip() != lines[row].strip():
+                raise NeedsExactPath
+
+    def _file(self, source: int) -> Any:
+        if source not in self.open:
+            self.open[source] = open(self.sources[source], "rb")  # noqa: SIM115 - see close()
+        return self.open[source]
+
+    def close(self) -> None:
+        for fh in self.open.values():
+            fh.close()
+        self.open = {}
+
+    def _calls(
+        self,
+        data: bytes,
+        count: int,
+        places: np.ndarray,
+        repeat: np.ndarray,
+        repeat_of: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows whose call an earlier file recorded (rows that repeat a line excepted)."""
+        found = _identities(data, count)
+        if found is None:
+            raise NeedsExactPath
+        idents, has = found
+        fresh = np.flatnonzero(~repeat & has)
+        if not len(fresh):
+            return repeat, repeat_of
+        mine = [idents[i] for i in fresh.tolist()]
+        keys, checks = _hashes(mine, _salted)
+        seen, seen_checks, seen_places = self.calls.lookup(keys)
+        if (seen & (seen_checks != checks)).any():
+            raise NeedsExactPath
+        repeat, repeat_of = repeat.copy(), repeat_of.copy()
+        repeat[fresh[seen]] = True
+        repeat_of[fresh[seen]] = seen_places[seen]
+        keys, checks, places = keys[~seen], checks[~seen], places[fresh[~seen]]
+        known, known_checks, _ = self.file_seen.lookup(keys)
+        if (known & (known_checks != checks)).any():
+            raise NeedsExactPath
+        keys, checks, places = keys[~known], checks[~known], places[~known]
+        first = _firsts(keys, checks) == np.arange(len(keys))
+        self.file_seen.add(keys[first], checks[first], places[first])
+        return repeat, repeat_of
+
+    def file_calls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The calls this file recorded first (taken: the next file starts afresh)."""
+        runs = [run for bucket in self.file_seen.runs for run in bucket]
+        self.file_seen = SeenKeys()
+        if not runs:
+            return _EMPTY, _EMPTY, _EMPTY
+        keys, checks, places = (np.concatenate(x) for x in zip(*runs, strict=True))
+        return keys, checks, places
+
+    def end_of_file(self) -> None:
+        """This file's calls become "recorded by an earlier file" for the next ones (a call
+        repeated inside one file is not a duplicate: another tool may reuse its ids). None of
+        them is in :attr:`calls` yet (those were repeats), so their runs go in as they are."""
+        for bucket in self.file_seen.runs:
+            for run in bucket:
+                self.calls.add(*run)
+        self.file_seen = SeenKeys()
+
+    def _record(self, rows: np.ndarray, firsts: np.ndarray) -> None:
+        self.count += len(rows)
+        room = _SHOW - len(self.shown)
+        if room > 0:
+            self.shown += zip(rows[:room].tolist(), firsts[:room].tolist(), strict=True)
+
+    def message(self) -> str | None:
+        if not self.count:
+            return None
+        shown = [(self.where(a), self.where(b)) for a, b in self.shown]
+        return duplicate_message(shown, total=self.count)
+
+
+_LINE_MASK = (1 << 40) - 1
+
+
+_SPACE = np.array([32, 9, 13, 11, 12], dtype=np.uint8)  # what bytes.strip removes, but \n
+
+
+def _unpadded(data: np.ndarray, ends: np.ndarray) -> bool:
+    """No line of ``data`` (``ends``: its newlines) starts or ends with what ``bytes.strip``
+    removes: then the lines need no strip one by one."""
+    if not len(data):
+        return True
+    after = ends[ends + 1 < len(data)] + 1
+    edges = np.concatenate((data[:1], data[-1:], data[ends[ends > 0] - 1], data[after]))
+    return not np.isin(edges, _SPACE).any()
+
+
+def _refuse_deep(
+    source: str, first_line: int, raw: list[bytes], data: np.ndarray, ends: np.ndarray
+) -> None:
+    """The whole-file reader's depth rule (:func:`dedupe._refuse_deep`): msgspec skips an
+    unknown field without building it, so a line of 100k nested brackets would pass as a row.
+    Brackets are counted per line with numpy; only a line with more than MAX_DEPTH of them is
+    scanned exactly."""
+    opens = np.flatnonzero((data == 0x7B) | (data == 0x5B))
+    if len(opens) <= MAX_DEPTH:
+        return
+    per_line = np.bincount(np.searchsorted(ends, opens), minlength=len(raw) + 1)
+    for index in np.flatnonzero(per_line[: len(raw)] > MAX_DEPTH).tolist():
+        if _depth_over(raw[index], MAX_DEPTH):
+            raise _too_deep(f"{source}:{first_line + index}")
+
+
+def _salted(ident: tuple[Any, ...]) -> tuple[Any, ...]:
+    return (_SALT, *ident)
+
+
+def _firsts(keys: np.ndarray, checks: np.ndarray | None = None) -> np.ndarray:
+    """For each position, the first position with the same key (its check must match)."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    first = first[inverse.reshape(-1)]
+    if checks is not None and (checks[first] != checks).any():
+        raise NeedsExactPath
+    return first
+
+
+def _kept(column: Any, keep: np.ndarray) -> Any:
+    return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
+
+
+def _kept_load(load: Callable[[str], Any], keep: np.ndarray, name: str) -> Any:
+    return _kept(load(name), keep)
+
+
+@dataclass
+class _Range:
+    """A slice of whole lines folded: the tally, its lines, the ``(tally row, line)`` of its
+    evidence rows, and the repeats it found (places counted from the slice's first line)."""
+
+    tally: Any
+    lines: int
+    evidence: dict[int, int]
+    repeats: Repeats
+    answered: bool = False  # a line names ``model_answered`` (the answered-model warning)
+    line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
+    call_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
+
+
+def _fold_range(
+    path: Path,
+    start: int,
+    end: int,
+    names: Sequence[str],
+    tally: Any,
+    repeats: Repeats,
+    source: int,
+    first_line: int,
+) -> _Range:
+    """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
+    seen; line numbers start at ``first_line``."""
+    from eloledger.ledger.tally import _decode, read_batches
+
+    swaps, lines, evidence, answered = None, 0, {}, False
+    for number, pos, data in read_batches(path, start, end, _BATCH_BYTES):
+        whole = bytes(data)
+        answered = answered or _ANSWERED in whole
+        if swaps is None:
+            swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
+        columns, length, load = _decode(data, names, swaps)
+        keep = repeats.keep(source, first_line + number - 1, whole, pos)
+        before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
+        kept = {name: _kept(column, keep) for name, column in columns.items()}
+        tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
+        for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
+            if mark < 0 <= seen[1]:
+                row = int(np.flatnonzero(keep)[seen[1] - before])
+                evidence[seen[1]] = first_line + number - 1 + row
+        lines += length
+    tally.tidy()
+    return _Range(tally, lines, evidence, repeats, answered)
+
+
+def _worker(
+    path: Path, start: int, end: int, names: Sequence[str], new: Any, calls: bool
+) -> _Range:
+    """A slice folded in a worker process, against nothing seen before it; what goes back is
+    the tally, the repeats found, and the keys of its distinct lines and calls."""
+    repeats = Repeats([path], calls=calls)
+    try:
+        folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
+    finally:
+        repeats.close()  # (a file cannot go back to the parent)
+    keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
+    keys.sort()
+    folded.line_keys = keys
+    folded.call_keys = repeats.file_calls()[0] if calls else _EMPTY
+    return folded
+
+
+@dataclass
+class Folded:
+    """What :func:`fold_files` gives: the tally, the reader's warnings (torn tails, then the
+    duplicate warning), the ``file:line`` of the tally's evidence rows, and whether any line
+    names ``model_answered`` (else the answered-model scan has nothing to find)."""
+
+    tally: Any
+    warnings: list[str]
+    where: Callable[[int], str]
+    answered: bool
+
+
+class _Overlap(Exception):
+    """A slice repeats a row of an earlier slice: fold again in one pass, in order."""
+
+
+def fold_files(
+    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], workers: int | None = None
+) -> Folded:
+    """Fold ``paths`` in order into ``new()`` (a TokenTally), repeats left out: the tally, the
+    reader's warnings (torn tails, then the duplicate warning) and the ``file:line`` of the
+    tally's evidence rows. NeedsExactPath if a line needs the exact reader.
+
+    Big files are folded in slices by worker processes, each slice against nothing seen
+    before it; when a slice repeats an earlier one's row (``cat L L``, overlapping shards) the
+    files are folded again in one process, in order, which applies the rules exactly."""
+    from eloledger.ledger.fastread import _auto_workers
+
+    sizes = [p.stat().st_size for p in paths]
+    count = workers if workers is not None else _auto_workers(max(sizes, default=0))
+    if count > 1:
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return _fold_parallel(paths, names, new, count)
+        except (_Overlap, BrokenProcessPool):
+            pass
+    return _fold_in_order(paths, names, new)
+
+
+def _fold_in_order(paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]) -> Folded:
+    from eloledger.ledger.reader import _inspect, _torn_message
+
+    tally, repeats = new(), Repeats(paths)
+    warnings: list[str] = []
+    located: dict[int, str] = {}
+    answered = False
+    try:
+        for source, path in enumerate(paths):
+            end, torn = _inspect(path)
+            folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
+            answered = answered or folded.answered
+            located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
+            repeats.end_of_file()
+            if torn:
+                warnings.append(_torn_message(path, folded.lines + 1, torn))
+    finally:
+        repeats.close()
+    message = repeats.message()
+    warnings += [message] if message else []
+    return Folded(tally, warnings, located.__getitem__, answered)
+
+
+def _fold_parallel(
+    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], count: int
+) -> Folded:
+    """Every file in ``count`` slices folded at once; the slices' tallies merged in order.
+    Only the keys of the lines (and calls) seen are kept here: any match is an overlap."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from eloledger.ledger.fastread import _split
+    from eloledger.ledger.reader import _inspect, _torn_message
+
+    tally, repeats = new(), Repeats(paths)
+    lines: list[np.ndarray] = []  # each slice's sorted line keys (never one copy of them all)
+    calls = _EMPTY  # sorted keys of the earlier files' calls
+    warnings: list[str] = []
+    located: dict[int, str] = {}
+    answered = False
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(count - 1, mp_context=context) as pool:
+        for source, path in enumerate(paths):
+            end, torn = _inspect(path)
+            bounds = _split(path, end, count)
+            check = repeats.check_calls
+            futures = [pool.submit(_worker, path, a, b, names, new, check) for a, b in bounds[1:]]
+            try:
+                pending = [_worker(path, *bounds[0], names, new, check), *futures]
+                offset, file_calls = 0, []
+                for item in pending:
+                    part = item if isinstance(item, _Range) else item.result()
+                    answered = answered or part.answered
+                    if any(_any_in(part.line_keys, seen) for seen in lines):
+                        raise _Overlap  # a slice repeats a line of an earlier one
+                    lines.append(part.line_keys)
+                    if len(calls) and _any_in(part.call_keys, calls):
+                        raise _Overlap
+                    file_calls.append(part.call_keys)
+                    shift = (source << 40) + offset
+                    repeats.shown = (repeats.shown + [(a + shift, b + shift) for a, b in part.repeats.shown])[:_SHOW]  # fmt: skip
+                    repeats.count += part.repeats.count
+                    rows = tally.rows
+                    tally.merge(part.tally)
+                    located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
+                    offset += part.lines
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            calls = np.union1d(calls, np.concatenate(file_calls))
+            if torn:
+                warnings.append(_torn_message(path, offset + 1, torn))
+    message = repeats.message()
+    warnings += [message] if message else []
+    return Folded(tally, warnings, located.__getitem__, answered)
+
+
+def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
+    if not len(keys) or not len(sorted_keys):
+        return False
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return bool((sorted_keys[at] == keys).any())
+
+
+__all__ = ["Repeats", "SeenKeys", "fold_files"]
