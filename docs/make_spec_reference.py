@@ -7,7 +7,7 @@ stated defaults are read off the parser's typed calls (``g.int("concurrency", de
 low=1, high=4096)``) in ``runner/spec.py``; the gates' off ``budget.gates.Gates``. The one line
 of meaning per key, and the defaults the parser works out instead of stating, are in
 ``runner/spec_keys.py``. Anything missing or left over there is an error, not a silent gap;
-``tests/test_docs_spec_reference.py`` fails when the file is not this script's output.
+``tests/docs/test_docs_spec_reference.py`` fails when the file is not this script's output.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Kill a run of real Claude Code sessions mid-run, resume it: no session counted twice.
 
-The stand-in CLI of tests/test_agent_run.py shows the mechanism; this runs the real Claude Code
+The stand-in CLI of tests/agents/test_agent_run.py shows the mechanism; this runs the real Claude Code
 against the embedded simulator inside `unshare -n`, SIGKILLs `eloledger run` (and so its CLIs)
 while sessions are running, then `--resume`s: every session has exactly one final row, the
 sessions finished before the kill are not run again, and `eloledger tokens` counts nothing twice.

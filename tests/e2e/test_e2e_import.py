@@ -8,7 +8,7 @@ records what it billed per run; the test imports the HOME the CLIs wrote and com
 per-session totals with the bill, then imports again (nothing added).
 
 With ELOLEDGER_REGEN_CORPUS=1 the logs and the bill are copied to tests/data/agent-logs/real/
-(the fast test tests/test_import_real.py checks that corpus without the CLIs). This file is
+(the fast test tests/imports/test_import_real.py checks that corpus without the CLIs). This file is
 also the in-namespace driver: ``python test_e2e_import.py JOB``.
 """
 

@@ -35,7 +35,7 @@ and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_tu
    k + 1 sessions on at least 5 tasks; past that the line continues with +400·log10 k from
    the last tested point, labelled ``law``, without a gap interval. (The old line, the
    pooled fit's b0 plus a best-of-k gain or the tie-free law, called an exact sampler
-   "below" in 62-100% of pass/fail runs: tests/test_rating_checkpoint_verdict.py.)
+   "below" in 62-100% of pass/fail runs: tests/rating/test_rating_checkpoint_verdict.py.)
 5. **Reading it.** ``gap`` = Elo - line at each budget (with its interval); the **verdict** at
    the arm's last tested budget with k >= 2: ``above`` (the gap's interval is above 0: the
    agent's own strategy beats sampling again), ``below`` (under 0) or ``on``; with no such
@@ -493,7 +493,7 @@ def _arm_grid(own: list[Trace], ratio: float) -> np.ndarray | None:
     turn: at the median budget half of them would have nothing to show yet, and even at the
     90% quantile the line's sessions cut at b0 waste a tenth of their tries, so that a pure
     sampler with session costs jittered +-20% read 'above' its line by ~25 Elo (1 seed in
-    4; tests/test_rating_truth_jitter.py)."""
+    4; tests/rating/test_rating_truth_jitter.py)."""
     firsts = []
     for t in own:
         hit = np.flatnonzero(np.isfinite(t.values))
@@ -565,7 +565,7 @@ def _spent_at(own: list[Trace], b0: float) -> float:
     (all of b0 when it has none by then; its end when it ended sooner). The line's k counts
     sessions of that cost, not of b0: a long session reuses the budget left between its
     checkpoints, and sessions cut at b0 with the leftover wasted made a sampler read 'above'
-    when session costs vary (tests/test_rating_truth_jitter.py)."""
+    when session costs vary (tests/rating/test_rating_truth_jitter.py)."""
     spent = []
     for t in own:
         idx = int(np.searchsorted(t.budgets, b0, side="right")) - 1

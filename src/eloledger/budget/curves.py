@@ -22,7 +22,7 @@
    is refitted. ``resample="both"`` then also resamples the sessions of every (task, arm);
    ``"sessions"`` resamples sessions only, which holds the tasks fixed: it answers "how sure
    are we on *these* tasks" and under-covers the population of tasks (coverage 0.55 against
-   0.93 with tasks at 30 tasks in ``tests/test_rating_truth_curves.py``). When every
+   0.93 with tasks at 30 tasks in ``tests/rating/test_rating_truth_curves.py``). When every
    (task, arm) has a single session, session resampling cannot vary anything and tasks are
    resampled instead, with a warning. With tasks resampled the rounds carry the small-sample
    widening of ``eloledger elo --bootstrap`` and a point's interval is their BCa interval

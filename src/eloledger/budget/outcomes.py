@@ -320,7 +320,7 @@ def ledger_outcomes(
 
     Read by the columnar reader (bulk duplicate check): the rows handed to
     :func:`arm_outcomes` hold only :data:`OUTCOME_COLUMNS`, with the values the row reader
-    gives (tests/test_rating_ledger_outcomes.py compares the two).
+    gives (tests/rating/test_rating_ledger_outcomes.py compares the two).
     """
     from eloledger.ledger.merge import read_ledgers
     from eloledger.ledger.summary import count_warnings

@@ -39,7 +39,7 @@ examples:
 
 
 # summary.BY_CHOICES, spelled out: importing the summary (numpy) here slowed every command's
-# start by ~0.15 s (tests/test_import_fast_paths.py checks the two agree).
+# start by ~0.15 s (tests/imports/test_import_fast_paths.py checks the two agree).
 BY_CHOICES = ("arm", "task", "session", "model", "day", "project", "source", "run")
 CROSS_TAB = "task,arm"  # tasks down, arms across: total tokens in each cell
 

@@ -49,7 +49,7 @@ from eloledger.gateway.neterrors import is_dns, is_tls
 from eloledger.gateway.wire import answered_model, same_model
 from eloledger.redact import register_secret, scrub
 
-# the names tests/test_wire_usage.py imports from here
+# the names tests/gateway/test_wire_usage.py imports from here
 _usage_from_body, _usage_from_stream = usage_from_body, usage_from_stream
 
 MAX_REQUESTS = 8

@@ -8,7 +8,7 @@ big file and the slices' tallies merge in file order, so every "first at" locati
 first-seen order is the one a whole-file read gives.
 
 The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
-and warnings (``tests/test_ledger_tally.py`` compares the two on varied ledgers). Streaming
+and warnings (``tests/ledger/test_ledger_tally.py`` compares the two on varied ledgers). Streaming
 covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
 several files, a repeated or missing ``ts`` stream through :mod:`eloledger.ledger.streamfold`
 (the duplicate rules batch by batch); only a line the exact reader must read sends the files

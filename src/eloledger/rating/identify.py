@@ -15,7 +15,7 @@ relative to the anchor's strongly connected group A (whose contrasts are identif
   compared in counts as one game, shared among its opponents there): comparisons within a
   task share its samples, so 3 samples per arm make 9 comparisons of one pair that are
   nearly one game, and counting them as 9 put the bound above the true Elo in 23% of runs
-  at 5 tasks (promised 2.5%; tests/test_rating_identify_clusters.py). Its point Elo is
+  at 5 tasks (promised 2.5%; tests/rating/test_rating_identify_clusters.py). Its point Elo is
   withheld (``elo`` null): any number there would be the fallback prior number;
 * a player **below** A gets the mirror image (−∞, upper bound];
 * a player with no path either way, or in another weakly connected group, is **not

@@ -8,7 +8,7 @@ sandwich — so the sandwich is the many-rounds limit of that one-step bootstrap
 closed form: one sparse product for the "meat" and two solves with the Hessian factor the fit
 already needs. Summing scores *within* a task before squaring is what keeps it honest when
 comparisons of a task are correlated (shared difficulty, shared samples): the coverage
-simulation in tests/test_rating_sandwich.py measures it, and shows the naive (per-comparison)
+simulation in tests/rating/test_rating_sandwich.py measures it, and shows the naive (per-comparison)
 version under-covering on the same data.
 
 Anchor and prior: without a prior θ is only defined up to a shift; the Hessian gets the gauge

@@ -605,5 +605,5 @@ def _parsed_body(body: Any) -> Any:
     return text.strip()[:1000]
 
 
-# the name tests/test_runner_providers.py imports
+# the name tests/runner/test_runner_providers.py imports
 _retry_after = error_kinds.retry_after_s

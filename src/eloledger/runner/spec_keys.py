@@ -3,7 +3,7 @@
 ``docs/spec-reference.md`` is generated from this module and from the parser in ``spec.py``
 (the keys, their types, bounds and stated defaults are read from the parser's own calls), so the
 reference cannot drift from the code: a key the parser accepts without a line here, or a line
-for a key it does not accept, fails ``tests/test_docs_spec_reference.py``.
+for a key it does not accept, fails ``tests/docs/test_docs_spec_reference.py``.
 """
 
 from __future__ import annotations

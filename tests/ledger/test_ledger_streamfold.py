@@ -1,0 +1,123 @@
+"""The streamed fold with the duplicate rules (ledger/streamfold.py) gives what the whole-file
+read gives: on every shape that used to be read whole (no ts, repeated ts, several files, a
+copy, overlapping shards), in batches of a few rows, and on hypothesis's ledgers it keeps and
+names exactly the rows the line-by-line duplicate finder keeps and names."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_ledger_dedupe_bulk import ledgers
+from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
+
+from eloledger.ledger import merge, streamfold
+from eloledger.ledger.columns import NeedsExactPath
+from eloledger.ledger.dedupe import duplicate_message
+from eloledger.ledger.tally import read_tally
+
+
+@pytest.fixture
+def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streamfold, "_BATCH_BYTES", 2048)
+
+
+def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the whole-file read an error: the streamed fold must handle these itself."""
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read whole, not streamed")
+
+    monkeypatch.setattr(merge, "read_ledgers", refuse)
+
+
+@pytest.mark.parametrize(
+    "case", ["no ts", "repeated ts", "two files", "a copy", "overlapping shards", "cat L L"]
+)
+@pytest.mark.parametrize(("by", "workers"), [("arm", 1), ("task", 2), ("model", 2)])
+def test_every_shape_streams_and_equals_the_whole_read(
+    tmp_path: Path,
+    tiny_batches: None,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    by: str,
+    workers: int,
+) -> None:
+    """Two workers: slices folded apart, merged in order; a slice repeating an earlier one's
+    row (cat L L, a copy) is folded again in one pass."""
+    ts = {"no ts": "none", "repeated ts": "repeated", "cat L L": "none"}.get(case, "increasing")
+    rows = varied_rows(4, 600, ts=ts)  # fractional counts from row 370: the second slice
+    path = write(tmp_path / "a.jsonl", rows)
+    paths: Any = path
+    if case == "repeated ts":
+        with path.open("a") as fh:
+            fh.write(json.dumps(rows[-1]) + "\n")
+    if case == "two files":
+        paths = [path, write(tmp_path / "b.jsonl", varied_rows(5, 200))]
+    if case == "a copy":
+        paths = [path, write(tmp_path / "copy.jsonl", rows[:50])]
+    if case == "overlapping shards":  # the same calls recorded again, with other latencies
+        again = [{**r, "latency_ms": 1.5, "sample": i % 3} for i, r in enumerate(rows[100:160])]
+        paths = [path, write(tmp_path / "b.jsonl", again + varied_rows(6, 40))]
+    if case == "cat L L":
+        path.write_text(path.read_text() * 2)
+    expected = whole(paths, by, PRICES)
+    no_fallback(monkeypatch)
+    tallied = read_tally(paths, columns(by, True), by, PRICES, workers=workers)
+    same(tallied, expected)
+    if case in ("repeated ts", "a copy", "overlapping shards", "cat L L"):
+        assert any("duplicate" in w for w in tallied[1])
+
+
+def test_a_blank_line_still_takes_the_exact_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.jsonl", varied_rows(4, 50, ts="none"))
+    path.write_text(path.read_text().replace("\n", "\n\n", 1))
+    with pytest.raises(NeedsExactPath):
+        streamfold.fold_files([path], columns("arm", False), lambda: None)
+    same(read_tally(path, columns("arm", False), "arm", None), whole(path, "arm", None))
+
+
+def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
+    pairs = [("a:2", "a:1"), ("a:3", "a:1"), ("a:4", "a:1")]
+    every = pairs + [("a:9", "a:1")] * 997
+    assert duplicate_message(pairs, total=1000) == duplicate_message(every)
+    assert "1000 duplicate rows" in duplicate_message(pairs, total=1000)
+
+
+@settings(max_examples=120, deadline=None)
+@given(ledgers(), st.sampled_from([40, 150, 1 << 20]))
+def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
+    """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
+    another way), blank lines left out (those take the exact path), in batches of ``size``;
+    a repeat of an earlier batch's line is confirmed by reading that line back."""
+    files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
+    files = [body for body in files if body]
+    if not files:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [Path(tmp) / f"l{i}.jsonl" for i in range(len(files))]
+        for path, body in zip(paths, files, strict=True):
+            path.write_bytes(body)
+        data = [(str(path), body) for path, body in zip(paths, files, strict=True)]
+        expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
+        repeats = streamfold.Repeats(paths)
+        keep = []
+        for source, body in enumerate(files):
+            number, pos = 1, 0
+            while pos < len(body):
+                cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
+                chunk = body[pos:cut]
+                keep += repeats.keep(source, number, chunk, pos).tolist()
+                number += chunk.count(b"\n")
+                pos = cut
+            repeats.end_of_file()
+        repeats.close()
+    assert keep == np.asarray(expected_keep).tolist()
+    assert repeats.count == len(expected_pairs)
+    assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]
