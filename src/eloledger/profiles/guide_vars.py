@@ -1,6 +1,6 @@
 """The variables the guides' scripts read for their gateway: ``TAOTOKEN_BASE_URL``, ``TAOTOKEN_BASE``.
 
-Why both, and which form each holds (see docs/guides-notes.md): the scripts hand
+Why both, and which form each holds (see docs/guide-conventions.md): the scripts hand
 ``TAOTOKEN_BASE_URL`` to the OpenAI SDK as ``base_url``, like ``OPENAI_BASE_URL``, and the
 OpenAI SDK appends ``/chat/completions`` with no ``/v1`` of its own (docs/observed/clients.md), so it
 holds the OpenAI-family URL, ``https://taotoken.net/api/v1``. ``TAOTOKEN_BASE`` is the gateway
