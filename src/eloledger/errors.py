@@ -20,3 +20,26 @@ class UserError(Exception):
     def one_line(self) -> str:
         text = self.message if not self.fix else f"{self.message} (fix: {self.fix})"
         return " ".join(text.split())
+
+
+class CodedWarning(str):
+    """A warning's text with a stable code, as the doctor's findings have.
+
+    It is a ``str`` (printed, written to JSON and compared as before), and faces that react to
+    a kind of warning match its ``code``, never its words, which may be reworded.
+    """
+
+    code: str
+
+    def __new__(cls, code: str, text: str) -> CodedWarning:
+        made = super().__new__(cls, text)
+        made.code = code
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:  # pickled across worker processes intact
+        return (self.code, str(self))
+
+
+def warning_code(text: str) -> str:
+    """The code of a :class:`CodedWarning`, or "" for a plain string."""
+    return getattr(text, "code", "")

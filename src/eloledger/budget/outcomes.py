@@ -51,6 +51,7 @@ from eloledger.budget.sessions import (
     session_key,
     session_totals,
 )
+from eloledger.errors import CodedWarning
 
 PASS_THRESHOLD = 0.5
 RESULTS_SUFFIX = ".results.csv"
@@ -273,9 +274,10 @@ def zero_usage_as_missing(
 
 def unsandboxed_warning(arms: Sequence[str]) -> str:
     """The loud line for scores judged outside the sandbox (``[judge] sandbox = "none"``)."""
-    return (
+    return CodedWarning(
+        "judge.unsandboxed",
         "UNSANDBOXED: judged with sandbox = \"none\" (the judged code ran as the user, and could "
-        f"forge its score): {', '.join(arms)}"
+        f"forge its score): {', '.join(arms)}",
     )
 
 

@@ -15,7 +15,7 @@ import stat as stat_module
 from pathlib import Path
 from typing import Any
 
-from eloledger.errors import UserError
+from eloledger.errors import CodedWarning, UserError
 from eloledger.ledger.reader import parse_line
 
 
@@ -80,7 +80,7 @@ class LedgerFollower:
             try:
                 rows.append(parse_line(line, where=f"{self.path}:{self.line}"))
             except UserError as exc:
-                self.warnings.append(f"skipped {exc.one_line()}")
+                self.warnings.append(CodedWarning("ledger.line_skipped", f"skipped {exc.one_line()}"))
         return rows
 
     def _restart(self, why: str) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.errors import CodedWarning
 from eloledger.ledger.columns import COST_COLUMNS, SUMMARY_COLUMNS, Factor
 from eloledger.ledger.reader import Ledger
 
@@ -256,12 +257,13 @@ def summary_warnings(
     if guessed.any():
         counts = np.bincount(g.group[guessed], minlength=len(g.names))
         named = ", ".join(f"{g.names[i]} ({counts[i]})" for i in np.flatnonzero(counts))
-        out.append(
+        out.append(CodedWarning(
+            "usage.estimated",
             f"{int(guessed.sum())} ok call(s) have ESTIMATED token counts (the gateway reported "
             f"no usage; eloledger guessed from characters), by {by}: {named}; fix: have the "
             "gateway report usage (stream_options.include_usage, or a gateway that sends usage "
             "on streams) - see 'eloledger doctor --ledger'"
-        )
+        ))
     failed = ~g.ok & g.usage
     if failed.any():
         spent = np.bincount(g.group[failed], weights=total[failed], minlength=len(g.names))

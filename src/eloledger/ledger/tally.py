@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.errors import CodedWarning
 from eloledger.ledger.answered import file_warnings
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.fastread import _auto_workers, _decode_batch, _split
@@ -482,12 +483,13 @@ class TokenTally:
         guessed = [i for i in order if counts[i, EST_N]]
         if guessed:
             named = ", ".join(f"{g.name(i)} ({int(counts[i, EST_N])})" for i in guessed)
-            out.append(
+            out.append(CodedWarning(
+                "usage.estimated",
                 f"{int(counts[:, EST_N].sum())} ok call(s) have ESTIMATED token counts (the "
                 f"gateway reported no usage; eloledger guessed from characters), by {self.by}: "
                 f"{named}; fix: have the gateway report usage (stream_options.include_usage, or "
                 "a gateway that sends usage on streams) - see 'eloledger doctor --ledger'"
-            )
+            ))
         parts = [f"{g.name(i)}: {_number(counts[i, FAIL_T])}" for i in order if counts[i, FAIL_T]]
         if parts:
             out.append(

@@ -42,6 +42,7 @@ import numpy as np
 
 from eloledger.budget.outcomes import pass_at_k
 from eloledger.budget.reference import best_of_k_gains
+from eloledger.errors import CodedWarning
 from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
 from eloledger.rating.identify import Identification, identify, task_games
@@ -653,11 +654,12 @@ def _cost_mismatch(names: Sequence[str], costs: Mapping[str, Any], tokens: np.nd
             f"{(_field(costs[n], 'estimated_token_share') or 0):.0%} of tokens)"
             for n in guessed
         ]
-        out.append(
+        out.append(CodedWarning(
+            "usage.estimated",
             "Elo per token uses ESTIMATED token counts (the gateway reported no usage) for: "
             + ", ".join(parts)
-            + "; fix: a gateway that reports usage (stream_options.include_usage)"
-        )
+            + "; fix: a gateway that reports usage (stream_options.include_usage)",
+        ))
     extra = sorted(set(costs) - set(names))
     if extra:
         out.append(f"ledger arms with no comparisons (not rated): {', '.join(extra)}")

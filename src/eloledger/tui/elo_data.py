@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eloledger.errors import warning_code
 from eloledger.textsafe import visible
 
 DEFAULT_THRESHOLD = 50.0  # Elo per 1K tokens per task
@@ -66,10 +67,14 @@ def compute_elo(comparisons: Path, ledger: Path | None) -> EloData:
     )
 
 
+# Warnings that stay on screen, not only in a toast: estimated tokens, unsandboxed scores.
+LOUD_WARNINGS = frozenset({"usage.estimated", "judge.unsandboxed"})
+
+
 def loud_warnings(warnings: Sequence[str]) -> str:
     """The report's warnings that tokens are estimates or scores unsandboxed: they stay on
     screen, not just in a toast."""
-    loud = [f"⚠ {w}" for w in warnings if "ESTIMATED" in w or w.startswith("UNSANDBOXED")]
+    loud = [f"⚠ {w}" for w in warnings if warning_code(w) in LOUD_WARNINGS]
     return "\n".join(loud)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from eloledger.errors import warning_code
 from eloledger.runner.counters import RunCounters
 
 APPLY_CHUNK = 2000  # rows folded between yields to the event loop when catching up
@@ -173,7 +174,7 @@ class LedgerWatch:
         new = self.follower.warnings[self._warnings_read :]
         self._warnings_read = len(self.follower.warnings)
         for message in new:
-            if message.startswith("skipped "):
+            if warning_code(message) == "ledger.line_skipped":
                 self.skipped += 1
                 self.last_skipped = message[len("skipped ") :][:120]
 
