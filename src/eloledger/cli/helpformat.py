@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import re
 
-from eloledger.tables import fill
-
 _LEAD = re.compile(r"^\s*")
 
 
@@ -21,6 +19,8 @@ class WrappedHelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Raw description/epilog layout, lines wrapped between words to the terminal's width."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
+        from eloledger.tables import fill  # only when help is printed: not on every command's start
+
         lines = []
         for line in text.splitlines():
             if len(indent) + len(line) <= len(indent) + width or not line.strip():
@@ -31,4 +31,6 @@ class WrappedHelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
     def _split_lines(self, text: str, width: int) -> list[str]:
+        from eloledger.tables import fill
+
         return fill(" ".join(text.split()), width).splitlines()

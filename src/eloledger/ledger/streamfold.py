@@ -335,7 +335,7 @@ def _fold_range(
 ) -> _Range:
     """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
     seen; line numbers start at ``first_line``."""
-    from eloledger.ledger.tally import _decode, read_batches
+    from eloledger.ledger.batches import decode_batch, read_batches
 
     swaps, lines, evidence, answered = None, 0, {}, False
     for number, pos, data in read_batches(path, start, end, _BATCH_BYTES):
@@ -343,7 +343,7 @@ def _fold_range(
         answered = answered or _ANSWERED in whole
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
-        columns, length, load = _decode(data, names, swaps)
+        columns, length, load = decode_batch(data, names, swaps)
         keep = repeats.keep(source, first_line + number - 1, whole, pos)
         before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
         kept = {name: _kept(column, keep) for name, column in columns.items()}

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -30,8 +30,10 @@ import numpy as np
 
 from eloledger.errors import CodedWarning
 from eloledger.ledger.answered import file_warnings
+from eloledger.ledger.batches import BATCH_BYTES as _BATCH_BYTES
+from eloledger.ledger.batches import Load, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
-from eloledger.ledger.fastread import _auto_workers, _decode_batch, _split
+from eloledger.ledger.fastread import _auto_workers, _split
 from eloledger.ledger.summary import (
     ABSURD_TOKENS,
     ARM_ROLES,
@@ -43,8 +45,6 @@ from eloledger.ledger.summary import (
     judge_group,
     latency_stats,
 )
-
-Load = Callable[[str], Any]  # a batch's column that was not decoded with the others
 
 # Per-group counters, one row per group: merging two tallies adds rows.
 (CALLS, OK, MISSING, PROMPT, COMPLETION, TOTAL, EST_N, EST_T, FAIL_T, COST, UNPRICED) = range(11)
@@ -614,7 +614,6 @@ def _fold_parallel(
     return tally
 
 
-_BATCH_BYTES = 4 << 20
 # This process folds the first slice, then merges the workers' tallies (about a tenth of a
 # slice's time for 1M rows): so its slice is a little smaller, and all finish together.
 _LEAD_SHARE = 0.94
@@ -631,67 +630,11 @@ def _fold_range(
         if swaps is None:
             first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
             swaps = alias_swaps(first, names)
-        tally.fold(*_decode(lines, names, swaps))
+        tally.fold(*decode_batch(lines, names, swaps))
         if not tally.in_writing_order():
             raise NeedsExactPath  # not this fold's shape: stop now, not at the slice's end
     tally.tidy()
     return tally
-
-
-def read_batches(
-    path: Path, start: int, end: int, size: int
-) -> Iterator[tuple[int, int, memoryview]]:
-    """(line number counted from ``start``, byte offset, whole lines) of ``[start, end)``,
-    about ``size`` bytes at a time; NeedsExactPath if the file shrank meanwhile.
-
-    Batches are read into one reused buffer: a fresh 4 MB ``bytes`` per read cost a page fault
-    per 4 KB (0.59 s of 3.9 s for 1M rows); what is decoded from a batch holds no reference
-    into it. A line longer than a batch is read whole, once."""
-    buffer = bytearray(size)
-    number = 1
-    with open(path, "rb") as fh, memoryview(buffer) as whole:
-        pos = start
-        while pos < end:
-            fh.seek(pos)
-            data: bytes | bytearray = buffer
-            got = fh.readinto(whole[: min(size, end - pos)])
-            if not got:
-                raise NeedsExactPath  # the file shrank since we looked
-            cut = got if pos + got == end else buffer.rfind(b"\n", 0, got) + 1
-            if cut == 0:  # one line longer than a batch: read it whole, once
-                data = fh.read(_line_length(fh, pos, end))
-                cut = len(data)
-            with memoryview(data) as view, view[:cut] as lines:
-                yield number, pos, lines
-            number += data.count(b"\n", 0, cut) + (0 if data[cut - 1] == 10 else 1)
-            pos += cut
-
-
-def _line_length(fh: Any, pos: int, end: int) -> int:
-    """Bytes from ``pos`` through the next newline (or ``end``), found a batch at a time; the
-    file is left at ``pos``."""
-    fh.seek(pos)
-    length = 0
-    while pos + length < end:
-        piece = fh.read(min(_BATCH_BYTES, end - pos - length))
-        if not piece:
-            break
-        found = piece.find(b"\n")
-        if found >= 0:
-            length += found + 1
-            break
-        length += len(piece)
-    fh.seek(pos)
-    return length
-
-
-def _decode(lines: memoryview, names: Sequence[str], swaps: Any) -> tuple[Any, int, Load]:
-    columns, length = _decode_batch(lines, names, swaps)
-
-    def load(name: str) -> Any:  # called while ``lines`` is still open
-        return _decode_batch(lines, (name,), swaps)[0][name]
-
-    return columns, length, load
 
 
 __all__ = ["TokenTally", "read_tally", "stream_tally", "tally_ledger"]
