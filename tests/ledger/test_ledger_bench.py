@@ -28,7 +28,6 @@ def test_bench_ledger_small() -> None:
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 def test_bench_guide_rows_against_duckdb_small() -> None:
-    pytest.importorskip("duckdb")  # the bench extra; CI does not install it
     done = _bench("--guide", "--rows", "3000")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sums identical: True" in done.stdout and "duckdb" in done.stdout
