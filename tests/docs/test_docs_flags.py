@@ -44,7 +44,6 @@ OTHER_PROGRAMS = {
     "--disable-userns": "bubblewrap's",
     "--flag": "a placeholder in an agent arm's args example",
     "--shape": "bench/bench_ledger.py",
-    "--memory": "bench/bench_ledger.py",
     "--dupes": "bench/bench_ledger.py",
     "--outcomes": "bench/bench_ledger.py",
     "--rows": "bench/bench_ledger.py",
