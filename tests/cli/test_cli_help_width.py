@@ -8,21 +8,12 @@ import io
 
 import pytest
 
-from eloledger.cli import COMMAND_NAMES, build_parser
+from eloledger.cli import COMMAND_NAMES, build_parser, iter_parsers
 from eloledger.cli.options import FORMATS
 
 
 def _parsers() -> list[tuple[str, argparse.ArgumentParser]]:
-    found = []
-
-    def walk(prefix: str, parser: argparse.ArgumentParser) -> None:
-        found.append((prefix, parser))
-        for action in parser._subparsers._group_actions if parser._subparsers else ():
-            for name, child in action.choices.items():
-                walk(f"{prefix} {name}".strip(), child)
-
-    walk("", build_parser())
-    return found
+    return [(" ".join(path), parser) for path, parser in iter_parsers(build_parser())]
 
 
 @pytest.mark.parametrize("name, parser", _parsers(), ids=lambda x: x if isinstance(x, str) else "")

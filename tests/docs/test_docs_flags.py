@@ -17,7 +17,6 @@ left alone (`-o` is one letter; bundles are guesswork).
 
 from __future__ import annotations
 
-import argparse
 import functools
 import re
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from eloledger.cli import build_parser
+from eloledger.cli import build_parser, iter_parsers
 from eloledger.runner.spec import _TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,17 +70,10 @@ def documents() -> list[Path]:
 @functools.cache
 def command_flags() -> dict[tuple[str, ...], set[str]]:
     """Each command path (``()``, ``("run",)``, ``("profile", "add")``) and its long options."""
-    found: dict[tuple[str, ...], set[str]] = {}
-
-    def walk(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
-        found[path] = {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, (*path, name))
-
-    walk(build_parser(), ())
-    return found
+    return {
+        path: {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+        for path, parser in iter_parsers(build_parser())
+    }
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str, bool, str]]:

@@ -8,17 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from eloledger.cli import build_parser
+from eloledger.cli import build_parser, iter_parsers
 
 ISSUE = re.compile(r"\bissues?\s*#?\d+", re.IGNORECASE)
 
 
-def helps(parser: argparse.ArgumentParser, path: str = "eloledger") -> Iterator[tuple[str, str]]:
-    yield path, parser.format_help()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from helps(sub, f"{path} {name}")
+def helps(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str]]:
+    for path, sub in iter_parsers(parser):
+        yield " ".join(("eloledger", *path)), sub.format_help()
 
 
 def test_no_help_text_names_an_issue(monkeypatch: pytest.MonkeyPatch) -> None:

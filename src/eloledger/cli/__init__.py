@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from eloledger import __version__
@@ -75,14 +75,25 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def iter_parsers(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """``(command path, parser)`` for the parser and every command and sub-command below it:
+    ``()``, ``("run",)``, ``("profile", "add")``..."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from iter_parsers(child, (*path, name))
+
+
 def _wrap_help(parser: argparse.ArgumentParser) -> None:
     """Every command's (and sub-command's) help wraps to the terminal between words."""
     from eloledger.cli.helpformat import WrappedHelpFormatter
 
-    for action in parser._subparsers._group_actions if parser._subparsers else ():
-        for child in getattr(action, "choices", {}).values():
+    for path, child in iter_parsers(parser):
+        if path:
             child.formatter_class = WrappedHelpFormatter
-            _wrap_help(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.cli.options import add_format_option
 
 EPILOG = """\
@@ -34,7 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
             "and a concrete fix. Keys are never printed."
         ),
         epilog=EPILOG,
-        formatter_class=WrappedHelpFormatter,
     )
     parser.add_argument("--profile", metavar="NAME", help="check and probe this profile")
     parser.add_argument("--offline", action="store_true", help="static checks only (no probes)")

@@ -7,7 +7,6 @@ import sys
 from datetime import UTC
 from typing import Any
 
-from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.cli.options import add_format_option
 from eloledger.errors import UserError
 from eloledger.words import plural
@@ -92,7 +91,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Name a gateway once; switch every coding CLI to it without losing a line "
         "of your own config.",
         epilog=_EPILOG,
-        formatter_class=WrappedHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
 
@@ -148,7 +146,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_format_option(p, help="with cc-switch: what was imported, as a table or JSON")
 
     for action in actions.choices.values():
-        action.formatter_class = WrappedHelpFormatter
         action.epilog = _EPILOG
         action.description = action.description or parser.description
     parser.set_defaults(handler=handle, action=None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from eloledger.cli.helpformat import WrappedHelpFormatter
 from eloledger.errors import UserError
 
 EPILOG = """\
@@ -32,7 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run eloledger's embedded simulator: an OpenAI- and Anthropic-compatible "
         "HTTP server on 127.0.0.1 with a simulated model, for demos and tests.",
         epilog=EPILOG,
-        formatter_class=WrappedHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
