@@ -1,7 +1,8 @@
 """Option groups several commands share, defined once so they read and behave the same.
 
 One ``--format`` vocabulary (``table`` for people, ``json`` for programs, ``csv``/``md`` where
-rows make sense), one pair of interval options, one ``--wide`` and one row selection.
+rows make sense), the interval methods and how ``--intervals`` and ``--bootstrap`` combine,
+one ``--wide`` and one row selection.
 """
 
 from __future__ import annotations

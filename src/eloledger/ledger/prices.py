@@ -1,6 +1,6 @@
 """The user's own price table: cost columns for models the user priced, never a guess.
 
-``prices.toml`` in eloledger's config folder (``platformdirs.user_config_dir("eloledger")``),
+``prices.toml`` in eloledger's config folder (:func:`eloledger.locations.config_dir`),
 per model, per 1M tokens, in whatever currency the user bills in::
 
     [models."gpt-4o"]
@@ -42,9 +42,9 @@ class Price:
 
 
 def prices_path() -> Path:
-    import platformdirs
+    from eloledger.locations import prices_path as located
 
-    return Path(platformdirs.user_config_dir("eloledger", appauthor=False)) / "prices.toml"
+    return located()
 
 
 def load_prices(path: str | os.PathLike[str] | None = None) -> dict[str, Price]:

@@ -21,9 +21,6 @@ from eloledger.fsutil import atomic_write, read_config_text
 from eloledger.profiles.model import Profile
 from eloledger.redact import register_secret
 
-APP = "eloledger"
-
-
 config_dir = locations.config_dir
 data_dir = locations.data_dir
 state_dir = locations.state_dir
