@@ -14,13 +14,8 @@ from typing import Any
 from eloledger.tables import Column
 
 DRIFT_TOKENS = 0.10  # tokens per task up more than 10% ...
-
-
 DRIFT_PASS = 0.01  # ... while the n=1 pass rate rises by at most 1 pp
-
-# What `eloledger history` and the TUI's History view show (one row per run and arm).
-
-
+# What `eloledger audit` and the History view's audit table show (one row per week or run).
 AUDIT_COLUMNS = (
     Column("period", "period"),
     Column("runs", "runs"),

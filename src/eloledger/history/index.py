@@ -31,6 +31,7 @@ from typing import Any
 from eloledger.errors import UserError
 from eloledger.tables import Column
 
+# What `eloledger history` and the TUI's History view show (one row per run and arm).
 HISTORY_COLUMNS = (
     Column("time", "time"),
     Column("run", "run"),
@@ -42,7 +43,6 @@ HISTORY_COLUMNS = (
     Column("latency_p95_ms", "p95 ms", 0, drop=2),
     Column("mark", "worth", drop=1),
 )
-# What `eloledger audit` and the History view's audit table show (one row per week or run).
 
 
 def index_path() -> Path:
