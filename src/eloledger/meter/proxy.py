@@ -25,7 +25,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -40,7 +40,7 @@ from eloledger.gateway.wire import answered_model
 from eloledger.meter.call import MeteredCall
 from eloledger.meter.door import Door
 from eloledger.meter.tap import GEMINI, Tap, asked_model, wire_of
-from eloledger.meter.upstream import Answer, Gateway, direct_ok
+from eloledger.meter.upstream import Answer, Gateway, IteratedAnswer, direct_ok
 from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
 
 # Never forwarded either way: connection-level headers, and what the meter rewrites itself.
@@ -228,7 +228,7 @@ class Meter:
         wire = wire_of(req.path) if req.method == "POST" else None
         started, wall = time.perf_counter(), time.time()
         try:
-            answer, done = await self._send(session.upstream.root_url, req, target, headers)
+            answer = await self._send(session.upstream.root_url, req, target, headers)
         except _UPSTREAM_ERRORS as exc:
             message = f"the meter could not reach the gateway: {type(exc).__name__}"
             writer.write(_json(502, {"error": {"message": message}}, close=True))
@@ -239,26 +239,25 @@ class Meter:
         try:
             return await self._relay(session, req, wire, answer, writer, started, wall)
         finally:
-            await done()
+            await answer.aclose()
 
     async def _send(
         self, root: str, req: Request, target: str, headers: list[tuple[str, str]]
-    ) -> tuple[Answer, Callable[[], Awaitable[None]]]:
-        """The gateway's answer (head read, body to come) and what releases it: on plain
-        streams where nothing stands between (:mod:`.upstream`), else through httpx2."""
+    ) -> Answer:
+        """The gateway's answer (head read, body to come): on a plain protocol where nothing
+        stands between (:mod:`.upstream`), else through httpx2."""
         gateway = self._gateways.get(root)
         if gateway is None and root not in self._gateways:
             gateway = Gateway(root, self.timeout_s) if direct_ok(root) else None
             self._gateways[root] = gateway
         if gateway is not None:
-            answer = await gateway.send(req.method, target, headers, req.body)
-            return answer, answer.body.aclose  # type: ignore[attr-defined]
+            return await gateway.send(req.method, target, headers, req.body)
         assert self._client is not None
         request = self._client.build_request(req.method, root + target, headers=headers,
                                              content=req.body)  # fmt: skip
         response = await self._client.send(request, stream=True)
         items = [(k.lower(), v) for k, v in response.headers.multi_items()]
-        return Answer(response.status_code, items, response.aiter_bytes()), response.aclose
+        return IteratedAnswer(response.status_code, items, response.aiter_bytes(), response.aclose)
 
     async def _relay(
         self,
@@ -280,23 +279,45 @@ class Meter:
         broken: str | None = None  # the gateway's answer ended before its end
         status = response.status
         body = b""
+        high = writer.transport.get_write_buffer_limits()[1]
+        parts: list[bytes] = []
+
+        def relay(data: bytes) -> bool:
+            """One piece of a streamed answer: counted, then sent on at once."""
+            nonlocal ttft, sent, gone
+            if ttft is None:
+                ttft = (time.perf_counter() - started) * 1000.0
+            sent += len(data)
+            if tap is not None:
+                tap.feed(data)
+            if gone or writer.transport.is_closing():
+                gone = True
+                return False
+            writer.write(chunk(data))
+            return writer.transport.get_write_buffer_size() > high
+
+        def collect(data: bytes) -> bool:
+            nonlocal sent
+            sent += len(data)
+            if sent > _MAX_WHOLE_BODY:
+                raise ConnectionError("answer too large")
+            parts.append(data)
+            return False
+
+        async def drained() -> None:
+            nonlocal gone
+            try:
+                await writer.drain()
+            except ConnectionError:
+                gone = True
+
         try:
             if streamed:
                 writer.write(_head(status, head, chunked=True, keep=keep))
-                async for data in response.body:
-                    if ttft is None:
-                        ttft = (time.perf_counter() - started) * 1000.0
-                    sent += len(data)
-                    if tap is not None:
-                        tap.feed(data)
-                    if not gone:
-                        try:
-                            writer.write(chunk(data))
-                            await writer.drain()
-                        except ConnectionError:
-                            gone = True
+                await response.pipe(relay, drained)
             else:
-                body = await _read_capped(response.body)
+                await response.pipe(collect, drained)
+                body = b"".join(parts)
         except _UPSTREAM_ERRORS as exc:
             broken = f"the gateway's answer broke off: {type(exc).__name__}"
         if streamed:
@@ -414,17 +435,6 @@ def _forward_headers(req: Request, upstream: Upstream) -> list[tuple[str, str]]:
     out.append(("accept-encoding", "identity"))  # the tap reads the bytes as they come
     out.extend(upstream.headers)
     return out
-
-
-async def _read_capped(body: AsyncIterator[bytes]) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    async for data in body:
-        size += len(data)
-        if size > _MAX_WHOLE_BODY:
-            raise ConnectionError("answer too large")
-        parts.append(data)
-    return b"".join(parts)
 
 
 def _head(status: int, headers: list[tuple[str, str]], *, chunked: bool, keep: bool) -> bytes:
