@@ -43,10 +43,15 @@ async def test_finished_run_tabs_fit_80_columns(tmp_path: Path, no_color: None) 
     app = EloLedgerApp(watch=finished_run(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: "run finished" in screen_text(app))
-        assert await until(lambda: "Follow tail" in screen_text(app).splitlines()[-1])
         await pilot.pause(0.3)  # the footer follows the state: drawn after "run finished"
-        footer = screen_text(app).splitlines()[-1]
-        assert "Pause view" not in footer and "Follow tail" in footer, footer
+        drawn: list[str] = []  # the footer as drawn (blank for a frame while it is recomposed)
+
+        def footer() -> str:
+            drawn.append(" ".join(lines_of(app, "Footer")))
+            return drawn[-1]
+
+        assert await until(lambda: "Follow tail" in footer()), drawn[-3:]
+        assert "Pause view" not in drawn[-1], drawn[-1]
         await pilot.press("p")  # not offered, and does nothing
         await pilot.pause(0.3)
         assert "view paused" not in screen_text(app)
