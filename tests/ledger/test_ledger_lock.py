@@ -27,7 +27,7 @@ concurrency = 2
 seed = 3
 
 [sim]
-speed = 0.5
+speed = 2
 
 [tasks]
 source = "builtin:arith"
