@@ -281,22 +281,31 @@ class Meter:
         body = b""
         high = writer.transport.get_write_buffer_limits()[1]
         parts: list[bytes] = []
+        unsent_head = _head(status, head, chunked=True, keep=keep) if streamed else b""
+        ended = False  # the streamed body's end was sent on with its last piece
 
-        def relay(data: bytes) -> bool:
-            """One piece of a streamed answer: counted, then sent on at once."""
-            nonlocal ttft, sent, gone
-            if ttft is None:
-                ttft = (time.perf_counter() - started) * 1000.0
-            sent += len(data)
-            if tap is not None:
-                tap.feed(data)
+        def relay(data: bytes, last: bool) -> bool:
+            """One piece of a streamed answer: counted, then sent on at once (the head with
+            the first piece, the end with the last: one write each)."""
+            nonlocal ttft, sent, gone, unsent_head, ended
+            out, unsent_head = unsent_head, b""
+            if data:
+                if ttft is None:
+                    ttft = (time.perf_counter() - started) * 1000.0
+                sent += len(data)
+                if tap is not None:
+                    tap.feed(data)
+                out += chunk(data)
+            if last:
+                out += LAST_CHUNK
+                ended = True
             if gone or writer.transport.is_closing():
                 gone = True
                 return False
-            writer.write(chunk(data))
+            writer.write(out)
             return writer.transport.get_write_buffer_size() > high
 
-        def collect(data: bytes) -> bool:
+        def collect(data: bytes, last: bool) -> bool:
             nonlocal sent
             sent += len(data)
             if sent > _MAX_WHOLE_BODY:
@@ -312,16 +321,14 @@ class Meter:
                 gone = True
 
         try:
-            if streamed:
-                writer.write(_head(status, head, chunked=True, keep=keep))
-                await response.pipe(relay, drained)
-            else:
-                await response.pipe(collect, drained)
-                body = b"".join(parts)
+            await response.pipe(relay if streamed else collect, drained)
+            body = b"".join(parts)
         except _UPSTREAM_ERRORS as exc:
             broken = f"the gateway's answer broke off: {type(exc).__name__}"
         if streamed:
-            if not gone and broken is None:
+            if unsent_head:  # the answer broke off before its first piece
+                writer.write(unsent_head)
+            if not ended and not gone and broken is None:
                 writer.write(LAST_CHUNK)
         elif broken is None:
             sent = len(body)

@@ -24,11 +24,15 @@ _MAX_HEAD = 64 * 1024
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 _MAX_LINE = 4096  # a chunk-size or trailer line
 _IDLE = 8  # kept-alive connections per gateway
+_READ = 64 * 1024  # bytes per read at most
 
-# Takes each piece of an answer's body as it arrives; True when the agent's side is full and
-# reading is to pause until ``drained`` (the second argument of ``pipe``) returns. It may raise
-# ConnectionError to end the answer (a body over a cap).
-Sink = Callable[[bytes], bool]
+# Takes the pieces of an answer's body as they arrive: ``sink(data, last)``. The first call comes
+# at once, with what arrived together with the head (maybe nothing); ``last`` is True on the call
+# that ends the body cleanly (its data may be empty), so the last piece and the end can go out in
+# one write. Returns True when the agent's side is full and reading is to pause until
+# ``drained`` (the second argument of ``pipe``) returns; may raise ConnectionError to end the
+# answer (a body over a cap).
+Sink = Callable[[bytes, bool], bool]
 Drained = Callable[[], Awaitable[None]]
 
 
@@ -76,9 +80,11 @@ class IteratedAnswer(Answer):
         self._close = close
 
     async def pipe(self, sink: Sink, drained: Drained) -> None:
+        sink(b"", False)
         async for data in self._body:
-            if sink(data):
+            if sink(data, False):
                 await drained()
+        sink(b"", True)
 
     async def aclose(self) -> None:
         await self._close()
@@ -176,8 +182,8 @@ class _ConnectionAnswer(Answer):
             await drained()
             conn.resume()
 
-        def push(data: bytes) -> None:
-            if sink(data) and not conn.paused:
+        def push(data: bytes, last: bool) -> None:
+            if sink(data, last) and not conn.paused:
                 conn.pause()
                 task = asyncio.get_running_loop().create_task(resume_when_drained())
                 resuming.add(task)
@@ -195,10 +201,12 @@ class _ConnectionAnswer(Answer):
             self._gateway.keep(self._conn)
 
 
-class _Connection(asyncio.Protocol):
+class _Connection(asyncio.BufferedProtocol):
     """One connection to the gateway, one answer at a time: the head is parsed and the body
     unframed as bytes arrive. A watchdog, one timer per answer, ends an answer that sent nothing
-    for the timeout (reading paused for a slow agent does not count)."""
+    for the timeout (reading paused for a slow agent does not count). Bytes are read into one
+    buffer of its own: a plain protocol's transport allocates 256 KiB per read, which cost more
+    than all the rest of a read here (bench/bench_meter.py)."""
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
@@ -209,13 +217,15 @@ class _Connection(asyncio.Protocol):
         self._head: asyncio.Future[tuple[int, list[tuple[str, str]]]] | None = None
         self._done: asyncio.Future[None] | None = None
         self._pending = b""  # head bytes not yet ended by a blank line
-        self._push: Callable[[bytes], None] | None = None
+        self._push: Callable[[bytes, bool], None] | None = None
         self._early: list[bytes] = []  # body pieces before a sink was attached
+        self._early_end = False  # ... and whether the body ended before it was
         self._frames: Unchunk | None = None  # a chunked body
         self._left: int | None = None  # a body of known length: bytes still due
         self._last = 0.0  # when the gateway last sent something
         self._timer: asyncio.TimerHandle | None = None
         self._method = ""
+        self._buffer = memoryview(bytearray(_READ))
 
     # ----------------------------------------------------------------- what the gateway leg calls
     @property
@@ -230,20 +240,20 @@ class _Connection(asyncio.Protocol):
         self._method = method
         self._head = self._loop.create_future()
         self._done = self._loop.create_future()
-        self._pending, self._push, self._early = b"", None, []
+        self._pending, self._push, self._early, self._early_end = b"", None, [], False
         self._frames, self._left, self.reusable, self.paused = None, None, False, False
         self._last = self._loop.time()
         self._arm()
         self.transport.write(data)
         return self._head
 
-    def attach(self, push: Callable[[bytes], None]) -> asyncio.Future[None]:
-        """Hand the body to ``push`` from now on; done when the body has ended."""
+    def attach(self, push: Callable[[bytes, bool], None]) -> asyncio.Future[None]:
+        """Hand the body to ``push`` from now on, starting at once with what has come; done
+        when the body has ended."""
         assert self._done is not None
-        early, self._early, self._push = self._early, [], push
+        early, self._early, self._push = b"".join(self._early), [], push
         try:
-            for piece in early:
-                push(piece)
+            push(early, self._early_end)
         except Exception as exc:  # noqa: BLE001 - the sink's refusal ends the answer
             self._fail(exc)
         return self._done
@@ -270,7 +280,13 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # a stream transport (uvloop's too)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._received(bytes(self._buffer[:nbytes]))
+
+    def _received(self, data: bytes) -> None:
         if self._done is None or self._done.done():  # bytes nobody asked for
             self.close()
             return
@@ -290,6 +306,7 @@ class _Connection(asyncio.Protocol):
             self._fail(ConnectionError("the gateway closed the connection"))
         elif self._done is not None and not self._done.done():
             if self._frames is None and self._left is None:  # the body ends with the connection
+                self._deliver(b"", True)
                 self._end(b"")
             else:
                 self._fail(ConnectionError("the gateway ended the answer early"))
@@ -318,6 +335,7 @@ class _Connection(asyncio.Protocol):
         assert self._head is not None
         self._head.set_result((status, headers))  # framing read first: a bad one fails the head
         if self._method == "HEAD" or status in (204, 304) or status < 200 or length == 0:
+            self._deliver(b"", True)
             self._end(buf)
             return b""
         if chunked:
@@ -341,13 +359,17 @@ class _Connection(asyncio.Protocol):
             ended = self._left == 0
         else:
             payload = data
-        if payload:
-            if self._push is None:
-                self._early.append(payload)
-            else:
-                self._push(payload)
+        if payload or ended:
+            self._deliver(payload, ended)
         if ended:
             self._end(rest)
+
+    def _deliver(self, payload: bytes, last: bool) -> None:
+        if self._push is None:
+            self._early.append(payload)
+            self._early_end = last
+        else:
+            self._push(payload, last)
 
     def _end(self, rest: bytes) -> None:
         """The body ended; bytes past it leave nothing safe to reuse."""
