@@ -48,10 +48,19 @@ def asked_model(wire: str, path: str, body: bytes) -> str | None:
     return str(model) if model else None
 
 
-def _worth_reading(data: bytes, end: int) -> bool:
-    """Whether the complete lines in ``data[:end]`` may carry usage, a model or an error (the
-    words every such event has): most chunks of a stream are text deltas, skipped whole."""
-    return any(data.find(word, 0, end) >= 0 for word in _WORDS)
+def _word_lines(data: bytes, last: int) -> list[tuple[int, int]]:
+    """The (start, end) of each whole line of ``data[:last]`` that holds a word every event with
+    usage, a model or an error has, in order: only those are worth decoding."""
+    if last < 0:
+        return []
+    spans = set()
+    for word in _WORDS:
+        at = data.find(word, 0, last)
+        while at >= 0:
+            end = data.find(b"\n", at)
+            spans.add((data.rfind(b"\n", 0, at) + 1, end))
+            at = data.find(word, end, last)
+    return sorted(spans)
 
 
 _WORDS = (b"usage", b"model", b"error")  # also modelVersion, usageMetadata
@@ -77,20 +86,12 @@ class Tap:
             return
         data = self._pending + chunk if self._pending else chunk
         last = data.rfind(b"\n")
-        if last < 0 or not _worth_reading(data, last):  # text deltas only: nothing to count
-            rest = data[last + 1 :]
-            self._pending = rest if len(rest) <= _MAX_EVENT else b""
-            return
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                break
+        for start, end in _word_lines(data, last):  # most lines are text deltas: never split
             line = data[start:end]
-            start = end + 1
             if line.startswith(b"data:"):
                 self._event(line[5:].strip())
-        self._pending = data[start:] if len(data) - start <= _MAX_EVENT else b""
+        rest = data[last + 1 :]
+        self._pending = rest if len(rest) <= _MAX_EVENT else b""
 
     def finish(self) -> None:
         """The body ended: read a whole (non-streamed) body, or a last unterminated line."""

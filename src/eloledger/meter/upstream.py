@@ -445,14 +445,25 @@ class Unchunk:
             pos = eol + 2
             if self._trailer:
                 self.done = not line
+                continue
+            size = _chunk_size(line)
+            stop = pos + size
+            if size and buf[stop : stop + 2] == b"\r\n":  # the whole chunk is here: one step
+                out.append(buf[pos:stop])
+                pos = stop + 2
             else:
-                size_text = line.split(b";", 1)[0].strip()
-                if not _HEX.fullmatch(size_text):
-                    raise ValueError("a chunk size is not a hex number")
-                size = int(size_text, 16)
                 self._left, self._trailer = size, size == 0
         self.rest = buf[pos:]
         return b"".join(out) if len(out) != 1 else out[0]
+
+
+def _chunk_size(line: bytes) -> int:
+    """The size on a chunk's first line (hex, maybe followed by extensions after ``;``)."""
+    if not _HEX.fullmatch(line):
+        line = line.split(b";", 1)[0].strip()
+        if not _HEX.fullmatch(line):
+            raise ValueError("a chunk size is not a hex number")
+    return int(line, 16)
 
 
 def _parse_head(raw: bytes) -> tuple[int, list[tuple[str, str]]]:
