@@ -1,4 +1,4 @@
-"""Coverage study of the agent checkpoint verdict (budget/checkpoints.py, budget/sampling_line.py).
+"""Coverage study of the agent checkpoint verdict (budget/checkpoint_curves.py, budget/sampling_line.py).
 
     .venv/bin/python bench/study_checkpoint_verdict.py [--reps N]
 
@@ -22,8 +22,8 @@ from collections import Counter
 
 import numpy as np
 
+from eloledger.budget.checkpoint_curves import checkpoint_curves
 from eloledger.budget.checkpoint_sim import agent_rows
-from eloledger.budget.checkpoints import checkpoint_curves
 
 NULL_DESIGNS = [(6, 3), (6, 12), (20, 2), (20, 4), (20, 12), (60, 4), (60, 12)]
 

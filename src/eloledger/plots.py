@@ -104,7 +104,7 @@ def _errors(values: Any, low: Any, high: Any) -> list[list[float]] | None:
 def plot_checkpoints(result: Any, path: str | os.PathLike[str]) -> Path:
     """Elo of every (arm, budget) of a checkpoint fit against log budget, each arm's
     repeated-sampling line beside it, and the verdict in the legend."""
-    from eloledger.budget.checkpoints import AXIS_LABEL
+    from eloledger.budget.checkpoint_curves import AXIS_LABEL
     from eloledger.tables import arm_letters
 
     letters = arm_letters(arm.name for arm in result.arms)  # the TUI's letters
@@ -266,7 +266,7 @@ def _draw_costed(ax: Any, report: Any, costed: list[dict[str, Any]]) -> None:
 
 def write_figure(result: Any, path: str | os.PathLike[str]) -> Path:
     """The right figure for a checkpoint fit, budget curves or an Elo report."""
-    from eloledger.budget.checkpoints import CheckpointResult
+    from eloledger.budget.checkpoint_curves import CheckpointResult
     from eloledger.budget.curves import CurveResult
 
     plot_format(path)  # a bad name fails before any work

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from checkpoint_truth import planted_rows
-from eloledger.budget.checkpoints import MIN_TASKS, checkpoint_curves
+from eloledger.budget.checkpoint_curves import MIN_TASKS, checkpoint_curves
 from eloledger.cli import curve_cmd
 
 

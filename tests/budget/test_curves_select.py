@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from checkpoint_truth import COST, planted_rows, write_ledger
-from eloledger.budget.checkpoints import checkpoint_curves
+from eloledger.budget.checkpoint_curves import checkpoint_curves
 from eloledger.cli import main
 from eloledger.ledger.prices import Price
 

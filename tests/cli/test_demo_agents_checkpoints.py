@@ -59,7 +59,7 @@ def test_demo_checkpoints_runs_agents_and_a_matched_chat_arm_then_prints_the_cur
         assert marks[-1]["budget_tokens"] == s["total_tokens"]
     replies = [r for r in rows if r["arm"] == chat["name"] and r["role"] == "sample"]
     tasks = spec["tasks"]["limit"]
-    assert tasks >= 5  # task-clustered intervals need >= 5 tasks (budget.checkpoints.MIN_TASKS)
+    assert tasks >= 5  # task-clustered intervals need >= 5 tasks (budget.checkpoint_curves.MIN_TASKS)
     assert len(replies) == tasks * chat["n"]  # k replies per task
     assert len({r["task_id"] for r in sessions}) == tasks
     assert all(r["score"] is not None and r["direction"] in ("max", "min") for r in replies)

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
+from eloledger.budget.checkpoint_curves import checkpoint_curves
 from eloledger.budget.checkpoint_sim import agent_rows
-from eloledger.budget.checkpoints import checkpoint_curves
 from eloledger.budget.sampling_line import paired_gap, win_against_best_of_k
 
 

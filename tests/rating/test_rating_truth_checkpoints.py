@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from checkpoint_truth import COST, SHAPES, planted_rows, true_elo
-from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
+from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
 from eloledger.errors import UserError
 
 SEEDS = (0, 1, 2, 3)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from checkpoint_truth import planted_rows
-from eloledger.budget.checkpoints import Trace, _arm_grid, checkpoint_curves
+from eloledger.budget.checkpoint_curves import Trace, _arm_grid, checkpoint_curves
 
 SEEDS = tuple(range(8))
 EXPECTED = {"sampler": "on", "plateau": "below", "beater": "above", "kshot": "on"}

@@ -1,6 +1,6 @@
 """Is an agent at budget b better than the best of k of its own sessions cut at b0?
 
-The checkpoint verdict (:mod:`eloledger.budget.checkpoints`) asks whether an agent's own
+The checkpoint verdict (:mod:`eloledger.budget.checkpoint_curves`) asks whether an agent's own
 strategy beats sampling again at the same budget. Reading that off a pooled Bradley-Terry fit
 and a best-of-k line built from the tie-free 400·log10 k law (or a line fitted separately, with
 its uncertainty ignored) called an exact repeated sampler "below" in most runs when scores tie

@@ -164,7 +164,7 @@ def handle(args: argparse.Namespace) -> int:
 def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
     """The checkpoint fit when the ledger has checkpoint rows (or --axis is not tokens), else
     the sampling budget curves."""
-    from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
+    from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
     from eloledger.budget.curves import budget_curves
 
     axis = getattr(args, "axis", "tokens")
@@ -227,7 +227,7 @@ ARM_COLUMNS = (  # fits 80 columns with a 15-character arm name (kind: in the JS
 
 def checkpoint_records(result: Any) -> list[dict[str, Any]]:
     """One record per (arm, budget): the table's and the CSV's rows for a checkpoint fit."""
-    from eloledger.budget.checkpoints import _label
+    from eloledger.budget.checkpoint_curves import _label
 
     out = []
     for arm in result.arms:
@@ -252,7 +252,7 @@ def checkpoint_records(result: Any) -> list[dict[str, Any]]:
 
 
 def _render_checkpoints(result: Any, fmt: str) -> str:
-    from eloledger.budget.checkpoints import _label
+    from eloledger.budget.checkpoint_curves import _label
     from eloledger.tables import Column, render_csv, render_table, terminal_width, wrap
 
     records = checkpoint_records(result)

@@ -1,4 +1,5 @@
-"""The token ledger: one JSON object per model call, append-only (schema in design.md).
+"""The token ledger: one JSON object per model call, append-only (fields in ``schema.py``;
+the format and its guarantees in docs/ledger.md).
 
 Modules: ``writer`` (LedgerWriter), ``reader`` (read_ledger, iter_rows, parse_line, Ledger),
 ``summary`` (summarize, summary_warnings, arm_costs, ArmCost), ``follow`` (LedgerFollower),

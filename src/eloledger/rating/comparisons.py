@@ -1,6 +1,6 @@
 """Pairwise comparisons: read them from CSV/JSONL (fast, strict) or build them in memory.
 
-Two row shapes are accepted (design.md, "Comparisons"):
+Two row shapes are accepted (docs/elo.md):
 
 * ``task_id,winner,loser[,weight]`` — a hard win;
 * ``task_id,a,b,outcome[,weight]`` — ``outcome`` in [0, 1] is a's share of the win

@@ -18,7 +18,7 @@ BASE_COLUMNS = (
     ("games", "games", 0),
     ("wins", "wins", 1),
 )
-COST_COLUMNS = (
+ELO_COST_COLUMNS = (
     ("tokens_per_task", "tok/task", 0),
     ("delta_elo", "d_elo", 1),
     ("delta_elo_per_1k", "d_elo/1k", 2),
@@ -129,7 +129,7 @@ def cost_columns(report: Any, with_worth_it: bool = False) -> tuple[tuple[str, s
     timed = any(p.get("latency_p95_ms") is not None for p in report.players)
     return tuple(
         c
-        for c in COST_COLUMNS
+        for c in ELO_COST_COLUMNS
         if (c[0] != "worth_it" or with_worth_it) and (c[0] != "latency_p95_ms" or timed)
     )
 

@@ -37,7 +37,7 @@ def ledger_rows(ledger: Path) -> list[dict[str, Any]]:
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
     """What ``eloledger curve LEDGER`` computes: the checkpoint fit when the ledger has
     checkpoint rows, else the sampling budget curves."""
-    from eloledger.budget.checkpoints import checkpoint_curves, has_checkpoints
+    from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
     from eloledger.budget.curves import budget_curves
 
     rows = ledger_rows(ledger)
@@ -169,7 +169,7 @@ def curves_status_parts(curves: Any) -> list[str]:
     """The curves' one-line summary in parts, most useful first (a narrow screen drops the
     last): what is drawn, then each arm's verdict or where it slows down."""
     if hasattr(curves, "axis"):  # a checkpoint fit: each arm's verdict against sampling
-        from eloledger.budget.checkpoints import _label
+        from eloledger.budget.checkpoint_curves import _label
 
         parts = ["curves inside sessions vs repeated sampling"]
         for arm in curves.arms:

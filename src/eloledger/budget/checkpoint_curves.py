@@ -2,7 +2,7 @@
 
 The runner judges snapshots of an agent session's work folder at increasing budgets
 and writes one ``role = "checkpoint"`` row per snapshot (``budget_tokens``/``_turns``/
-``_seconds``, ``score``, ``passed``; see design.md and the issue's row contract). Here:
+``_seconds``, ``score``, ``passed``; docs/agents.md). Here:
 
 1. **Traces.** Each agent session (``task_id, arm, session, sample``) is the sequence of its
    checkpoints in budget order; its value at a checkpoint is that snapshot's score (signed by
