@@ -203,3 +203,43 @@ async def test_a_gateway_that_does_not_speak_http_is_a_502(gateway, answer: byte
         assert KEY not in r.text
     finally:
         await meter.aclose()
+
+
+async def test_an_agent_that_hangs_up_midway_is_still_billed_the_whole_answer(gateway) -> None:
+    """The agent reads the first event and hangs up; the gateway goes on (it bills the whole
+    answer), so the meter reads the answer to its end and counts the gateway's usage."""
+    hung_up = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _request(reader)
+        writer.write(SSE_HEAD + _chunk(START))
+        await writer.drain()
+        await hung_up.wait()
+        for _ in range(20):
+            writer.write(_chunk(FILLER))
+            await writer.drain()
+        writer.write(_chunk(END) + b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    meter = Meter(timeout_s=30)
+    try:
+        session = await meter.open(Upstream(await gateway(handler), KEY), tcp=True)
+        reader, writer = await asyncio.open_connection("127.0.0.1", session.port)
+        payload = orjson.dumps(BODY)
+        writer.write(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: %b\r\n"
+                     b"content-length: %d\r\n\r\n%b"
+                     % (session.token.encode(), len(payload), payload))  # fmt: skip
+        await reader.readuntil(b"message_start")
+        writer.transport.abort()  # a reset, not a polite close
+        hung_up.set()
+        for _ in range(200):
+            if session.calls:
+                break
+            await asyncio.sleep(0.05)
+        (call,) = session.calls
+        assert call.usage is not None
+        assert (call.usage.prompt_tokens, call.usage.completion_tokens) == (11, 777)
+    finally:
+        hung_up.set()
+        await meter.aclose()
