@@ -243,3 +243,56 @@ async def test_an_agent_that_hangs_up_midway_is_still_billed_the_whole_answer(ga
     finally:
         hung_up.set()
         await meter.aclose()
+
+
+async def test_a_tls_gateway_is_read_and_its_connection_kept(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gateways are https: the meter's leg speaks TLS (verified against the trusted CAs, here a
+    self-signed certificate made trusted through SSL_CERT_FILE), relays the stream, counts it,
+    and keeps the connection for the next call."""
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command makes the test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                await _request(reader)
+                writer.write(SSE_HEAD + _chunk(START) + _chunk(FILLER) + _chunk(END) + b"0\r\n\r\n")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=server_tls)
+    port = server.sockets[0].getsockname()[1]
+    meter = Meter(timeout_s=10)
+    try:
+        session = await meter.open(Upstream(f"https://localhost:{port}", KEY), tcp=True)
+        async with httpx2.AsyncClient(timeout=10) as client:
+            for _ in range(2):
+                r = await client.post(client_root(session) + "/v1/messages", json=BODY,
+                                      headers={"x-api-key": session.token})  # fmt: skip
+                assert r.status_code == 200 and r.content == START + FILLER + END
+        assert connections == 1  # the second call went on the kept connection
+        assert [(c.usage.prompt_tokens, c.usage.completion_tokens) for c in session.calls
+                if c.usage] == [(11, 777), (11, 777)]  # fmt: skip
+    finally:
+        await meter.aclose()
+        server.close()

@@ -282,12 +282,12 @@ class Meter:
         high = writer.transport.get_write_buffer_limits()[1]
         parts: list[bytes] = []
         unsent_head = _head(status, head, chunked=True, keep=keep) if streamed else b""
-        ended = False  # the streamed body's end was sent on with its last piece
 
         def relay(data: bytes, last: bool) -> bool:
-            """One piece of a streamed answer: counted, then sent on at once (the head with
-            the first piece, the end with the last: one write each)."""
-            nonlocal ttft, sent, gone, unsent_head, ended
+            """One piece of a streamed answer: counted, then sent on at once. The head goes
+            with the first call (what came alongside it) and the end with the last piece, one
+            write each; a stream that broke off gets no end, so the agent sees it cut."""
+            nonlocal ttft, sent, gone, unsent_head
             out, unsent_head = unsent_head, b""
             if data:
                 if ttft is None:
@@ -298,7 +298,6 @@ class Meter:
                 out += chunk(data)
             if last:
                 out += LAST_CHUNK
-                ended = True
             if gone or writer.transport.is_closing():
                 gone = True
                 return False
@@ -325,18 +324,13 @@ class Meter:
             body = b"".join(parts)
         except _UPSTREAM_ERRORS as exc:
             broken = f"the gateway's answer broke off: {type(exc).__name__}"
-        if streamed:
-            if unsent_head:  # the answer broke off before its first piece
-                writer.write(unsent_head)
-            if not ended and not gone and broken is None:
-                writer.write(LAST_CHUNK)
-        elif broken is None:
+        if not streamed and broken is None:
             sent = len(body)
             if tap is not None:
                 tap.feed(body)
             writer.write(_head(status, [*head, ("content-length", str(sent))], chunked=False,
                                keep=keep) + body)  # fmt: skip
-        else:
+        elif not streamed:
             writer.write(_json(502, {"error": {"message": broken}}, close=True))
         if tap is not None:
             tap.finish()
