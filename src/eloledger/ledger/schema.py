@@ -1,4 +1,6 @@
-"""Ledger row schema v1: the canonical field names and the names found in the wild.
+"""Ledger row schema v1: the canonical field names, what each means and which rows carry it
+(``FIELD_GROUPS``, which docs/make_ledger_reference.py turns into docs/ledger-reference.md), and
+the names found in the wild.
 
 A row is one model call (or one attempt of it). ``session`` is an independent attempt
 sequence of one arm on one task (budget curves cut sessions at token checkpoints);
@@ -9,6 +11,7 @@ strategy, ``attempt`` the retries of one call. ``ts`` is Unix time in seconds (f
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -107,3 +110,157 @@ def judgeable(row: Mapping[str, Any]) -> bool:
     if str(row.get("status") or "ok") == "ok":
         return True
     return bool(row.get("agent")) and row.get("error_class") in JUDGED_AGENT_ERRORS
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """One ledger field as docs/ledger-reference.md shows it (made by
+    docs/make_ledger_reference.py; a test keeps the page equal to this table, and another checks
+    that what the writers write is in it)."""
+
+    name: str
+    type: str  # the JSON type(s)
+    rows: str  # the roles whose rows carry it ("every": all of them)
+    meaning: str
+
+
+_CHAT = "sample, select, judge, probe"
+_CALLS = "sample, select, judge, probe, call"
+
+FIELD_GROUPS: tuple[tuple[str, tuple[FieldDoc, ...]], ...] = (
+    ("Identity", (
+        FieldDoc("v", "integer", "every", "schema version (1)"),
+        FieldDoc("run_id", "string", "every", "the run that wrote the row"),
+        FieldDoc("experiment", "string", "every", "the spec's experiment name"),
+        FieldDoc("task_id", "string", "every", "the task"),
+        FieldDoc("arm", "string", "every",
+                 "the arm (a strategy or agent); `judge` on judge rows"),
+        FieldDoc("session", "integer or string", "every",
+                 "one independent attempt sequence of one arm on one task (an imported "
+                 "session's id)"),
+        FieldDoc("sample", "integer", "every",
+                 "the sample inside a session; on judge rows the match"),
+        FieldDoc("round", "integer", _CALLS,
+                 "the round of a multi-round strategy; the order the answers were shown on "
+                 "judge rows; the call's number inside its session on call rows"),
+        FieldDoc("role", "string", "every",
+                 "sample | select | judge | probe | checkpoint | call"),
+        FieldDoc("attempt", "integer", _CALLS, "the try of one call (retries count up)"),
+        FieldDoc("ts", "number", "every", "Unix time in seconds when the row was written"),
+    )),
+    ("Model and gateway", (
+        FieldDoc("model", "string", "every", "the model asked for"),
+        FieldDoc("model_answered", "string", _CALLS,
+                 "the model that answered (gateway header, else the body): fallbacks show"),
+        FieldDoc("profile", "string", _CALLS, "the profile the run used"),
+        FieldDoc("base_url", "string", _CALLS, "the gateway root (secrets scrubbed)"),
+        FieldDoc("wire_api", "string", _CALLS,
+                 "openai-chat | openai-responses | anthropic | gemini"),
+        FieldDoc("request_id", "string", _CALLS,
+                 "the gateway's id of the request (x-request-id, x-litellm-call-id)"),
+        FieldDoc("call_id", "string", _CHAT,
+                 "the provider's id of one model call (message.id, response_id, ...); an "
+                 "agent session's id on its session row"),
+    )),
+    ("Tokens", (
+        FieldDoc("prompt_tokens", "integer or null", _CALLS,
+                 "all input tokens, cache reads and writes included"),
+        FieldDoc("completion_tokens", "integer or null", _CALLS,
+                 "all output tokens, reasoning included"),
+        FieldDoc("total_tokens", "integer or null", _CALLS, "prompt + completion"),
+        FieldDoc("reasoning_tokens", "integer", _CALLS, "part of completion_tokens"),
+        FieldDoc("cached_tokens", "integer", _CALLS, "cache reads, part of prompt_tokens"),
+        FieldDoc("cache_write_tokens", "integer", _CALLS,
+                 "prompt tokens written to the cache, part of prompt_tokens"),
+        FieldDoc("usage_source", "string", _CALLS,
+                 "server | estimated | missing | log | report: where the counts came from"),
+        FieldDoc("usage_note", "string", "sample, call",
+                 "no_usage | zero_usage: the gateway sent no usage, or all zeros"),
+    )),
+    ("Outcome", (
+        FieldDoc("status", "string", _CALLS, "ok | error"),
+        FieldDoc("error_class", "string", _CALLS,
+                 "what kind of error (auth, rate_limit, api, timeout, max_turns, ...)"),
+        FieldDoc("error", "string", _CALLS, "the error's message (secrets scrubbed)"),
+        FieldDoc("http_status", "integer", _CALLS, "the gateway's HTTP status"),
+        FieldDoc("will_retry", "boolean", _CALLS,
+                 "true on an error row the runner retries (so it is not final)"),
+        FieldDoc("finish_reason", "string", _CHAT, "stop | length | ..., as the gateway said"),
+        FieldDoc("max_tokens", "integer", _CHAT, "the call's output limit"),
+        FieldDoc("temperature", "number", _CHAT, "the call's sampling temperature"),
+        FieldDoc("latency_ms", "number", _CALLS,
+                 "wall time of the call (of the whole session on an agent's session row)"),
+        FieldDoc("ttft_ms", "number or null", _CALLS, "time to the first streamed token"),
+        FieldDoc("content", "string", _CHAT,
+                 "the answer's text (an agent's final message, cut to its first part)"),
+        FieldDoc("warning", "string", "sample",
+                 "a note on an agent session's count (estimated or no model call seen)"),
+    )),
+    ("Scores", (
+        FieldDoc("score", "number or null", "sample, select, checkpoint",
+                 "the task's score of the answer (or of the snapshot)"),
+        FieldDoc("passed", "boolean or null", "sample, select, checkpoint",
+                 "whether the answer (or the snapshot) passes the task"),
+        FieldDoc("direction", "string", "sample, checkpoint",
+                 "max | min: whether a higher score is better (scored tasks)"),
+        FieldDoc("sandbox", "string", "sample, checkpoint",
+                 "bwrap | none: what the judged code ran in"),
+    )),
+    ("Arms and tasks", (
+        FieldDoc("split", "string or null", "every", "train | val | test: the task's split"),
+        FieldDoc("tags", "array of strings", "every",
+                 "the task's tags (problem type, source, ...)"),
+        FieldDoc("prompt_hash", "string", "sample, select",
+                 "a hash of the arm's system prompt and template"),
+        FieldDoc("feedback", "string", "sample",
+                 "none | debaters | self | tests: what a debate or refine round was shown"),
+        FieldDoc("test_detail", "string", "sample",
+                 "a refine arm's failing-tests message, quoted back in its next round"),
+    )),
+    ("Judge rows", (
+        FieldDoc("judged", "string", "judge",
+                 "what the judge compared: `a vs b` (two arms) or one arm (a knockout)"),
+        FieldDoc("winner", "string", "judge", "the arm the verdict chose (no tie)"),
+        FieldDoc("opponent", "string", "judge", "the arm it chose against"),
+        FieldDoc("judge_flags", "array of strings", "judge",
+                 "positions (A, B) whose answer speaks to the judge"),
+    )),
+    ("Agent sessions", (
+        FieldDoc("agent", "string", "sample, call, checkpoint",
+                 "the agent CLI of an agent arm (claude-code | codex | gemini-cli)"),
+        FieldDoc("turns", "integer", "sample", "model turns of the session"),
+        FieldDoc("tool_calls", "integer", "sample", "tool calls of the session"),
+        FieldDoc("calls", "integer", "sample", "model calls the meter saw in the session"),
+        FieldDoc("max_turns", "integer or null", "sample", "the arm's turn limit"),
+        FieldDoc("usage_check", "string", "sample",
+                 "agree | disagree | unchecked: the CLI's own report against the meter"),
+        FieldDoc("usage_check_detail", "string", "sample", "what disagreed"),
+        FieldDoc("meter_refused", "integer", "sample",
+                 "requests the meter refused (without the session's token)"),
+        FieldDoc("evidence", "string", "sample",
+                 "the folder holding the session's files, logs and snapshots"),
+    )),
+    ("Checkpoints", (
+        FieldDoc("checkpoint", "integer", "checkpoint", "the snapshot's number in its session"),
+        FieldDoc("final", "boolean", "checkpoint", "the snapshot taken at the session's end"),
+        FieldDoc("budget_tokens", "integer", "checkpoint",
+                 "the session's tokens when the snapshot was taken (the meter's count)"),
+        FieldDoc("budget_turns", "integer", "checkpoint", "its turns then"),
+        FieldDoc("budget_seconds", "number", "checkpoint", "its seconds then"),
+        FieldDoc("snapshot", "string", "checkpoint",
+                 "the snapshot's folder, relative to the ledger's"),
+    )),
+    ("Imported logs", (
+        FieldDoc("source", "string", "sample",
+                 "claude-code | codex | gemini-cli | inspect: where the row came from"),
+        FieldDoc("project", "string", "sample", "the working directory the session ran in"),
+        FieldDoc("dedupe_key", "string", "sample",
+                 "the key the import knows the call by, where it is not call_id"),
+        FieldDoc("sidechain", "boolean", "sample", "a Claude Code sidechain (subagent) call"),
+    )),
+)  # fmt: skip
+
+
+def documented_fields() -> frozenset[str]:
+    """Every field docs/ledger-reference.md describes."""
+    return frozenset(f.name for _, group in FIELD_GROUPS for f in group)
