@@ -238,11 +238,9 @@ def test_history_add_of_a_runs_ledger_is_the_same_run(
     assert again["arms"] == first["arms"] and again["verdicts"] == first["verdicts"]
 
 
-def test_the_demo_appends_its_run(tmp_path: Path) -> None:
-    done = _cli("demo", "--headless", "--quiet", "--format", "json", timeout=300)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    entries = history.read_index()
+def test_the_demo_appends_its_run(demo_run) -> None:
+    out = demo_run.report  # the session's demo, run in its own HOME (conftest.demo_run)
+    entries = history.read_index(demo_run.folder / "home" / "xdg_data_home" / "eloledger" / "runs.jsonl")
     assert [e["run_id"] for e in entries] == [out["run"]["run_id"]]
     from eloledger.runner.demo import demo_spec_path
 
