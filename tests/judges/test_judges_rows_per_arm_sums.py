@@ -25,7 +25,7 @@ from eloledger.cli import main
 from eloledger.judges.llm import parse_verdict
 from eloledger.judges.verdicts import verdict_counts
 from eloledger.ledger.dedupe import DuplicateFinder
-from eloledger.ledger.schema import documented_fields
+from eloledger.ledger.schema import undocumented
 from eloledger.runner.run import run_experiment
 from eloledger.runner.spec import parse_spec
 
@@ -147,8 +147,7 @@ def test_judge_rows_name_what_they_compared(ledger: Path) -> None:
 def test_the_runs_rows_judge_rows_too_are_all_in_the_ledger_reference(ledger: Path) -> None:
     rows = _rows(ledger)
     assert {r["role"] for r in rows} >= {"sample", "judge"}
-    known = documented_fields()
-    assert not {k for r in rows for k in r if k not in known}
+    assert not undocumented(rows)
 
 
 def test_no_two_judge_calls_share_an_identity(ledger: Path) -> None:

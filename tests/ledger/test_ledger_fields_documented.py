@@ -12,15 +12,9 @@ from pathlib import Path
 import pytest
 
 from eloledger.agents.importer import import_logs
-from eloledger.ledger.schema import documented_fields
+from eloledger.ledger.schema import undocumented
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "agent-logs" / "real"
-
-
-def undocumented(rows: list[dict]) -> dict[str, str]:
-    """Fields no entry of the reference describes, each with the role of a row carrying it."""
-    known = documented_fields()
-    return {k: str(row.get("role")) for row in rows for k in row if k not in known}
 
 
 def test_the_demos_rows_are_all_described(demo_run) -> None:

@@ -10,7 +10,7 @@ strategy, ``attempt`` the retries of one call. ``ts`` is Unix time in seconds (f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,3 +264,10 @@ FIELD_GROUPS: tuple[tuple[str, tuple[FieldDoc, ...]], ...] = (
 def documented_fields() -> frozenset[str]:
     """Every field docs/ledger-reference.md describes."""
     return frozenset(f.name for _, group in FIELD_GROUPS for f in group)
+
+
+def undocumented(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Fields of ``rows`` the reference does not describe, each with the role of a row that
+    carries it (what a writer drifting from the table looks like)."""
+    known = documented_fields()
+    return {k: str(row.get("role")) for row in rows for k in row if k not in known}
