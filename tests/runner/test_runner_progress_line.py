@@ -48,8 +48,10 @@ def test_a_busy_line_fits_80_columns_and_keeps_what_matters() -> None:
         assert part in full
     line = progress_line(c, 80)
     assert len(line) <= 80, line
-    for part in ("calls 41/11,500", "errors 1", "tokens 2,524,236", "25,242 tok/s"):
+    for part in ("calls 41/11,500", "errors 1", "tokens 2,524,236"):
         assert part in line, line
+    # 2,524,236 tokens in the 100 s since the start; a slow machine reaches this line later
+    assert re.search(r" 25,[12]\d\d tok/s", line), line
     assert "budget 5%" in progress_line(c, 90)
     assert "streaming" not in line  # the estimate is the first to give way
     assert len(progress_line(c, 40)) <= 45  # never less than calls and tokens
