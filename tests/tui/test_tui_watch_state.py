@@ -121,7 +121,7 @@ async def test_percentiles_start_over_when_the_file_is_replaced(tmp_path: Path) 
     path = tmp_path / "run.jsonl"
     append(path, 5, "a", latency=5000.0)
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         assert await until(lambda: "p50 5.0s" in summary(app) or "p50 5.00s" in summary(app))
         fresh = tmp_path / "fresh.jsonl"
         with LedgerWriter(fresh) as w:

@@ -104,12 +104,11 @@ def _run(doc: Any, ledger: Path, *, resume: bool, quiet: bool) -> Any:
 def _matched_budget(ledger: Path, doc: Any) -> tuple[int, int]:
     """An agent session's mean tokens (one session = one try at a task), and the k whose k
     chat replies spend about as much."""
-    import orjson
-
+    from eloledger.ledger.reader import iter_rows
     from eloledger.sim.model import count_prompt_tokens
     from eloledger.tasks import load_tasks
 
-    rows = [orjson.loads(x) for x in ledger.read_bytes().splitlines() if x.strip()]
+    rows = list(iter_rows(ledger))
     spent = [
         int(r["total_tokens"])
         for r in rows

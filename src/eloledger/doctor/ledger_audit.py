@@ -13,12 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
 from eloledger.doctor.findings import Finding, make
-from eloledger.errors import UserError
 from eloledger.ledger.dedupe import DuplicateFinder
-from eloledger.ledger.sources import check_readable
 from eloledger.profiles.model import SIM_PROFILE
 
 _LOOPBACK = ("localhost", "::1")
@@ -218,30 +214,12 @@ def _gateway(url: str, profile: Any) -> str:
 
 
 def _rows(path: Path, warn) -> Iterator[tuple[int, bytes, dict[str, Any]]]:  # noqa: ANN001
-    from eloledger.ledger.reader import parse_line
+    """The ledger's rows with their line numbers, under the ledger reader's own rules (BOM,
+    torn last line, aliases, ``file:line`` errors): the doctor audits what the views read."""
+    from eloledger.ledger.reader import numbered_rows
 
-    check_readable(path)  # a FIFO would block read_bytes(); gzip is named, not "bad JSON"
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(
-            f"{path}: no such ledger file", fix="give the path of a JSONL ledger"
-        ) from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    lines = data.split(b"\n")
-    last = len(lines)
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if number == last:  # no trailing newline: maybe torn by a crash mid-write
-            try:
-                orjson.loads(line)
-            except orjson.JSONDecodeError:
-                if warn is not None:
-                    warn(f"{path}:{number}: torn last line skipped")
-                continue
-        yield number, line, parse_line(line, where=f"{path}:{number}")
+    for number, line, row in numbered_rows(path, warn=warn):
+        yield number, bytes(line), row
 
 
 def _usage_missing(row: dict[str, Any]) -> bool:

@@ -14,10 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from eloledger.judges.llm import parse_verdict
 from eloledger.judges.rows import judge_label
+from eloledger.ledger.reader import numbered_rows
 
 
 def verdict_counts(
@@ -46,27 +45,21 @@ def verdict_counts(
 
 
 def _scan_judge_rows(path: Path, finals: dict[tuple, dict[str, Any]]) -> None:
-    """Keep each judge call's final row (an ok row wins over a failed attempt)."""
-    with open(path, "rb") as fh:
-        for line in fh:
-            if b"judge" not in line:
-                continue
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue  # a torn or foreign line: the ledger reader reports those
-            if not isinstance(row, dict) or row.get("role") != "judge":
-                continue
-            if row.get("status") != "ok" and row.get("will_retry"):
-                continue
-            key = (
-                row.get("run_id"),
-                row.get("task_id"),
-                judge_label(row),
-                *(row.get(k) for k in ("session", "sample", "round")),
-            )
-            if finals.get(key, {}).get("status") != "ok":
-                finals[key] = row
+    """Keep each judge call's final row (an ok row wins over a failed attempt); the ledger
+    reader's rules, so aliases and a torn last line read as every view reads them."""
+    for _number, _line, row in numbered_rows(path, keep=b"judge"):
+        if row.get("role") != "judge":
+            continue
+        if row.get("status") != "ok" and row.get("will_retry"):
+            continue
+        key = (
+            row.get("run_id"),
+            row.get("task_id"),
+            judge_label(row),
+            *(row.get(k) for k in ("session", "sample", "round")),
+        )
+        if finals.get(key, {}).get("status") != "ok":
+            finals[key] = row
 
 
 def verdict_warning(

@@ -45,6 +45,7 @@ Warn = Callable[[str], None]
 # never materialised and a warning names the line. Memory then stays about the file's size
 # plus the rows' ledger fields, whatever one line holds.
 LINE_BOUND = 16 << 20
+_PIECE = 4 << 20  # what numbered_rows reads at a time
 FIELD_BOUND = 1 << 20
 _LEAN = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
@@ -144,13 +145,53 @@ def iter_rows(
     path: str | os.PathLike[str], *, warn: Warn | None = None
 ) -> Iterator[dict[str, Any]]:
     """Canonical rows one by one (exact path); a torn last line is skipped with a warning."""
+    for _number, _line, row in numbered_rows(path, warn=warn):
+        yield row
+
+
+def numbered_rows(
+    path: str | os.PathLike[str], *, warn: Warn | None = None, keep: bytes | None = None
+) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """``(line number, line, canonical row)`` one by one, under the reader's rules: a BOM is
+    skipped, a torn last line is skipped with a warning, a bad line is a ``file:line`` error.
+    The file is read in pieces, so memory does not grow with it.
+
+    ``keep``: only lines holding these bytes are parsed (a reader after one kind of row,
+    such as judge rows, pays one scan for the rest)."""
     path = Path(path)
-    data, warnings = _load(path)
-    for message in warnings:
-        if warn is not None:
-            warn(message)
-    for number, line in _numbered_views(data):
-        yield parse_line(line, where=f"{path}:{number}", warn=warn)
+    end, torn = _inspect(path)
+    number, rows = 0, 0
+    for number, line in _streamed_lines(path, end):
+        if not line.strip():
+            continue
+        rows += 1
+        if keep is not None and keep not in line:
+            continue
+        yield number, line, parse_line(line, where=f"{path}:{number}", warn=warn)
+    if rows == 0:
+        raise UserError(f"{path}: the ledger is empty", fix="run something that writes to it first")
+    if torn and warn is not None:
+        warn(_torn_message(path, number + 1, torn))
+
+
+def _streamed_lines(path: Path, end: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of the file's first ``end`` bytes (a BOM dropped), read in pieces."""
+    number, tail, pos = 0, b"", 0
+    with _open(path) as fh:
+        while pos < end:
+            piece = fh.read(min(_PIECE, end - pos))
+            if not piece:
+                break
+            if pos == 0:
+                piece = piece.removeprefix(b"\xef\xbb\xbf")
+            pos = fh.tell()
+            lines = (tail + piece).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                number += 1
+                yield number, line
+    if tail:
+        yield number + 1, tail
 
 
 def resume_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -482,6 +523,7 @@ __all__ = [
     "Factor",
     "Ledger",
     "iter_rows",
+    "numbered_rows",
     "parse_line",
     "read_ledger",
     "read_rows",
