@@ -64,6 +64,7 @@ from eloledger.budget.sessions import Session, SessionSet, build_sessions
 from eloledger.budget.wins import WinMatrixBuilder
 from eloledger.errors import UserError
 from eloledger.rating.bootstrap import acceleration, bca_interval, small_sample_widen
+from eloledger.rating.resample import multiplicities, percentile_interval, resample_indices
 
 REFERENCE_ELO_PER_DECADE = 400.0
 REFERENCE_LAW = (
@@ -538,8 +539,8 @@ def _resampled_wins(
         pick = (rng.random(len(groups)) * group_size[groups]).astype(np.int64)
         session_weight = np.bincount(order[group_first[groups] + pick], minlength=len(groups))
     if mode in ("tasks", "both"):
-        drawn = rng.integers(0, setup.n_tasks, setup.n_tasks)
-        task_weight = np.bincount(drawn, minlength=setup.n_tasks).astype(float)
+        drawn = resample_indices(rng, setup.n_tasks, 1)  # one round: the stream as it was
+        task_weight = multiplicities(drawn, setup.n_tasks)[0].astype(float)
     return setup.builder.build(session_weight, task_weight)
 
 
@@ -564,12 +565,12 @@ def _arm_curves(
         slope = np.diff(elo[idx]) / decades if len(idx) > 1 else np.array([])
         if have_boot:
             if accel is None:
-                low, high = np.percentile(samples[:, idx], [2.5, 97.5], axis=0)
+                low, high = percentile_interval(samples[:, idx], 95.0, axis=0)
             else:
                 low, high = bca_interval(samples[:, idx], elo[idx], accel[idx], 0.95)
             boot_slopes = np.diff(samples[:, idx], axis=1) / decades
             if boot_slopes.shape[1]:
-                s_low, s_high = np.percentile(boot_slopes, [2.5, 97.5], axis=0)
+                s_low, s_high = percentile_interval(boot_slopes, 95.0, axis=0)
             else:
                 s_low = s_high = np.array([])
         else:
@@ -618,7 +619,8 @@ def _b_inf(
             continue
         if samples.shape[0]:
             gains = samples[:, j + 1 :] - samples[:, j : j + 1]
-            if not np.all(np.percentile(gains, 97.5, axis=0) < reference):
+            _, high = percentile_interval(gains, 95.0, axis=0)
+            if not np.all(high < reference):
                 continue
         return float(tokens[j])
     return None
@@ -671,10 +673,10 @@ def _splitting(
             delta = _elo_gap(w.sum(), g.sum())
             lo = hi = math.nan
             if rounds > 0:
-                draws = rng.integers(0, len(w), size=(rounds, len(w)))
+                draws = resample_indices(rng, len(w), rounds)
                 gaps = np.array([_elo_gap(w[d].sum(), g[d].sum()) for d in draws])
                 gaps = small_sample_widen(gaps, np.float64(delta), len(w), 0.95)
-                lo, hi = np.percentile(gaps, [2.5, 97.5])
+                lo, hi = percentile_interval(gaps, 95.0)
             single = float(elo[setup.arm_players[arm][k]])
             results.append(
                 SplitResult(

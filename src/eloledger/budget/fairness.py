@@ -60,6 +60,7 @@ from eloledger import __version__
 from eloledger.budget.outcomes import ArmOutcome, arm_outcomes, pass_at_k
 from eloledger.budget.sessions import BUDGET_ROLES
 from eloledger.errors import UserError
+from eloledger.rating.resample import multiplicities, percentile_interval, resample_indices
 
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 TPS_TOLERANCE = 0.10
@@ -145,13 +146,8 @@ def fairness_verdict(
     arms = {role: _align(outcomes[names[role]], per_arm[role], common) for role in ROLES}
     rng = np.random.default_rng(seed)
     n_tasks = len(common)
-    weights = np.vstack(
-        [np.ones(n_tasks)]
-        + [
-            np.bincount(d, minlength=n_tasks)
-            for d in rng.integers(0, n_tasks, (bootstrap, n_tasks))
-        ]
-    ).astype(float)
+    counts = multiplicities(resample_indices(rng, n_tasks, bootstrap), n_tasks)
+    weights = np.vstack([np.ones(n_tasks), counts]).astype(float)
     stats, matched = _statistics(arms, weights)
     metrics = {name: _summary(values) for name, values in stats.items()}
     design = _design(arms, metrics, matched, n_tasks, margin)
@@ -313,7 +309,8 @@ def _summary(values: np.ndarray) -> dict[str, float | None]:
     if len(finite) < max(1, 0.9 * len(boot)):  # too many rounds without successes: no interval
         low = high = low90 = high90 = se = math.nan
     else:
-        low, low90, high90, high = (float(v) for v in np.percentile(finite, [2.5, 5, 95, 97.5]))
+        low, high = (float(v) for v in percentile_interval(finite, 95.0))
+        low90, high90 = (float(v) for v in percentile_interval(finite, 90.0))
         se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
     return {
         "estimate": _r(point), "ci_low": _r(low), "ci_high": _r(high),

@@ -510,6 +510,8 @@ def _strata(
     """Per tag: tasks, the two pass rates, the gain and its paired-bootstrap 95% interval."""
     import numpy as np  # here, not at the top: runner.spec imports this module
 
+    from eloledger.rating.resample import percentile_interval, resample_indices
+
     rng = np.random.default_rng(seed)
     out: dict[str, dict[str, Any]] = {}
     for tag in sorted({t for task in tasks for t in tags.get(task, ())}):
@@ -517,14 +519,14 @@ def _strata(
         b = np.array([base[t] for t in members])
         c = np.array([cand[t] for t in members])
         d = c - b
-        draws = rng.integers(0, len(d), (max(1, bootstrap), len(d)))
-        means = d[draws].mean(1)
+        means = d[resample_indices(rng, len(d), max(1, bootstrap))].mean(1)
+        low, high = percentile_interval(means, 95.0)
         out[tag] = {
             "n": len(members),
             "baseline_pass": _r(b.mean()),
             "candidate_pass": _r(c.mean()),
             "delta": _r(d.mean()),
-            "ci95": [_r(np.percentile(means, 2.5)), _r(np.percentile(means, 97.5))],
+            "ci95": [_r(low), _r(high)],
         }
     return out
 

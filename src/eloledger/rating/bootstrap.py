@@ -28,6 +28,7 @@ from eloledger.rating.bt import (
     row_weights,
     to_elo,
 )
+from eloledger.rating.resample import multiplicities, quantile_interval, resample_indices
 
 _CHUNK_CELLS = 4_000_000  # floats per chunk of rounds (bounds memory for big problems)
 _TOL = 1e-6  # θ precision per round (4e-5 Elo): far below any interval's resolution
@@ -90,9 +91,7 @@ def bootstrap(
     no_mle = not_converged = 0
     for start in range(0, rounds, chunk):
         size = min(chunk, rounds - start)
-        draws = rng.integers(0, U, size=(size, U))
-        offsets = (np.arange(size)[:, None] * U + draws).ravel()
-        counts = np.bincount(offsets, minlength=size * U).reshape(size, U).astype(np.float64)
+        counts = multiplicities(resample_indices(rng, U, size), U).astype(np.float64)
         flat = np.asarray(MT @ counts.T).T  # size × pairs
         Wb = np.zeros((size, n * n))
         Wb[:, keys] = flat
@@ -114,9 +113,7 @@ def bootstrap(
         pulls = _unit_influence(M, keys, np.asarray(theta0, dtype=np.float64), factor)
         accel = acceleration(pulls - pulls[:, [anchor]])
     lo, hi = bca_interval(samples, estimate, accel, level)
-    alpha = (1.0 - level) / 2.0
-    ranks = rank_samples(samples)
-    rlo, rhi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
+    rlo, rhi = quantile_interval(rank_samples(samples), level, axis=0, method="inverted_cdf")
     warnings = []
     if no_mle:
         warnings.append(

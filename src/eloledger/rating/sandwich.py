@@ -33,6 +33,7 @@ from scipy.special import expit, ndtri, stdtrit
 
 from eloledger.rating.bootstrap import rank_samples
 from eloledger.rating.bt import ELO_SCALE, aggregate, hessian_factor, row_weights, to_elo
+from eloledger.rating.resample import quantile_interval
 
 RANK_DRAWS = 1000  # normal draws for the rank intervals
 RANK_DRAWS_MANY = 200  # above MANY_PLAYERS (each draw costs O(players²))
@@ -186,9 +187,7 @@ def _rank_intervals(
     draws = RANK_DRAWS if n <= MANY_PLAYERS else RANK_DRAWS_MANY
     rng = np.random.default_rng(seed)
     samples = theta + rng.standard_normal((draws, root.shape[1])) @ root.T
-    ranks = rank_samples(samples)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(ranks, [alpha, 1.0 - alpha], axis=0, method="inverted_cdf")
+    lo, hi = quantile_interval(rank_samples(samples), level, axis=0, method="inverted_cdf")
     return lo.astype(int), hi.astype(int), samples
 
 
