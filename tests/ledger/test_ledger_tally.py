@@ -18,19 +18,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from eloledger.cli import main
-from eloledger.ledger import tally as tally_module
-from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
-from eloledger.ledger.merge import read_ledgers
-from eloledger.ledger.prices import Price
-from eloledger.ledger.summary import (
+from summary_oracle import (
     add_costs,
     add_latency,
     judge_summary,
     summarize,
     summary_warnings,
 )
+
+from eloledger.cli import main
+from eloledger.ledger import tally as tally_module
+from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
+from eloledger.ledger.merge import read_ledgers
+from eloledger.ledger.prices import Price
 from eloledger.ledger.tally import read_tally, stream_tally
 
 PRICES = {"m-a": Price(input=1.0, output=2.0, cache_read=0.5), "m-b": Price(input=3.0, output=4.0)}

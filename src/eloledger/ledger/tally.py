@@ -7,8 +7,10 @@ with groups, tasks and distinct latencies, never with rows. Worker processes fol
 big file and the slices' tallies merge in file order, so every "first at" location and every
 first-seen order is the one a whole-file read gives.
 
-The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch: the same counts, sums
-and warnings (``tests/ledger/test_ledger_tally.py`` compares the two on varied ledgers). Streaming
+The rules are :mod:`eloledger.ledger.summary`'s, applied to each batch; this is their one
+implementation (a ledger already in memory is one batch: :func:`tally_ledger`). The tests hold
+a second, whole-ledger reading of the rules as an oracle (``tests/ledger/summary_oracle.py``)
+and compare the two on varied ledgers. Streaming
 covers one file in writing order (timestamps strictly increasing, so no row can repeat another);
 several files, a repeated or missing ``ts`` stream through :mod:`eloledger.ledger.streamfold`
 (the duplicate rules batch by batch); only a line the exact reader must read sends the files
@@ -35,7 +37,6 @@ from eloledger.ledger.batches import Load, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.fastread import _auto_workers, _split
 from eloledger.ledger.summary import (
-    ABSURD_TOKENS,
     ARM_ROLES,
     MISSING_NAME,
     _key,
@@ -44,6 +45,8 @@ from eloledger.ledger.summary import (
     counted_usage,
     judge_group,
     latency_stats,
+    unbilled_counts,
+    unbilled_warnings,
 )
 
 # Per-group counters, one row per group: merging two tallies adds rows.
@@ -255,7 +258,7 @@ class _GroupTally:
         return out
 
     def summaries(self, *, costs: bool) -> list[dict[str, Any]]:
-        """One dict per group with calls, in the summary's order, as ``summarize`` gives."""
+        """One dict per group with calls, in first-seen order (SUMMARY_FIELDS, then costs and latency)."""
         means = self.task_means()
         latency = self._latency() if self.latency else {}
         out = []
@@ -410,17 +413,8 @@ class TokenTally:
         self.rows += length
 
     def _check_counts(self, counts: dict[str, np.ndarray], load: Load) -> None:
-        """summary.count_warnings' evidence for this batch."""
-        odd = np.zeros(len(counts["total_tokens"]), dtype=bool)
-        for column in counts.values():
-            known = np.nan_to_num(column, nan=0.0)
-            odd |= (known != np.floor(known)) | (known > ABSURD_TOKENS)
-        p, c, t = (counts[name] for name in _TOKENS)
-        with np.errstate(invalid="ignore"):
-            bad = (t != p + c) & ~np.isnan(p + c + t)
-        if bad.any():
-            r = np.nan_to_num(load("reasoning_tokens"), nan=0.0)
-            bad &= t != p + c + r
+        """The evidence for summary.unbilled_warnings in this batch: how many, the first."""
+        odd, bad = unbilled_counts(counts, lambda: load("reasoning_tokens"))
         for mask, seen in ((odd, self.odd), (bad, self.unequal)):
             if mask.any():
                 if seen[1] < 0:
@@ -461,7 +455,7 @@ class TokenTally:
         self.rows += other.rows
 
     def groups(self) -> list[dict[str, Any]]:
-        """``summarize`` + ``add_costs`` + ``add_latency``, in that order of keys."""
+        """Each group's SUMMARY_FIELDS, then its cost (with prices) and latency p50/p95."""
         return self.arms.summaries(costs=self.prices is not None)
 
     def judge_summary(self) -> dict[str, Any] | None:
@@ -469,7 +463,8 @@ class TokenTally:
         return judge_group(rows) if rows else None
 
     def warnings(self, where: Callable[[int], str]) -> list[str]:
-        """``summary_warnings`` then ``add_costs``' warning; ``where``: row index -> file:line."""
+        """Usage gaps, tokens on failed calls, unbilled counts, unpriced models; ``where``: row
+        index -> file:line."""
         g = self.arms
         order = g.order()
         counts = g.counts
@@ -483,29 +478,24 @@ class TokenTally:
         guessed = [i for i in order if counts[i, EST_N]]
         if guessed:
             named = ", ".join(f"{g.name(i)} ({int(counts[i, EST_N])})" for i in guessed)
-            out.append(CodedWarning(
-                "usage.estimated",
-                f"{int(counts[:, EST_N].sum())} ok call(s) have ESTIMATED token counts (the "
-                f"gateway reported no usage; eloledger guessed from characters), by {self.by}: "
-                f"{named}; fix: have the gateway report usage (stream_options.include_usage, or "
-                "a gateway that sends usage on streams) - see 'eloledger doctor --ledger'"
-            ))
+            out.append(
+                CodedWarning(
+                    "usage.estimated",
+                    f"{int(counts[:, EST_N].sum())} ok call(s) have ESTIMATED token counts (the "
+                    f"gateway reported no usage; eloledger guessed from characters), by {self.by}: "
+                    f"{named}; fix: have the gateway report usage (stream_options.include_usage, or "
+                    "a gateway that sends usage on streams) - see 'eloledger doctor --ledger'",
+                )
+            )
         parts = [f"{g.name(i)}: {_number(counts[i, FAIL_T])}" for i in order if counts[i, FAIL_T]]
         if parts:
             out.append(
                 "failed calls reported tokens that are not in the sums (" + ", ".join(parts) + ")"
             )
-        if self.odd[0]:
-            out.append(
-                f"{self.odd[0]} row(s) have fractional or absurd (> 1e12) token counts, first at "
-                f"{where(self.odd[1])}: check the tool that wrote them"
-            )
-        if self.unequal[0]:
-            out.append(
-                f"{self.unequal[0]} row(s) have total_tokens != prompt_tokens + "
-                f"completion_tokens, first at {where(self.unequal[1])}: the sums use "
-                "total_tokens; check which count the gateway bills"
-            )
+        out += unbilled_warnings(
+            (self.odd[0], where(self.odd[1]) if self.odd[0] else ""),
+            (self.unequal[0], where(self.unequal[1]) if self.unequal[0] else ""),
+        )
         if g.unpriced:
             out.append(
                 f"no price (or no cache price) in prices.toml for: {', '.join(sorted(g.unpriced))}; "
