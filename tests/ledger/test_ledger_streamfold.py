@@ -20,7 +20,7 @@ from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
 from eloledger.ledger import merge, streamfold
 from eloledger.ledger.columns import NeedsExactPath
 from eloledger.ledger.dedupe import duplicate_message
-from eloledger.ledger.tally import read_tally
+from eloledger.ledger.tally import TokenTally, read_tally
 
 
 @pytest.fixture
@@ -95,7 +95,8 @@ def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
 def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
     """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
     another way), blank lines left out (those take the exact path), in batches of ``size``;
-    a repeat of an earlier batch's line is confirmed by reading that line back."""
+    a repeat of an earlier batch's line is confirmed when settle() reads the files again, and
+    the shown pairs name the same first lines."""
     files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
     files = [body for body in files if body]
     if not files:
@@ -117,7 +118,33 @@ def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size
                 number += chunk.count(b"\n")
                 pos = cut
             repeats.end_of_file()
-        repeats.close()
+        repeats.settle(
+            [(i, p, 0, len(b)) for i, (p, b) in enumerate(zip(paths, files, strict=True))]
+        )
     assert keep == np.asarray(expected_keep).tolist()
     assert repeats.count == len(expected_pairs)
     assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]
+
+
+def test_two_lines_that_share_a_hash_across_batches_are_read_exactly(
+    tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only hashes of the lines are kept, so a line whose hash an earlier batch had is left
+    out at once; settle() then reads the line back, finds it is not the same line, and the
+    files are read whole: every row is counted, none is called a repeat."""
+    rows = [{"task_id": f"t{i}", "arm": "a", "status": "ok", "total_tokens": 10 + i}
+            for i in range(400)]  # fmt: skip
+    path = write(tmp_path / "a.jsonl", rows)
+    lines = path.read_bytes().splitlines()
+    one, other = lines[3], lines[380]  # far apart: different batches
+    real_hash = hash
+
+    def colliding(value: object) -> int:
+        return real_hash(one) if value == other else real_hash(value)
+
+    monkeypatch.setattr(streamfold, "hash", colliding, raising=False)
+    with pytest.raises(NeedsExactPath):
+        streamfold.fold_files([path], columns("arm", False), TokenTally, workers=1)
+    tally, warnings = read_tally(path, columns("arm", False), "arm", None, workers=1)
+    assert tally.rows == 400 and not any("duplicate" in w for w in warnings)
+    assert sum(g["total_tokens"] for g in tally.groups()) == sum(r["total_tokens"] for r in rows)

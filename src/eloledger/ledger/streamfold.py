@@ -5,14 +5,16 @@ repeat another. Everything else (several files, no ``ts``, unordered or repeated
 be read whole for the duplicate check; here it streams too. Each row leaves behind only what
 the rules need to recognise a later repeat of it:
 
-* its line: Python's seeded 64-bit hash (SipHash) of the stripped line, its byte offset and
-  its place (file, line). A repeat is confirmed byte for byte by reading the first line back
-  from the file, so a hash collision can only send the read to the exact path;
+* its line: Python's seeded 64-bit hash (SipHash) of the stripped line, 8 bytes. A line whose
+  hash was seen is left out at once; when the files are folded, :meth:`Repeats.settle` reads
+  them again (only if anything was left out so), finds the first line with each such hash and
+  checks every later one against it byte for byte, so a hash collision can only send the read
+  to the exact path;
 * with several files, its call identity (the tuple :func:`dedupe.identity` makes): its seeded
-  hash, the hash of it salted (a second, independent digest), and its place.
+  hash, the hash of it salted (a second, independent digest), and its place: 24 bytes.
 
-That is 24 bytes per distinct line (and per distinct call), kept in sorted numpy runs split
-into buckets by the hash's top bits (merging a bucket never copies the whole set). The rules
+The hashes are kept in sorted numpy runs split into buckets by the hash's top bits (merging a
+bucket never copies the whole set). The rules
 are :class:`eloledger.ledger.dedupe.DuplicateFinder`'s, applied in reading order: a line
 repeats the first identical line anywhere; a call repeats the first call with its identity in
 an earlier file. The warning is the same (count and first three pairs); only those three pairs
@@ -22,6 +24,7 @@ are kept. A line only the exact reader reads (blank, NaN, an odd type) raises
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,50 +45,48 @@ _ANSWERED = b'"model_answered"'
 
 
 class SeenKeys:
-    """Distinct int64 keys (hashes), each with a check (the line's byte offset, or a second
-    hash) and the place it was first seen; sorted runs per bucket, merged when a run is no
-    bigger than half the one before."""
+    """Distinct int64 keys (hashes), each with ``payloads`` int64 values (a second hash, the
+    place it was first seen); sorted runs per bucket, merged when a run is no bigger than half
+    the one before."""
 
-    def __init__(self) -> None:
-        self.runs: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
-            [] for _ in range(1 << _BUCKET_BITS)
-        ]
+    def __init__(self, payloads: int = 0) -> None:
+        self.payloads = payloads
+        self.runs: list[list[tuple[np.ndarray, ...]]] = [[] for _ in range(1 << _BUCKET_BITS)]
         self.size = 0
 
-    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each key: whether it was seen, its check and its place (0 where not seen)."""
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For each key: whether it was seen, then each of its payloads (0 where not seen)."""
         found = np.zeros(len(keys), dtype=bool)
-        checks = np.zeros(len(keys), dtype=np.int64)
-        places = np.zeros(len(keys), dtype=np.int64)
+        values = [np.zeros(len(keys), dtype=np.int64) for _ in range(self.payloads)]
         bucket = _bucket(keys)
         for b in np.unique(bucket).tolist():
             rows = np.flatnonzero(bucket == b)
             mine = keys[rows]
-            for run_keys, run_checks, run_places in self.runs[b]:
+            for run_keys, *run_values in self.runs[b]:
                 at = np.minimum(np.searchsorted(run_keys, mine), len(run_keys) - 1)
                 hit = run_keys[at] == mine
                 if hit.any():
                     found[rows[hit]] = True
-                    checks[rows[hit]] = run_checks[at[hit]]
-                    places[rows[hit]] = run_places[at[hit]]
-        return found, checks, places
+                    for value, run_value in zip(values, run_values, strict=True):
+                        value[rows[hit]] = run_value[at[hit]]
+        return (found, *values)
 
     def keys(self) -> np.ndarray:
         """Every key (unordered)."""
         return np.concatenate([_EMPTY] + [run[0] for bucket in self.runs for run in bucket])
 
-    def add(self, keys: np.ndarray, checks: np.ndarray, places: np.ndarray) -> None:
+    def add(self, keys: np.ndarray, *payloads: np.ndarray) -> None:
         """Add keys not seen before (distinct among themselves too)."""
         bucket = _bucket(keys)
         order = np.lexsort((keys, bucket))
-        keys, checks, places, bucket = keys[order], checks[order], places[order], bucket[order]
-        bounds = np.searchsorted(bucket, np.arange((1 << _BUCKET_BITS) + 1))
+        columns = [keys[order], *(p[order] for p in payloads)]
+        bounds = np.searchsorted(bucket[order], np.arange((1 << _BUCKET_BITS) + 1))
         for b in range(1 << _BUCKET_BITS):
             lo, hi = int(bounds[b]), int(bounds[b + 1])
             if lo == hi:
                 continue
             runs = self.runs[b]
-            runs.append((keys[lo:hi].copy(), checks[lo:hi].copy(), places[lo:hi].copy()))
+            runs.append(tuple(column[lo:hi].copy() for column in columns))
             while len(runs) > 1 and len(runs[-2][0]) <= 2 * len(runs[-1][0]):
                 runs.append(_merge(runs.pop(-2), runs.pop()))
         self.size += len(keys)
@@ -95,9 +96,7 @@ def _bucket(keys: np.ndarray) -> np.ndarray:
     return (keys.view(np.uint64) >> np.uint64(64 - _BUCKET_BITS)).astype(np.int64)
 
 
-def _merge(
-    a: tuple[np.ndarray, np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merge(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     """Two sorted runs with no key in common, as one sorted run."""
     at = np.searchsorted(a[0], b[0]) + np.arange(len(b[0]))
     from_a = np.ones(len(a[0]) + len(b[0]), dtype=bool)
@@ -108,7 +107,7 @@ def _merge(
         merged[at] = y
         merged[from_a] = x
         out.append(merged)
-    return out[0], out[1], out[2]
+    return tuple(out)
 
 
 def _hashes(items: Sequence[Any], check: Callable[[Any], Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -126,19 +125,23 @@ class Repeats:
     def __init__(self, sources: Sequence[Path], *, calls: bool | None = None) -> None:
         self.sources = [str(s) for s in sources]
         self.check_calls = len(self.sources) > 1 if calls is None else calls
-        self.lines = SeenKeys()
-        self.calls = SeenKeys()  # calls of the earlier files
-        self.file_seen = SeenKeys()  # the calls this file recorded first
+        self.lines = SeenKeys()  # only the hashes: a repeat's first line is found by settle()
+        self.calls = SeenKeys(2)  # calls of the earlier files: (second hash, place)
+        self.file_seen = SeenKeys(2)  # the calls this file recorded first
         self.count = 0
         self.shown: list[tuple[int, int]] = []  # (repeat, first) places
-        self.open: dict[int, Any] = {}  # source -> file, to read a line back
+        self.unplaced: dict[int, int] = {}  # shown index -> its line's hash (first: settle())
+        self.pending: list[np.ndarray] = []  # hashes of lines repeated from an earlier batch
 
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
     def keep(self, source: int, first_line: int, data: bytes, offset: int = 0) -> np.ndarray:
         """The rows of ``data`` (whole lines, one row each, starting at byte ``offset`` of the
-        file) that repeat nothing seen before."""
+        file) that repeat nothing seen before.
+
+        A line whose hash an earlier batch had is left out at once; that it is byte for byte
+        the same line (and which line it repeats) is settled by :meth:`settle` at the end."""
         raw = data.split(b"\n")
         if raw and not raw[-1]:
             raw.pop()
@@ -148,47 +151,68 @@ class Repeats:
         lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
         _refuse_deep(self.sources[source], first_line, raw, bytes_, ends)
         places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
-        starts = np.zeros(count, dtype=np.int64)
-        starts[1:] = ends[: count - 1] + 1
-        starts += offset
         keys = np.fromiter(map(hash, lines), dtype=np.int64, count=count)
         first = _firsts(keys)
         inside = np.flatnonzero(first != np.arange(count))
         pairs = zip(inside.tolist(), first[inside].tolist(), strict=True)
         if any(lines[i] != lines[j] for i, j in pairs):
             raise NeedsExactPath  # two different lines share a 64-bit hash: be exact
-        seen, seen_starts, seen_places = self.lines.lookup(keys)
-        self._confirm(lines, np.flatnonzero(seen), seen_starts, seen_places)
-        repeat_of = np.where(seen, seen_places, places[first])
+        (seen,) = self.lines.lookup(keys)
+        if seen.any():
+            self.pending.append(keys[seen])
+        repeat_of = np.where(seen, -1, places[first])
         repeat = seen.copy()
         repeat[inside] = True
-        new = ~repeat
-        self.lines.add(keys[new], starts[new], places[new])
+        self.lines.add(keys[~repeat])
         if self.check_calls:
             repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of)
-        self._record(places[repeat], repeat_of[repeat])
+        self._record(places[repeat], repeat_of[repeat], keys[repeat])
         return ~repeat
 
-    def _confirm(
-        self, lines: list[bytes], rows: np.ndarray, starts: np.ndarray, places: np.ndarray
-    ) -> None:
-        """Each of ``rows`` is the line that starts at ``starts[row]`` of its file, byte for
-        byte (read back from the file), or NeedsExactPath."""
-        for row in rows.tolist():
-            fh = self._file(int(places[row]) >> 40)
-            fh.seek(int(starts[row]))
-            if fh.readline().strip() != lines[row].strip():
-                raise NeedsExactPath
+    def settle(self, ranges: Sequence[tuple[int, Path, int, int]]) -> None:
+        """Confirm the lines :meth:`keep` left out for a hash an earlier batch had: read
+        ``ranges`` (source, file, start, end: what was folded) again in order, find the first
+        line with each such hash, and check every later one against it byte for byte (read
+        back from the file). Fills in the shown repeats' first lines. NeedsExactPath on a
+        mismatch: two different lines shared a 64-bit hash."""
+        if not self.pending:
+            return
+        from eloledger.ledger.batches import read_batches
 
-    def _file(self, source: int) -> Any:
-        if source not in self.open:
-            self.open[source] = open(self.sources[source], "rb")  # noqa: SIM115 - see close()
-        return self.open[source]
-
-    def close(self) -> None:
-        for fh in self.open.values():
-            fh.close()
-        self.open = {}
+        wanted = np.unique(np.concatenate(self.pending))
+        first_place = np.full(len(wanted), -1, dtype=np.int64)
+        first_start = np.zeros(len(wanted), dtype=np.int64)
+        files = {source: path for source, path, _, _ in ranges}
+        with contextlib.ExitStack() as stack:
+            back = {s: stack.enter_context(open(p, "rb")) for s, p in files.items()}
+            for source, path, start, end in ranges:
+                for number, pos, view in read_batches(path, start, end, _BATCH_BYTES):
+                    data = bytes(view)
+                    raw = data.split(b"\n")
+                    if raw and not raw[-1]:
+                        raw.pop()
+                    lines = list(map(bytes.strip, raw))
+                    keys = np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines))
+                    at = np.minimum(np.searchsorted(wanted, keys), len(wanted) - 1)
+                    rows = np.flatnonzero(wanted[at] == keys)
+                    if not len(rows):
+                        continue
+                    starts = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + 1
+                    starts = np.concatenate(([0], starts))
+                    for row in rows.tolist():
+                        slot = int(at[row])
+                        if first_place[slot] < 0:
+                            first_place[slot] = (source << 40) + number + row
+                            first_start[slot] = pos + int(starts[row])
+                            continue
+                        fh = back[int(first_place[slot]) >> 40]
+                        fh.seek(int(first_start[slot]))
+                        if fh.readline().strip() != lines[row]:
+                            raise NeedsExactPath
+        for index, key in self.unplaced.items():
+            slot = int(np.searchsorted(wanted, key))
+            self.shown[index] = (self.shown[index][0], int(first_place[slot]))
+        self.pending, self.unplaced = [], {}
 
     def _calls(
         self,
@@ -226,7 +250,7 @@ class Repeats:
     def file_calls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The calls this file recorded first (taken: the next file starts afresh)."""
         runs = [run for bucket in self.file_seen.runs for run in bucket]
-        self.file_seen = SeenKeys()
+        self.file_seen = SeenKeys(2)
         if not runs:
             return _EMPTY, _EMPTY, _EMPTY
         keys, checks, places = (np.concatenate(x) for x in zip(*runs, strict=True))
@@ -239,13 +263,17 @@ class Repeats:
         for bucket in self.file_seen.runs:
             for run in bucket:
                 self.calls.add(*run)
-        self.file_seen = SeenKeys()
+        self.file_seen = SeenKeys(2)
 
-    def _record(self, rows: np.ndarray, firsts: np.ndarray) -> None:
+    def _record(self, rows: np.ndarray, firsts: np.ndarray, keys: np.ndarray) -> None:
+        """Count the repeats; keep the first few pairs (a first of -1: found by settle())."""
         self.count += len(rows)
         room = _SHOW - len(self.shown)
-        if room > 0:
-            self.shown += zip(rows[:room].tolist(), firsts[:room].tolist(), strict=True)
+        for row, first, key in zip(rows[:room].tolist(), firsts[:room].tolist(),
+                                   keys[:room].tolist(), strict=True):  # fmt: skip
+            if first < 0:
+                self.unplaced[len(self.shown)] = key
+            self.shown.append((row, first))
 
     def message(self) -> str | None:
         if not self.count:
@@ -363,10 +391,8 @@ def _worker(
     """A slice folded in a worker process, against nothing seen before it; what goes back is
     the tally, the repeats found, and the keys of its distinct lines and calls."""
     repeats = Repeats([path], calls=calls)
-    try:
-        folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
-    finally:
-        repeats.close()  # (a file cannot go back to the parent)
+    folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
+    repeats.settle([(0, path, start, end)])
     keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
     keys.sort()
     folded.line_keys = keys
@@ -421,17 +447,17 @@ def _fold_in_order(paths: Sequence[Path], names: Sequence[str], new: Callable[[]
     warnings: list[str] = []
     located: dict[int, str] = {}
     answered = False
-    try:
-        for source, path in enumerate(paths):
-            end, torn = _inspect(path)
-            folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
-            answered = answered or folded.answered
-            located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
-            repeats.end_of_file()
-            if torn:
-                warnings.append(_torn_message(path, folded.lines + 1, torn))
-    finally:
-        repeats.close()
+    folded_ranges = []
+    for source, path in enumerate(paths):
+        end, torn = _inspect(path)
+        folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
+        folded_ranges.append((source, path, 0, end))
+        answered = answered or folded.answered
+        located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
+        repeats.end_of_file()
+        if torn:
+            warnings.append(_torn_message(path, folded.lines + 1, torn))
+    repeats.settle(folded_ranges)
     message = repeats.message()
     warnings += [message] if message else []
     return Folded(tally, warnings, located.__getitem__, answered)
