@@ -12,6 +12,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+# The one spelling of each client eloledger switches, runs, imports and checks: profile targets
+# and clients, doctor targets, agent arms, import kinds and watch flags all use these names.
+CLAUDE_CODE, CODEX, GEMINI_CLI, SHELL = "claude-code", "codex", "gemini-cli", "shell"
+CODING_CLIS = (CLAUDE_CODE, CODEX, GEMINI_CLI)
+CLIENT_NAMES = (*CODING_CLIS, SHELL)
+# Spellings eloledger used before (in profiles.toml, its ownership record and backups, ``--to``
+# and ``--clients``, ``import gemini``): still read, never written.
+OLD_CLIENT_NAMES = {"claude": CLAUDE_CODE, "gemini": GEMINI_CLI}
+
+
+def client_name(name: str) -> str:
+    """``name`` in the current spelling: an old one (``claude``, ``gemini``) read from a user's
+    file or command line becomes the new one; any other name is returned as it is."""
+    return OLD_CLIENT_NAMES.get(name, name)
+
+
 CODEX_BUILTIN_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock"})
 GEMINI_AUTH_SELECTED_TYPE = "gemini-api-key"
 ANTHROPIC_MODEL_VARS = (
@@ -29,10 +45,11 @@ URL_FAMILY = {
     "openai-chat": "openai",
     "openai-responses": "openai",
     "openai": "openai",
-    "codex": "openai",
+    CODEX: "openai",
     "anthropic": "anthropic",
-    "claude": "anthropic",
-    "gemini": "gemini",
+    CLAUDE_CODE: "anthropic",
+    "gemini": "gemini",  # the wire protocol
+    GEMINI_CLI: "gemini",
 }
 
 

@@ -84,7 +84,7 @@ def test_a_fifo_for_gemini_project_root_does_not_block(tmp_path: Path) -> None:
     )
     ledger = tmp_path / "out.jsonl"
     report = _finishes(
-        lambda: import_logs("gemini", [tmp_path / ".gemini"], ledger, settle_s=0), [fifo]
+        lambda: import_logs("gemini-cli", [tmp_path / ".gemini"], ledger, settle_s=0), [fifo]
     )
     assert report.calls == 1
     (row,) = map(json.loads, ledger.open())

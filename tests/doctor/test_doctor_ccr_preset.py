@@ -29,8 +29,8 @@ def test_the_ccr_preset_speaks_anthropic_on_its_port_with_provider_model_names()
         "anthropic",
         "bearer",
     )
-    assert set(preset.clients) == {"claude", "anthropic"}
-    assert preset.client_base_url("claude") == "http://127.0.0.1:3456"
+    assert set(preset.clients) == {"claude-code", "anthropic"}
+    assert preset.client_base_url("claude-code") == "http://127.0.0.1:3456"
     assert "provider,model" in preset.description and "Router.default" in preset.description
 
 
@@ -49,7 +49,7 @@ def test_a_claude_only_profile_takes_the_anthropic_wire_and_the_doctor_passes(
 ) -> None:
     with serve(GatewayConfig()) as gw:
         done = _cli("profile", "add", "ccr", "--base-url", gw.root, "--key-env", "STRICT_KEY",
-                    "--clients", "claude", "--model", "claude-strict")  # fmt: skip
+                    "--clients", "claude-code", "--model", "claude-strict")  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert get_profile("ccr").wire_api == "anthropic"
         doctor = _cli("doctor", "--profile", "ccr")
@@ -60,6 +60,6 @@ def test_a_claude_only_profile_takes_the_anthropic_wire_and_the_doctor_passes(
 
 def test_an_explicit_wire_is_kept_for_a_claude_only_profile() -> None:
     done = _cli("profile", "add", "x", "--base-url", "http://127.0.0.1:3456", "--key-env",
-                "STRICT_KEY", "--clients", "claude", "--wire-api", "openai-chat")  # fmt: skip
+                "STRICT_KEY", "--clients", "claude-code", "--wire-api", "openai-chat")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert get_profile("x").wire_api == "openai-chat"

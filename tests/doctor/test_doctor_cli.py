@@ -89,7 +89,7 @@ def test_guide_sets_both_anthropic_variables(
         status, findings = _run_json(capsys)
         assert any(r.path == "/v1/messages" for r in gw.requests)  # the live probe ran
     assert status == 1  # a warning: the gateway still answers
-    finding = _find(findings, "auth.both_anthropic_vars", "claude")
+    finding = _find(findings, "auth.both_anthropic_vars", "claude-code")
     assert "both headers" in finding["message"]
     assert "settings.json:4 env.ANTHROPIC_AUTH_TOKEN" in finding["evidence"]
     assert {f["code"] for f in findings} == {"auth.both_anthropic_vars", "probe.ok"}
@@ -129,7 +129,7 @@ def test_profile_probes_each_wire_it_is_used_with(
                 key_env="GW_KEY",
                 model="claude-strict",
                 wire_api="anthropic",
-                clients=["claude", "codex"],
+                clients=["claude-code", "codex"],
             )
         )
         status = main(["doctor", "--profile", "gw", "--timeout", "2"])
@@ -167,7 +167,7 @@ def test_warnings_only_exit_one_and_text_layout(
     monkeypatch.setenv("ANTHROPIC_MODEL", "model-b")
     assert main(["doctor", "--offline"]) == 1
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == "WARNING env.shadowed  [claude]"
+    assert out.splitlines()[0] == "WARNING env.shadowed  [claude-code]"
     assert "        fix: set ANTHROPIC_MODEL at ~/.claude/settings.json:1" in out
     assert out.rstrip().endswith("0 errors, 1 warning, 0 info")
 

@@ -107,12 +107,12 @@ SCENARIOS: dict[str, Scenario] = {
     "url.query_string": lambda h, m: check_url("https://gw.example/v1?utm_source=x", "openai"),
     "url.fragment": lambda h, m: check_url("https://gw.example/v1#models", "codex"),
     "url.missing_v1": lambda h, m: check_url("https://gw.example/api", "openai"),
-    "url.extra_v1": lambda h, m: check_url("https://gw.example/api/v1", "claude"),
+    "url.extra_v1": lambda h, m: check_url("https://gw.example/api/v1", "claude-code"),
     "url.endpoint_path": lambda h, m: check_url(
         "https://gw.example/v1/chat/completions", "openai-chat"
     ),
-    "url.trailing_slash": lambda h, m: check_url("https://gw.example/api/", "claude"),
-    "gemini.extra_v1beta": lambda h, m: check_url("https://gw.example/v1beta", "gemini"),
+    "url.trailing_slash": lambda h, m: check_url("https://gw.example/api/", "claude-code"),
+    "gemini.extra_v1beta": lambda h, m: check_url("https://gw.example/v1beta", "gemini-cli"),
     "env.empty_base_url": lambda h, m: _static(m, OPENAI_BASE_URL="", OPENAI_API_KEY="sk-a1"),
     "env.shadowed": lambda h, m: (
         _write(h / ".claude/settings.json", '{"env": {"ANTHROPIC_BASE_URL": "https://a.example"}}'),

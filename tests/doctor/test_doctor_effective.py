@@ -62,7 +62,7 @@ def test_claude_local_beats_project_beats_user_beats_shell(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://shell.example")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "sk-shell-token-123456")
     settings = effective_settings()
-    base = _get(settings, "claude", "ANTHROPIC_BASE_URL")
+    base = _get(settings, "claude-code", "ANTHROPIC_BASE_URL")
     assert base.value == "https://local.example"
     assert base.source.label.endswith(".claude/settings.local.json:3 env.ANTHROPIC_BASE_URL")
     assert [s.value for s in base.shadowed] == [
@@ -73,10 +73,10 @@ def test_claude_local_beats_project_beats_user_beats_shell(
     assert "trusted workspaces" in base.shadowed[0].label
     assert base.shadowed[-1].label == "$ANTHROPIC_BASE_URL (process env)"
     # a variable missing from every settings env comes from the process env
-    token = _get(settings, "claude", "ANTHROPIC_AUTH_TOKEN")
+    token = _get(settings, "claude-code", "ANTHROPIC_AUTH_TOKEN")
     assert token.source.label == "$ANTHROPIC_AUTH_TOKEN (process env)"
     assert token.secret and token.value == "sk-she…(21 chars)"
-    assert _get(settings, "claude", "ANTHROPIC_MODEL").value == "m-user"
+    assert _get(settings, "claude-code", "ANTHROPIC_MODEL").value == "m-user"
     # the SDK sees only the shell
     assert _get(settings, "anthropic", "ANTHROPIC_BASE_URL").value == "https://shell.example"
 
@@ -91,7 +91,7 @@ def test_claude_config_dir_moves_user_settings(
         '{"env": {"ANTHROPIC_BASE_URL": "https://default.example"}}',
     )
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
-    base = _get(effective_settings(), "claude", "ANTHROPIC_BASE_URL")
+    base = _get(effective_settings(), "claude-code", "ANTHROPIC_BASE_URL")
     assert base.value == "https://moved.example" and base.shadowed == []
 
 
@@ -152,11 +152,11 @@ def test_gemini_process_env_beats_dotenv_even_when_empty(
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "")
     _trust(temp_home, {str(Path.cwd()): "TRUST_FOLDER"})
     eff = collect()
-    base = eff.get("gemini", "GOOGLE_GEMINI_BASE_URL")
+    base = eff.get("gemini-cli", "GOOGLE_GEMINI_BASE_URL")
     assert base.raw == "" and base.source.label == "$GOOGLE_GEMINI_BASE_URL (process env)"
     assert base.shadowed[0].value == "https://dotenv.example"
     assert base.shadowed[0].line == 2
-    assert eff.get("gemini", "GEMINI_MODEL").value == "gemini-x"
+    assert eff.get("gemini-cli", "GEMINI_MODEL").value == "gemini-x"
 
 
 def test_gemini_only_the_first_dotenv_found_is_read(temp_home: Path) -> None:
@@ -165,8 +165,8 @@ def test_gemini_only_the_first_dotenv_found_is_read(temp_home: Path) -> None:
     _write(temp_home / ".gemini/.env", "GEMINI_API_KEY=AIzaHomeHomeHomeHomeHome00\n")
     _trust(temp_home, {str(work): "TRUST_FOLDER"})
     eff = collect()
-    assert eff.get("gemini", "GEMINI_MODEL").value == "from-project"
-    key = eff.get("gemini", "GEMINI_API_KEY")
+    assert eff.get("gemini-cli", "GEMINI_MODEL").value == "from-project"
+    key = eff.get("gemini-cli", "GEMINI_API_KEY")
     assert key.value is None  # in a later .env: never read
     assert "not read" in key.shadowed[0].label
 
@@ -187,7 +187,7 @@ def test_gemini_settings_with_comments_parse_but_claude_settings_do_not(temp_hom
     )
     _write(temp_home / ".claude/settings.json", '{\n  // no\n  "env": {}\n}\n')
     eff = collect()
-    selected = eff.get("gemini", "security.auth.selectedType")
+    selected = eff.get("gemini-cli", "security.auth.selectedType")
     assert selected is not None and selected.value == "gemini-api-key"
     assert selected.source.label.endswith(".gemini/settings.json:3 security.auth.selectedType")
     assert [(p.code, p.evidence) for p in eff.problems] == [
@@ -260,8 +260,8 @@ def test_gemini_dotenv_follows_folder_trust(
         monkeypatch.setenv(name, value)
     assert clientfacts.gemini_folder_trusted() is expected
     eff = collect()
-    key = eff.get("gemini", "GEMINI_API_KEY")
-    base = eff.get("gemini", "GOOGLE_GEMINI_BASE_URL")
+    key = eff.get("gemini-cli", "GEMINI_API_KEY")
+    base = eff.get("gemini-cli", "GOOGLE_GEMINI_BASE_URL")
     if expected is False:
         # ~/.gemini/.env is skipped; from ~/.env only the key, stripped of unsafe characters
         assert key.raw == "AIzaPlainKey" and key.source.label == "~/.env:1 GEMINI_API_KEY"

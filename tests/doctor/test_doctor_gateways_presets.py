@@ -20,11 +20,11 @@ def test_gateway_presets_serve_the_three_clis_from_one_root(name: str, root: str
     preset = PRESETS[name]
     preset.validate()
     assert (preset.base_url, preset.key_env) == (root, key)
-    assert {"claude", "codex", "gemini"} <= set(preset.clients)
+    assert {"claude-code", "codex", "gemini-cli"} <= set(preset.clients)
     assert not preset.overrides  # every client's URL comes from the shared rules
-    assert preset.client_base_url("claude") == root  # Claude Code appends /v1/messages
+    assert preset.client_base_url("claude-code") == root  # Claude Code appends /v1/messages
     assert preset.client_base_url("codex") == root + "/v1"  # Codex appends /responses
-    assert preset.client_base_url("gemini") == root  # Gemini CLI appends /v1beta/...
+    assert preset.client_base_url("gemini-cli") == root  # Gemini CLI appends /v1beta/...
     for client in preset.clients:
         assert preset.client_base_url(client) == derive_base_url(root, client)
 

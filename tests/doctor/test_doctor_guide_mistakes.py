@@ -124,7 +124,7 @@ def test_every_clients_exit_host_is_the_same_across_live_configs(
         assert not mixed, mixed
         return
     (found,) = mixed
-    assert "taotoken.example: claude" in found["evidence"]
+    assert "taotoken.example: claude-code" in found["evidence"]
     assert "other-relay.example: codex" in found["evidence"]
 
 

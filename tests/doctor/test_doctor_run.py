@@ -57,14 +57,14 @@ def test_live_configs_are_probed_on_their_own_wires(
         paths = {r.path for r in gw.requests}
     assert report.exit_status == 0
     assert sorted((f.code, f.target) for f in report.findings) == [
-        ("probe.ok", "claude (anthropic)"),
+        ("probe.ok", "claude-code (anthropic)"),
         ("probe.ok", "codex (openai-responses)"),
-        ("probe.ok", "gemini (gemini)"),
+        ("probe.ok", "gemini-cli (gemini)"),
     ]
     assert sorted((p.target.name, p.target.wire) for p in report.probes) == [
-        ("claude", "anthropic"),
+        ("claude-code", "anthropic"),
         ("codex", "openai-responses"),
-        ("gemini", "gemini"),
+        ("gemini-cli", "gemini"),
     ]
     assert all(p.usage and p.usage["total_tokens"] == 10 for p in report.probes)
     assert {
@@ -94,7 +94,7 @@ def test_a_broken_client_does_not_hide_the_healthy_ones(
     assert failed == {"codex"}
     assert [(f.code, f.target) for f in report.findings] == [
         ("auth.unauthorized", "codex (openai-responses)"),
-        ("probe.ok", "claude (anthropic)"),
-        ("probe.ok", "gemini (gemini)"),
+        ("probe.ok", "claude-code (anthropic)"),
+        ("probe.ok", "gemini-cli (gemini)"),
     ]
     assert "$GW_KEY" in report.findings[0].fix

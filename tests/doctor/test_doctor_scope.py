@@ -68,10 +68,10 @@ def test_a_live_config_that_uses_the_profile_is_in_scope(
     with serve(GatewayConfig()) as gw:
         profile = Profile("ok", gw.root, key_env="GW_KEY", model="gpt-strict")
         save_profile(profile)
-        _claude_points_at(temp_home, profile.client_base_url("claude"))  # ours, bad key
+        _claude_points_at(temp_home, profile.client_base_url("claude-code"))  # ours, bad key
         status, report = _doctor_json(capsys, "--profile", "ok", "--timeout", "2")
     codes = {(f["code"], f["target"]) for f in report["findings"]}
-    assert ("auth.placeholder_key", "claude") in codes
+    assert ("auth.placeholder_key", "claude-code") in codes
     assert ("probe.ok", "profile:ok (openai-chat)") in codes
     assert status == 2
 

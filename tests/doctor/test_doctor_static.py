@@ -126,7 +126,7 @@ def test_gemini_empty_process_var_hides_the_dotenv_value(
     _write(temp_home / ".gemini/.env", "GOOGLE_GEMINI_BASE_URL=https://gw.example\n")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "")
     finding = _by_code(static_findings())["env.empty_base_url"][0]
-    assert finding.target == "gemini"
+    assert finding.target == "gemini-cli"
     assert "~/.gemini/.env:1" in finding.message and "ignored" in finding.message
     assert finding.fix.startswith("unset GOOGLE_GEMINI_BASE_URL")
 
@@ -140,7 +140,8 @@ def test_both_anthropic_vars_across_settings_and_shell(
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-apikey-0123456789")
     findings = static_findings()
-    both = [f for f in _by_code(findings)["auth.both_anthropic_vars"] if f.target == "claude"][0]
+    found = _by_code(findings)["auth.both_anthropic_vars"]
+    both = [f for f in found if f.target == "claude-code"][0]
     assert "~/.claude/settings.json:3 env.ANTHROPIC_AUTH_TOKEN" in both.evidence
     assert "$ANTHROPIC_API_KEY (process env)" in both.evidence
     text = json.dumps([f.to_dict() for f in findings])
@@ -243,7 +244,7 @@ def test_untrusted_folder_ignores_the_gemini_dotenv(temp_home: Path) -> None:
     findings = static_findings()
     assert [f.code for f in findings] == ["gemini.untrusted_folder"]
     finding = findings[0]
-    assert finding.severity == "warning" and finding.target == "gemini"
+    assert finding.severity == "warning" and finding.target == "gemini-cli"
     assert str(Path.cwd()) in finding.message
     assert finding.evidence == (
         "~/.gemini/.env:1 GEMINI_API_KEY, ~/.gemini/.env:2 GOOGLE_GEMINI_BASE_URL, "

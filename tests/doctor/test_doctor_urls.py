@@ -15,9 +15,9 @@ from eloledger.doctor.urls import check_url, neighbour_urls, suggested_url
         ("https://openrouter.ai/api/v1", "openai-chat"),
         ("https://generativelanguage.googleapis.com/v1beta/openai", "openai-chat"),
         ("https://open.bigmodel.cn/api/paas/v4", "openai-chat"),
-        ("https://api.anthropic.com", "claude"),
+        ("https://api.anthropic.com", "claude-code"),
         ("https://openrouter.ai/api", "anthropic"),
-        ("https://generativelanguage.googleapis.com", "gemini"),
+        ("https://generativelanguage.googleapis.com", "gemini-cli"),
         ("http://127.0.0.1:8080/v1", "openai-responses"),
     ],
 )
@@ -29,10 +29,10 @@ def test_correct_urls_are_clean(url: str, wire: str) -> None:
     "url, wire, codes, fixed",
     [
         ("https://gw.example/api", "openai", {"url.missing_v1"}, "https://gw.example/api/v1"),
-        ("https://gw.example/api/v1", "claude", {"url.extra_v1"}, "https://gw.example/api"),
+        ("https://gw.example/api/v1", "claude-code", {"url.extra_v1"}, "https://gw.example/api"),
         (
             "https://gw.example/api/v1/messages",
-            "claude",
+            "claude-code",
             {"url.endpoint_path"},
             "https://gw.example/api",
         ),
@@ -50,7 +50,7 @@ def test_correct_urls_are_clean(url: str, wire: str) -> None:
         ),
         (
             "gw.example/v1beta/",
-            "gemini",
+            "gemini-cli",
             {"url.scheme", "url.trailing_slash", "gemini.extra_v1beta"},
             "https://gw.example",
         ),
@@ -72,7 +72,7 @@ def test_problems_and_one_combined_fix(url: str, wire: str, codes: set[str], fix
 
 
 def test_trailing_slash_is_info_only() -> None:
-    (finding,) = check_url("https://api.anthropic.com/", "claude")
+    (finding,) = check_url("https://api.anthropic.com/", "claude-code")
     assert finding.code == "url.trailing_slash" and finding.severity == "info"
 
 

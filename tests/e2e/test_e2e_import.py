@@ -45,7 +45,6 @@ SCRIPT = (
 PROMPT = "Run the two checks, then report."
 RESUME_PROMPT = "Please run them again and report."
 LOG_DIRS = {"claude-code": ".claude", "codex": ".codex", "gemini-cli": ".gemini"}
-KINDS = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini"}
 TIMEOUT = 180
 
 
@@ -201,7 +200,7 @@ def test_real_cli_logs_import_to_the_billed_totals(agent: str, tmp_path: Path) -
         assert step["billed"], "the CLI made no billed call"
     assert len({s["session"] for s in steps}) >= 1 and all(s["session"] for s in steps)
     ledger = tmp_path / "ledger.jsonl"
-    kind = KINDS[agent]
+    kind = agent  # an import kind is the agent's own name
     report = import_logs(kind, [home / LOG_DIRS[agent]], ledger, settle_s=0)
     rows = [json.loads(line) for line in ledger.read_text().splitlines()]
     got: dict[str, int] = {}

@@ -308,7 +308,7 @@ def test_a_profile_for_three_clients_is_probed_on_three_wires(proxy: str, tmp_pa
     config.mkdir(parents=True)
     (config / "profiles.toml").write_text(
         f'[profiles.ll]\nbase_url = "{proxy}"\nkey_env = "LL_KEY"\nmodel = "good"\n'
-        'clients = ["claude", "openai", "codex"]\nwire_api = "openai-chat"\n'
+        'clients = ["claude-code", "openai", "codex"]\nwire_api = "openai-chat"\n'
         '[profiles.ll.claude]\nmodel = "claude-mock"\n'
     )
     status, report, _ = _doctor("--profile", "ll", home=home)

@@ -296,7 +296,7 @@ def gateway_profile(temp_home: Path) -> Path:
         "use",
         "e2e",
         "--to",
-        "claude,codex,gemini",
+        "claude-code,codex,gemini-cli",
         "--yes",
     ]
     result = subprocess.run(use, env=env, capture_output=True, text=True, timeout=60)
@@ -374,7 +374,7 @@ def test_claude_code_with_x_api_key_profile(gateway_profile: Path, tmp_path: Pat
     env = dict(os.environ, E2E_GW_KEY=KEY)
     for cmd in (
         ["profile", "edit", "e2e", "--auth", "x-api-key"],
-        ["profile", "use", "e2e", "--to", "claude", "--yes"],
+        ["profile", "use", "e2e", "--to", "claude-code", "--yes"],
     ):
         result = subprocess.run(
             [sys.executable, "-m", "eloledger", *cmd], env=env, capture_output=True, text=True

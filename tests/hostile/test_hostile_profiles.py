@@ -37,7 +37,7 @@ def watched(home: Path) -> dict[str, Path]:
     return {
         "profiles": store.profiles_path(),
         "secrets": store.secrets_path(),
-        "claude": home / ".claude" / "settings.json",
+        "claude-code": home / ".claude" / "settings.json",
         "codex": home / ".codex" / "config.toml",
     }
 
@@ -119,7 +119,7 @@ def test_a_stored_profile_with_a_password_is_masked_everywhere(
         assert PASSWORD not in out + err, argv
         assert "gw.example" in out, argv
     before = snapshot(watched(temp_home))
-    for argv in (("env", "old"), ("profile", "use", "old", "--to", "claude", "--yes")):
+    for argv in (("env", "old"), ("profile", "use", "old", "--to", "claude-code", "--yes")):
         status, out, err = run(capsys, *argv)
         assert_refused(status, out, err, "password")
         assert PASSWORD not in out + err, argv
@@ -161,7 +161,7 @@ def test_a_broken_settings_file_stops_the_whole_switch(
     (temp_home / ".claude").mkdir()
     (temp_home / ".claude" / "settings.json").write_text('{"env": {"A": 1,,}}')
     before = snapshot(watched(temp_home))
-    status, out, err = run(capsys, "profile", "use", "gw", "--to", "claude,codex", "--yes")
+    status, out, err = run(capsys, "profile", "use", "gw", "--to", "claude-code,codex", "--yes")
     assert_refused(status, out, err, "settings.json")
     assert snapshot(watched(temp_home)) == before
 
@@ -241,11 +241,11 @@ def test_a_settings_file_that_is_not_a_readable_text_file(
         path.mkdir()
     else:
         path.write_bytes(b'{"env": {"X": "caf\xe9"}}')
-    others = {k: v for k, v in watched(temp_home).items() if k != "claude"}
+    others = {k: v for k, v in watched(temp_home).items() if k != "claude-code"}
     before, kind_before = snapshot(others), path.lstat()
     for argv in (
-        ("profile", "use", "gw", "--to", "claude", "--yes"),
-        ("profile", "diff", "gw", "--to", "claude"),
+        ("profile", "use", "gw", "--to", "claude-code", "--yes"),
+        ("profile", "diff", "gw", "--to", "claude-code"),
     ):
         status, out, err = run(capsys, *argv)
         assert_refused(status, out, err, "settings.json")
@@ -269,7 +269,7 @@ def test_a_broken_ownership_record_is_named(
         path.mkdir()
     else:
         path.write_text('\ufeff{"files": {}}' if content == "<bom>" else content)
-    status, out, err = run(capsys, "profile", "use", "gw", "--to", "claude", "--yes")
+    status, out, err = run(capsys, "profile", "use", "gw", "--to", "claude-code", "--yes")
     assert_refused(status, out, err, "ownership.json", says)
     assert not (temp_home / ".claude").exists()
 
@@ -297,7 +297,7 @@ def test_secrets_file_with_a_bom_is_named(
         ("profile", "edit", "nope", "--model", "m"),
         ("profile", "restore", "20990101", "--yes"),
         ("profile", "restore", "--file", "/etc/passwd", "x", "--yes"),
-        ("profile", "use", "gw", "--to", "claude", "--scope", "project", "--codex-profile-file"),
+        ("profile", "use", "gw", "--to", "claude-code", "--scope", "project", "--codex-profile-file"),
         ("env", "nope"),
     ],
 )  # fmt: skip

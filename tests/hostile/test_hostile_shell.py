@@ -206,7 +206,7 @@ def test_a_key_variable_of_a_client_is_still_a_fine_source(
 
 
 @pytest.mark.parametrize("ch", ["\r", "\u2028", "\x85", "\x0b", "\n", "\x1b", "\x9b", "\x00"])
-@pytest.mark.parametrize("flag", ["--model", "--gemini-model", "--haiku", "--description"])
+@pytest.mark.parametrize("flag", ["--model", "--gemini-cli-model", "--haiku", "--description"])
 def test_add_refuses_control_characters_in_free_text(
     capsys: pytest.CaptureFixture[str], ch: str, flag: str
 ) -> None:
@@ -217,7 +217,7 @@ def test_add_refuses_control_characters_in_free_text(
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
-@given(ch=st.sampled_from(CONTROLS), where=st.sampled_from(["model", "gemini", "models"]))
+@given(ch=st.sampled_from(CONTROLS), where=st.sampled_from(["model", "gemini-cli", "models"]))
 def test_a_stored_model_with_a_control_character_is_refused_at_its_line(
     capsys: pytest.CaptureFixture[str], temp_home: Path, ch: str, where: str
 ) -> None:
@@ -225,13 +225,13 @@ def test_a_stored_model_with_a_control_character_is_refused_at_its_line(
     model = f"m{ch}odel"
     if where == "model":
         table["model"] = model
-    elif where == "gemini":
-        table["gemini"] = {"model": model}
+    elif where == "gemini-cli":
+        table["gemini-cli"] = {"model": model}
     else:
         table["models"] = {"haiku": model}
     path = write_profiles(table)
     env = temp_home / ".gemini" / ".env"
-    status, _, err = run(capsys, "profile", "use", "x", "--to", "gemini", "--yes")
+    status, _, err = run(capsys, "profile", "use", "x", "--to", "gemini-cli", "--yes")
     one_line_error(status, err, f"{path}:", "control character")
     assert not env.exists()
 
@@ -252,12 +252,12 @@ def test_repeated_identical_switches_change_no_byte_of_a_dotenv_with_odd_separat
     monkeypatch.setenv("GW", KEY)
     assert run(capsys, "profile", "add", "g", "--base-url", "https://gw.ex", "--key-env", "GW",
                "--model", "m1")[0] == 0  # fmt: skip
-    assert run(capsys, "profile", "use", "g", "--to", "gemini", "--yes")[0] == 0
+    assert run(capsys, "profile", "use", "g", "--to", "gemini-cli", "--yes")[0] == 0
     first = (gemini / ".env").read_bytes()
     assert first.decode().count("GEMINI_MODEL=") == 1
     assert first.startswith('NOTE="a\rb\x0bc\x85d\u2028e"\n'.encode())
     for _ in range(2):
-        status, out, _ = run(capsys, "profile", "use", "g", "--to", "gemini", "--yes")
+        status, out, _ = run(capsys, "profile", "use", "g", "--to", "gemini-cli", "--yes")
         assert status == 0 and "no change" in out
         assert (gemini / ".env").read_bytes() == first
 

@@ -34,7 +34,7 @@ def test_text_report_names_unknown_shapes_with_file_and_line(
     with open(log, "a") as fh:
         fh.write('{"id": "x", "type": "gemini", "tokens": {"weird": 3}}\n')
     out_ledger = tmp_path / "l.jsonl"
-    argv = ["import", "gemini", str(tmp_path / "g"), "-o", str(out_ledger), "--settle", "0"]
+    argv = ["import", "gemini-cli", str(tmp_path / "g"), "-o", str(out_ledger), "--settle", "0"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "imported 2 calls" in out

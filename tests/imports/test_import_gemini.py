@@ -14,7 +14,7 @@ def _chat(root: Path, lines: list[dict], name: str = "session-1.jsonl") -> Path:
 
 def test_double_written_ids_count_once(tmp_path: Path) -> None:
     _chat(tmp_path, lines_of(SAMPLES / "gemini-chat-session.jsonl"))
-    report, rows = run("gemini", tmp_path, tmp_path / "l.jsonl")
+    report, rows = run("gemini-cli", tmp_path, tmp_path / "l.jsonl")
     assert [r["total_tokens"] for r in rows] == [1011, 2022]
     assert report.repeats == 1
     row = rows[0]
@@ -31,7 +31,7 @@ def test_the_last_write_of_an_id_wins(tmp_path: Path) -> None:
     writes = [d for d in lines if d.get("id") == "5e43c106-3651-422d-b049-f98de82a4437"]
     writes[-1]["tokens"] = {"input": 1000, "output": 15, "cached": 100, "thoughts": 1, "total": 0}
     _chat(tmp_path, lines)
-    _, rows = run("gemini", tmp_path, tmp_path / "l.jsonl")
+    _, rows = run("gemini-cli", tmp_path, tmp_path / "l.jsonl")
     assert rows[0]["completion_tokens"] == 16
 
 
@@ -43,7 +43,7 @@ def test_set_restating_messages_and_resumed_sessions_add_nothing(tmp_path: Path)
     resumed = copy.deepcopy(lines)
     resumed[0]["sessionId"] = "resumed"
     _chat(tmp_path, resumed, "session-2.jsonl")
-    report, rows = run("gemini", tmp_path, tmp_path / "l.jsonl")
+    report, rows = run("gemini-cli", tmp_path, tmp_path / "l.jsonl")
     assert [r["total_tokens"] for r in rows] == [1011, 2022]
     assert report.duplicates == 3  # the resumed file's three gemini lines
 
@@ -51,5 +51,5 @@ def test_set_restating_messages_and_resumed_sessions_add_nothing(tmp_path: Path)
 def test_project_root_file_names_the_working_directory(tmp_path: Path) -> None:
     _chat(tmp_path, lines_of(SAMPLES / "gemini-chat-session.jsonl"))
     (tmp_path / "tmp/gwork/.project_root").write_text("/home/user/work\n")
-    _, rows = run("gemini", tmp_path, tmp_path / "l.jsonl")
+    _, rows = run("gemini-cli", tmp_path, tmp_path / "l.jsonl")
     assert rows[0]["project"] == "/home/user/work"

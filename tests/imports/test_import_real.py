@@ -16,16 +16,17 @@ import pytest
 from import_support import DATA, run
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "e2e"))
-from test_e2e_import import KINDS, billed_by_session, is_unlogged_side_call  # noqa: E402
+from test_e2e_import import billed_by_session, is_unlogged_side_call  # noqa: E402
 
 REAL = DATA / "real"
+AGENTS = ("claude-code", "codex", "gemini-cli")  # each is also its import kind
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini-cli"])
+@pytest.mark.parametrize("agent", AGENTS)
 def test_real_corpus_imports_to_the_billed_totals(agent: str, tmp_path: Path) -> None:
     steps = json.loads((REAL / agent / "billed.json").read_text())
     ledger = tmp_path / "l.jsonl"
-    report, rows = run(KINDS[agent], REAL / agent, ledger)
+    report, rows = run(agent, REAL / agent, ledger)
     got: dict[str, int] = {}
     for row in rows:
         got[row["session"]] = got.get(row["session"], 0) + row["total_tokens"]
@@ -36,11 +37,11 @@ def test_real_corpus_imports_to_the_billed_totals(agent: str, tmp_path: Path) ->
     fields = ("prompt_tokens", "completion_tokens", "cached_tokens", "cache_write_tokens")
     for field in (*fields, "reasoning_tokens"):
         assert sum(r[field] for r in rows) == sum(b[field] for b in logged), field
-    again, _ = run(KINDS[agent], REAL / agent, ledger)
+    again, _ = run(agent, REAL / agent, ledger)
     assert again.calls == 0
 
 
 def test_the_resumed_session_is_in_the_corpus() -> None:
-    for agent in KINDS:
+    for agent in AGENTS:
         steps = json.loads((REAL / agent / "billed.json").read_text())
         assert len(steps) == 2 and all(s["billed"] for s in steps), agent

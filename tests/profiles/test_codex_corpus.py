@@ -209,7 +209,7 @@ def test_switch_keeps_user_tables_and_the_hint_restores_every_byte(
     files = CORPUS[case]
     original = write_corpus(temp_home, files)
     add_gw(temp_home)
-    targets = "claude,codex,gemini" if ".claude/settings.json" in files else "codex"
+    targets = "claude-code,codex,gemini-cli" if ".claude/settings.json" in files else "codex"
     first = ok(cli("profile", "use", "gw", "--to", targets, "--yes"))
     codex_old = original[".codex/config.toml"].decode()
     codex_new = (temp_home / ".codex/config.toml").read_text()
@@ -261,7 +261,7 @@ def test_the_imported_profile_serves_only_what_it_was_found_in(temp_home: Path) 
     write_corpus(temp_home, CORPUS["azure+mcp"])
     add_gw(temp_home)
     ok(cli("profile", "use", "gw", "--to", "codex", "--yes"))
-    for target in ("claude", "gemini"):
+    for target in ("claude-code", "gemini-cli"):
         refused = cli("profile", "use", "imported", "--to", target, "--yes")
         assert refused.returncode == 2 and "does not serve" in refused.stderr, refused.stderr
     assert not (temp_home / ".claude").exists() and not (temp_home / ".gemini").exists()
@@ -272,7 +272,7 @@ def test_new_members_and_tables_take_the_style_around_them(temp_home: Path) -> N
     between the user's '# MCP servers' comment and its table."""
     write_corpus(temp_home, CORPUS["all-three"])
     add_gw(temp_home)
-    ok(cli("profile", "use", "gw", "--to", "claude,codex,gemini", "--yes"))
+    ok(cli("profile", "use", "gw", "--to", "claude-code,codex,gemini-cli", "--yes"))
     settings = (temp_home / ".gemini/settings.json").read_text()
     assert (
         '"security": { "folderTrust": {"enabled": true}, "auth": {"selectedType": '
@@ -293,7 +293,7 @@ def test_a_block_settings_file_gets_a_block_member(temp_home: Path) -> None:
     )
     (gemini / ".env").write_text("")
     add_gw(temp_home)
-    ok(cli("profile", "use", "gw", "--to", "gemini", "--yes"))
+    ok(cli("profile", "use", "gw", "--to", "gemini-cli", "--yes"))
     assert (gemini / "settings.json").read_text() == (
         '{\n    "general": {\n        "vimMode": true\n    },\n    "security": {\n'
         '        "auth": {\n            "selectedType": "gemini-api-key"\n        }\n    }\n}\n'

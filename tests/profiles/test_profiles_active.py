@@ -36,25 +36,25 @@ def test_restoring_a_pre_switch_backup_makes_the_old_profile_active_again(
     capsys: pytest.CaptureFixture[str], two: None
 ) -> None:
     assert active_profile() is None
-    assert run(capsys, "profile", "use", "A", "--to", "claude,codex", "--yes", "-q")[0] == 0
+    assert run(capsys, "profile", "use", "A", "--to", "claude-code,codex", "--yes", "-q")[0] == 0
     assert active_profile() == "A"
-    assert run(capsys, "profile", "use", "B", "--to", "claude,codex", "--yes", "-q")[0] == 0
-    assert active_in_list(capsys) == {"A": "", "B": "claude:user,codex"}
+    assert run(capsys, "profile", "use", "B", "--to", "claude-code,codex", "--yes", "-q")[0] == 0
+    assert active_in_list(capsys) == {"A": "", "B": "claude-code:user,codex"}
     before_b = list_backups()[-1].id  # made by the switch to B: the files as A left them
     status, _out, err = run(capsys, "profile", "restore", before_b, "--yes")
     assert status == 0, err
-    assert active_in_list(capsys) == {"A": "claude:user,codex", "B": ""}
+    assert active_in_list(capsys) == {"A": "claude-code:user,codex", "B": ""}
     assert active_profile() == "A"
     status, out, _err = run(capsys, "profile", "list")
     line_a = next(line for line in out.splitlines() if line.split()[:2] == ["*", "A"])
-    assert "claude:user" in line_a and "* active" in out
+    assert "claude-code:user" in line_a and "* active" in out
     assert next(line for line in out.splitlines() if " B " in line).startswith(" ")
 
 
 def test_a_hand_edit_of_the_url_means_the_profile_is_no_longer_active_there(
     capsys: pytest.CaptureFixture[str], temp_home: Path, two: None
 ) -> None:
-    assert run(capsys, "profile", "use", "A", "--to", "claude,codex", "--yes", "-q")[0] == 0
+    assert run(capsys, "profile", "use", "A", "--to", "claude-code,codex", "--yes", "-q")[0] == 0
     settings = temp_home / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
     data["env"]["ANTHROPIC_BASE_URL"] = "https://elsewhere.example"
@@ -64,7 +64,7 @@ def test_a_hand_edit_of_the_url_means_the_profile_is_no_longer_active_there(
     data["env"]["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:18101"
     data["theme"] = "light"
     settings.write_text(json.dumps(data))
-    assert active_in_list(capsys) == {"A": "claude:user,codex", "B": ""}
+    assert active_in_list(capsys) == {"A": "claude-code:user,codex", "B": ""}
 
 
 def test_restore_keeps_the_remembered_active_in_step(
@@ -72,17 +72,18 @@ def test_restore_keeps_the_remembered_active_in_step(
 ) -> None:
     from eloledger.profiles.ownership import load_state
 
-    assert run(capsys, "profile", "use", "A", "--to", "claude", "--yes", "-q")[0] == 0
-    assert run(capsys, "profile", "use", "B", "--to", "claude", "--yes", "-q")[0] == 0
+    assert run(capsys, "profile", "use", "A", "--to", "claude-code", "--yes", "-q")[0] == 0
+    assert run(capsys, "profile", "use", "B", "--to", "claude-code", "--yes", "-q")[0] == 0
     assert run(capsys, "profile", "restore", list_backups()[-1].id, "--yes")[0] == 0
-    assert load_state().active == {"claude:user": "A"}
+    assert load_state().active == {"claude-code:user": "A"}
 
 
 def test_restore_list_is_newest_first_and_fits_80_columns(
     capsys: pytest.CaptureFixture[str], two: None, temp_home: Path
 ) -> None:
     for name in ("A", "B", "A"):
-        assert run(capsys, "profile", "use", name, "--to", "claude,codex", "--yes", "-q")[0] == 0
+        argv = ("profile", "use", name, "--to", "claude-code,codex", "--yes", "-q")
+        assert run(capsys, *argv)[0] == 0
     status, out, _err = run(capsys, "profile", "restore", "--list")
     assert status == 0
     lines = out.splitlines()

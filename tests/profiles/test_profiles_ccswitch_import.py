@@ -145,8 +145,8 @@ def test_config_json_v2_providers_become_profiles(
     profiles = store.load_profiles()
     assert set(profiles) == {"packycode-claude", "packycode-codex", "packycode-gemini-gemini"}
     claude = profiles["packycode-claude"]
-    assert claude.client_base_url("claude") == "https://api.packycode.com"
-    assert claude.clients == ["claude", "anthropic"] and claude.auth == "bearer"
+    assert claude.client_base_url("claude-code") == "https://api.packycode.com"
+    assert claude.clients == ["claude-code", "anthropic"] and claude.auth == "bearer"
     assert claude.model == "claude-sonnet-4-5" and claude.models == {"haiku": "claude-haiku-4-5"}
     assert "team account" in claude.description and "PackyCode" in claude.description
     codex = profiles["packycode-codex"]
@@ -154,7 +154,7 @@ def test_config_json_v2_providers_become_profiles(
     assert codex.wire_api == "openai-responses" and codex.model == "gpt-5-codex"
     assert codex.overrides["codex"].extra["provider_id"] == "packycode"
     gemini = profiles["packycode-gemini-gemini"]
-    assert gemini.client_base_url("gemini") == "https://www.packyapi.com"
+    assert gemini.client_base_url("gemini-cli") == "https://www.packyapi.com"
     assert gemini.model == "gemini-3-pro-preview"
     # keys: in the 0600 secrets file, never in profiles.toml or on the terminal
     assert {n: store.stored_secret(n) for n in profiles} == {
@@ -167,6 +167,7 @@ def test_config_json_v2_providers_become_profiles(
     assert "env.API_TIMEOUT_MS" in out and "config.model_reasoning_effort" in out
     assert "'Claude Official': no base URL" in out
     assert "(current in CC Switch)" in out
+    assert "packycode-claude: claude-code via https://api.packycode.com" in out
     assert config.read_bytes() == before
 
 
@@ -185,10 +186,13 @@ def test_cc_switch_db_is_read_and_left_untouched(
     assert [p["profile"] for p in data["profiles"]] == [
         "relay-gw-claude", "packycode-codex", "packycode-gemini-gemini"]  # fmt: skip
     assert [p["current"] for p in data["profiles"]] == [True, True, False]
+    # CC Switch's app types as it spells them, and the eloledger client each one became
+    assert [p["app"] for p in data["profiles"]] == ["claude", "codex", "gemini"]
+    assert [p["client"] for p in data["profiles"]] == ["claude-code", "codex", "gemini-cli"]
     assert any("1 provider for opencode" in n for n in data["notes"])
     relay = store.load_profiles()["relay-gw-claude"]
     assert relay.auth == "x-api-key"  # meta.apiKeyField = ANTHROPIC_API_KEY
-    assert relay.client_base_url("claude") == "https://gw.example/api"
+    assert relay.client_base_url("claude-code") == "https://gw.example/api"
     assert relay.client_base_url("anthropic") == "https://gw.example/api"
     assert store.stored_secret("relay-gw-claude") == DB_KEY
     _no_key_shown(out, err)

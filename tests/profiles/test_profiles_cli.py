@@ -45,7 +45,7 @@ def test_add_show_list_edit_remove(capsys: pytest.CaptureFixture[str], monkeypat
     assert status == 0 and "saved profile 'gw'" in out
     status, out, _ = run(capsys, "profile", "show", "gw", "--format", "json")
     info = json.loads(out)
-    assert info["clients"]["claude"]["base_url"] == "https://gw.example/api"
+    assert info["clients"]["claude-code"]["base_url"] == "https://gw.example/api"
     assert info["clients"]["openai"]["base_url"] == "https://gw.example/api/v1"
     assert info["clients"]["codex"]["base_url"] == "https://gw.example/codex/v1"
     assert info["key"]["value"].startswith("sk-cli") and KEY not in out  # masked
@@ -90,28 +90,28 @@ def test_use_refuses_without_tty_unless_yes(temp_home: Path, monkeypatch) -> Non
     monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
     paths = make_realistic_home(temp_home)
     before = snapshot(paths)
-    result = cli("profile", "use", "openrouter", "--to", "claude,codex")
+    result = cli("profile", "use", "openrouter", "--to", "claude-code,codex")
     assert result.returncode == 2 and "stdin is not a terminal" in result.stderr
     assert snapshot(paths) == before
-    diff = cli("profile", "diff", "openrouter", "--to", "claude,codex")
+    diff = cli("profile", "diff", "openrouter", "--to", "claude-code,codex")
     assert diff.returncode == 0
     assert '+    "ANTHROPIC_BASE_URL": "https://openrouter.ai/api"' in diff.stdout
     assert KEY not in diff.stdout and "sk-cli" in diff.stdout  # masked in the diff
     assert snapshot(paths) == before  # diff writes nothing
-    result = cli("profile", "use", "openrouter", "--to", "claude,codex,shell", "--yes")
+    result = cli("profile", "use", "openrouter", "--to", "claude-code,codex,shell", "--yes")
     assert result.returncode == 0, result.stderr
     assert "wrote 2 files" in result.stdout and "restore" in result.stdout
     assert KEY not in result.stdout + result.stderr
-    settings = json.loads(paths["claude"].read_text())
+    settings = json.loads(paths["claude-code"].read_text())
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY
-    again = cli("profile", "use", "openrouter", "--to", "claude,codex,shell", "--yes")
+    again = cli("profile", "use", "openrouter", "--to", "claude-code,codex,shell", "--yes")
     assert again.returncode == 0 and "no change" in again.stdout
     assert len(list_backups()) == 1
     listing = cli("profile", "restore", "--list")
     assert list_backups()[0].id in listing.stdout
     restored = cli("profile", "restore", list_backups()[0].id, "--yes")
     assert restored.returncode == 0, restored.stderr
-    assert snapshot(paths)["claude"][0] == before["claude"][0]
+    assert snapshot(paths)["claude-code"][0] == before["claude-code"][0]
 
 
 def test_first_use_imports_the_live_config(temp_home: Path, monkeypatch) -> None:
@@ -132,7 +132,7 @@ def test_first_use_imports_the_live_config(temp_home: Path, monkeypatch) -> None
     )
     original = (claude / "settings.json").read_text()
     monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
-    result = cli("profile", "use", "openrouter", "--to", "claude", "--yes")
+    result = cli("profile", "use", "openrouter", "--to", "claude-code", "--yes")
     assert result.returncode == 0, result.stderr
     assert "saved as profile 'imported'" in result.stderr
     env = json.loads((claude / "settings.json").read_text())["env"]
@@ -140,7 +140,7 @@ def test_first_use_imports_the_live_config(temp_home: Path, monkeypatch) -> None
     imported = store.get_profile("imported")
     assert imported.base_url == "https://old-gw.example/api" and imported.key_in_secrets
     assert "sk-old" not in store.profiles_path().read_text()
-    back = cli("profile", "use", "imported", "--to", "claude", "--yes")
+    back = cli("profile", "use", "imported", "--to", "claude-code", "--yes")
     assert back.returncode == 0, back.stderr
     assert json.loads((claude / "settings.json").read_text()) == json.loads(original)
 
@@ -211,14 +211,14 @@ def test_use_without_yes_shows_diff_and_asks_on_a_terminal(temp_home: Path, monk
         leader, follower = pty.openpty()
         os.write(leader, answer)
         result = subprocess.run(
-            [sys.executable, "-m", "eloledger", "profile", "use", "openrouter", "--to", "claude"],
+            [sys.executable, "-m", "eloledger", "profile", "use", "openrouter", "--to", "claude-code"],
             stdin=follower, capture_output=True, text=True, timeout=60, env=dict(os.environ),
         )  # fmt: skip
         os.close(leader)
         os.close(follower)
         assert "Write 1 file? [y/N]" in result.stderr
         assert '+    "ANTHROPIC_BASE_URL": "https://openrouter.ai/api"' in result.stdout
-        assert (snapshot(paths)["claude"][0] != before["claude"][0]) is changed
+        assert (snapshot(paths)["claude-code"][0] != before["claude-code"][0]) is changed
         assert result.returncode == (0 if changed else 1)
 
 
@@ -243,7 +243,7 @@ def test_diff_always_ends_lines_and_new_json_files_end_with_a_newline(
         "GW_KEY")  # fmt: skip
     (temp_home / ".claude").mkdir()
     (temp_home / ".claude/settings.json").write_text('{"model": "x"}')  # no final newline
-    status, out, _ = run(capsys, "profile", "diff", "gw", "--to", "claude,gemini")
+    status, out, _ = run(capsys, "profile", "diff", "gw", "--to", "claude-code,gemini-cli")
     assert status == 0 and out.endswith("\n")
     headers = [line for line in out.splitlines() if line.startswith(("---", "+++"))]
     assert [h.split()[1].removeprefix(str(temp_home)) for h in headers] == [
@@ -254,7 +254,7 @@ def test_diff_always_ends_lines_and_new_json_files_end_with_a_newline(
         "/dev/null",
         "/.gemini/settings.json",
     ]
-    status, _, _ = run(capsys, "profile", "use", "gw", "--to", "gemini", "--yes")
+    status, _, _ = run(capsys, "profile", "use", "gw", "--to", "gemini-cli", "--yes")
     assert status == 0
     assert (temp_home / ".gemini/settings.json").read_text().endswith("}\n")
     manifests = list(backups_dir().glob("*/manifest.json"))

@@ -91,7 +91,7 @@ def make_realistic_home(home: Path) -> dict[str, Path]:
     (home / ".gemini" / ".env").write_text(GEMINI_ENV)
     (home / ".gemini" / "settings.json").write_text(GEMINI_SETTINGS)
     return {
-        "claude": home / ".claude" / "settings.json",
+        "claude-code": home / ".claude" / "settings.json",
         "claude_real": dotfiles / "settings.json",
         "codex": home / ".codex" / "config.toml",
         "gemini_env": home / ".gemini" / ".env",
@@ -126,5 +126,5 @@ def profile_b() -> Profile:
         base_url="https://gw-b.example",
         key_env="GW_B_KEY",
         auth="x-api-key",
-        overrides={"claude": ClientOverride(base_url="https://gw-b.example/anthropic")},
+        overrides={"claude-code": ClientOverride(base_url="https://gw-b.example/anthropic")},
     )

@@ -38,7 +38,7 @@ from eloledger.profiles.switch import apply_switch, plan_switch
 print("ready", flush=True)
 while True:
     for name in ("gw-a", "gw-b"):
-        apply_switch(plan_switch(store.get_profile(name), "claude,codex,gemini"))
+        apply_switch(plan_switch(store.get_profile(name), "claude-code,codex,gemini-cli"))
 """
 
 
@@ -88,7 +88,7 @@ def test_kill_during_switch_leaves_each_file_whole(
     rng = random.Random(99)
     for _ in range(8):
         _run_and_kill(SWITCH_CHILD, [], rng)
-        settings = json.loads(paths["claude"].read_text())  # parses: not torn
+        settings = json.loads(paths["claude-code"].read_text())  # parses: not torn
         assert settings["hooks"] and settings["statusLine"]
         assert settings["env"].get("ANTHROPIC_BASE_URL") in urls
         assert not (
@@ -100,7 +100,7 @@ def test_kill_during_switch_leaves_each_file_whole(
         env = envedit.parse(paths["gemini_env"].read_text(), "")
         assert env["GOOGLE_CLOUD_PROJECT"] == "my-project"
         jsonedit.parse(paths["gemini_settings"].read_text(), "", allow_comments=True)
-        assert paths["claude"].is_symlink()
+        assert paths["claude-code"].is_symlink()
         # a crash between a file write and the ownership save is not mistaken for a hand edit
-        plan = plan_switch(store.get_profile("gw-a"), "claude,codex,gemini")
+        plan = plan_switch(store.get_profile("gw-a"), "claude-code,codex,gemini-cli")
         assert plan.conflicts == []

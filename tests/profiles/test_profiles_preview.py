@@ -24,7 +24,7 @@ def gw(capsys: pytest.CaptureFixture[str]) -> None:
 def test_diff_without_the_key_shows_where_it_would_come_from(
     capsys: pytest.CaptureFixture[str], temp_home: Path, gw: None
 ) -> None:
-    status = main(["profile", "diff", "gw", "--to", "claude,codex,gemini"])
+    status = main(["profile", "diff", "gw", "--to", "claude-code,codex,gemini-cli"])
     out, err = capsys.readouterr()
     assert status == 0, err
     assert '"ANTHROPIC_BASE_URL": "http://127.0.0.1:18201"' in out
@@ -37,12 +37,12 @@ def test_diff_without_the_key_shows_where_it_would_come_from(
 def test_a_preview_plan_cannot_be_applied_and_use_still_refuses(
     capsys: pytest.CaptureFixture[str], temp_home: Path, gw: None
 ) -> None:
-    plan = plan_switch(get_profile("gw"), "claude", preview=True)
+    plan = plan_switch(get_profile("gw"), "claude-code", preview=True)
     assert plan.key_missing and plan.changed
     with pytest.raises(UserError, match=r"\$GW_KEY is not set"):
         apply_switch(plan)
     assert not (temp_home / ".claude").exists()
-    status = main(["profile", "use", "gw", "--to", "claude", "--yes"])
+    status = main(["profile", "use", "gw", "--to", "claude-code", "--yes"])
     _out, err = capsys.readouterr()
     assert status == 2 and "$GW_KEY is not set" in err
 
@@ -51,6 +51,6 @@ def test_diff_with_the_key_masks_it(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, gw: None
 ) -> None:
     monkeypatch.setenv("GW_KEY", KEY)
-    assert main(["profile", "diff", "gw", "--to", "claude,gemini"]) == 0
+    assert main(["profile", "diff", "gw", "--to", "claude-code,gemini-cli"]) == 0
     out = capsys.readouterr().out
     assert KEY not in out and "gw-pre…(31 chars)" in out

@@ -42,7 +42,7 @@ def test_racing_switches_leave_state_matching_the_files(
         for name in ("A", "B"):
             procs.append(
                 subprocess.Popen(
-                    [*CLI, "profile", "use", name, "--to", "claude,codex", "--yes", "-q"],
+                    [*CLI, "profile", "use", name, "--to", "claude-code,codex", "--yes", "-q"],
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -59,10 +59,10 @@ def test_racing_switches_leave_state_matching_the_files(
         text = Path(real).read_text(encoding="utf-8")
         assert record.pending is None
         assert record.sha256 == sha256_text(text), f"{real}: state and file disagree"
-    done = _cli("profile", "use", "B", "--to", "claude,codex", "--yes", "-q", env=env)
+    done = _cli("profile", "use", "B", "--to", "claude-code,codex", "--yes", "-q", env=env)
     assert done.returncode == 0, done.stderr
     assert "changed by hand" not in done.stderr
-    assert ownership.load_state().active["claude:user"] == "B"
+    assert ownership.load_state().active["claude-code:user"] == "B"
 
 
 def test_a_held_lock_names_its_holder_after_the_timeout(temp_home: Path) -> None:

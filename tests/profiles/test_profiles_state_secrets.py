@@ -21,7 +21,7 @@ def _files_holding(root: Path, needle: str) -> list[Path]:
 
 
 def _use(capsys: pytest.CaptureFixture[str], name: str) -> None:
-    status = main(["profile", "use", name, "--to", "claude", "--yes", "-q"])
+    status = main(["profile", "use", name, "--to", "claude-code", "--yes", "-q"])
     _out, err = capsys.readouterr()
     assert status == 0, err
 

@@ -16,11 +16,11 @@ from eloledger.redact import scrub
 @pytest.mark.parametrize(
     ("root", "client", "expected"),
     [
-        ("https://gw.example/api", "claude", "https://gw.example/api"),
+        ("https://gw.example/api", "claude-code", "https://gw.example/api"),
         ("https://gw.example/api/", "openai", "https://gw.example/api/v1"),
         ("https://gw.example/api/v1", "codex", "https://gw.example/api/v1"),
         ("https://gw.example/api/v1", "anthropic", "https://gw.example/api"),
-        ("https://gw.example/v1beta", "gemini", "https://gw.example"),
+        ("https://gw.example/v1beta", "gemini-cli", "https://gw.example"),
     ],
 )
 def test_derive_base_url_follows_client_facts(root: str, client: str, expected: str) -> None:
@@ -98,16 +98,16 @@ def test_presets_are_valid_and_follow_the_facts() -> None:
     assert {"anthropic", "openai", "gemini", "openrouter", "deepseek", "moonshot"} <= set(PRESETS)
     for preset in PRESETS.values():
         preset.validate()
-        for client in ("claude", "anthropic"):
+        for client in ("claude-code", "anthropic"):
             if preset.serves(client):
                 assert not preset.client_base_url(client).endswith("/v1")
         if preset.serves("codex"):
             assert preset.client_base_url("codex").endswith("/v1")
-    assert PRESETS["openrouter"].client_base_url("claude") == "https://openrouter.ai/api"
+    assert PRESETS["openrouter"].client_base_url("claude-code") == "https://openrouter.ai/api"
     assert PRESETS["openrouter"].client_base_url("openai") == "https://openrouter.ai/api/v1"
-    assert PRESETS["anthropic"].client_base_url("claude") == "https://api.anthropic.com"
-    assert PRESETS["gemini"].client_base_url("gemini") == (
+    assert PRESETS["anthropic"].client_base_url("claude-code") == "https://api.anthropic.com"
+    assert PRESETS["gemini"].client_base_url("gemini-cli") == (
         "https://generativelanguage.googleapis.com"
     )
     # a preset is usable by name without being stored
-    assert store.get_profile("deepseek").client_base_url("claude").endswith("/anthropic")
+    assert store.get_profile("deepseek").client_base_url("claude-code").endswith("/anthropic")

@@ -18,7 +18,7 @@ from eloledger.profiles.backups import list_backups
 from eloledger.profiles.edit import envedit, jsonedit
 from eloledger.profiles.switch import apply_switch, plan_switch, restore
 
-ALL = "claude,codex,gemini"
+ALL = "claude-code,codex,gemini-cli"
 KEY_A = "sk-aaaa-0123456789abcdef"
 KEY_B = "sk-bbbb-fedcba9876543210"
 OWNED_LINE = re.compile(
@@ -61,11 +61,11 @@ def test_switch_changes_only_owned_keys(home: dict[str, Path]) -> None:
     written = switch("gw-a")
     assert len(written) == 4
     after = snapshot(home)
-    for name in ("claude", "codex", "gemini_env", "gemini_settings"):
+    for name in ("claude-code", "codex", "gemini_env", "gemini_settings"):
         old, new = before[name][0].decode(), after[name][0].decode()
         assert old != new
         assert unowned_lines(old) == unowned_lines(new), name
-    settings = json.loads(home["claude"].read_text())
+    settings = json.loads(home["claude-code"].read_text())
     assert settings["env"]["ANTHROPIC_BASE_URL"] == "https://gw-a.example/api"
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY_A
     assert "ANTHROPIC_API_KEY" not in settings["env"]
@@ -96,8 +96,8 @@ def test_switch_changes_only_owned_keys(home: dict[str, Path]) -> None:
 
 def test_symlink_kept_and_key_files_are_0600(home: dict[str, Path]) -> None:
     switch("gw-a")
-    assert home["claude"].is_symlink()
-    assert os.readlink(home["claude"]) == str(home["claude_real"])
+    assert home["claude-code"].is_symlink()
+    assert os.readlink(home["claude-code"]) == str(home["claude_real"])
     assert stat.S_IMODE(home["claude_real"].stat().st_mode) == 0o600
     assert stat.S_IMODE(home["gemini_env"].stat().st_mode) == 0o600
     assert stat.S_IMODE(home["codex"].stat().st_mode) == 0o644  # no key in it
@@ -125,24 +125,24 @@ def test_backups_hold_the_old_files_and_restore_puts_them_back(home: dict[str, P
     [backup] = list_backups()
     assert backup.profile == "gw-a"
     stored = {Path(e.path): backup.text_of(e) for e in backup.files}
-    assert stored[home["claude"]].encode() == before["claude"][0]
+    assert stored[home["claude-code"]].encode() == before["claude-code"][0]
     assert stored[home["codex"]].encode() == before["codex"][0]
     restore(None, backup.id)
     now = snapshot(home)
     for name in home:
         assert now[name][0] == before[name][0], name
-    assert home["claude"].is_symlink()
+    assert home["claude-code"].is_symlink()
     # the restore made its own backup, so it can be undone too
     assert len(list_backups()) == 2
     # ownership went back with the bytes: switching again gives the same result as the first time
     switch("gw-a")
-    assert json.loads(home["claude"].read_text())["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY_A
+    assert json.loads(home["claude-code"].read_text())["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY_A
 
 
 def test_switch_a_to_b_removes_keys_only_a_set(home: dict[str, Path]) -> None:
     switch("gw-a")
     switch("gw-b")
-    env = json.loads(home["claude"].read_text())["env"]
+    env = json.loads(home["claude-code"].read_text())["env"]
     assert env["ANTHROPIC_BASE_URL"] == "https://gw-b.example/anthropic"
     assert env["ANTHROPIC_API_KEY"] == KEY_B
     assert "ANTHROPIC_AUTH_TOKEN" not in env  # never both headers
@@ -167,7 +167,7 @@ def test_round_trip_a_b_a_gives_the_same_settings(home: dict[str, Path]) -> None
     second = {k: v[0].decode() for k, v in snapshot(home).items()}
     for name in first:
         assert unowned_lines(first[name]) == unowned_lines(second[name]), name
-    assert json.loads(first["claude"]) == json.loads(second["claude"])
+    assert json.loads(first["claude-code"]) == json.loads(second["claude-code"])
     assert tomlkit.parse(first["codex"]) == tomlkit.parse(second["codex"])
     assert envedit.parse(first["gemini_env"], "") == envedit.parse(second["gemini_env"], "")
 
@@ -205,32 +205,33 @@ def test_failure_in_a_later_file_rolls_back_the_earlier_ones(home: dict[str, Pat
     with pytest.raises(UserError, match="rolled back 2 file"):
         switch("gw-a")
     after = snapshot(home)
-    for name in ("claude", "claude_real", "codex"):
+    for name in ("claude-code", "claude_real", "codex"):
         assert after[name][0] == before[name][0], name
-    assert home["claude"].is_symlink()
+    assert home["claude-code"].is_symlink()
     assert ownership.load_state().files == {}  # nothing recorded as owned
 
 
 def test_hand_edit_of_an_owned_key_is_a_conflict(home: dict[str, Path]) -> None:
     switch("gw-a")
-    text = home["claude"].read_text().replace("https://gw-a.example/api", "https://hand.example")
+    text = home["claude-code"].read_text()
+    text = text.replace("https://gw-a.example/api", "https://hand.example")
     text = text.replace('"DISABLE_TELEMETRY": "1"', '"DISABLE_TELEMETRY": "0"')  # unowned edit
     home["claude_real"].write_text(text)
-    plan = plan_switch(store.get_profile("gw-b"), "claude")
+    plan = plan_switch(store.get_profile("gw-b"), "claude-code")
     assert plan.conflicts and "ANTHROPIC_BASE_URL" in plan.conflicts[0]
     before = snapshot(home)
     with pytest.raises(UserError, match="changed by hand"):
         apply_switch(plan)
     assert snapshot(home) == before
     # keep: the hand-edited key stays and is no longer ours
-    apply_switch(plan_switch(store.get_profile("gw-b"), "claude", on_conflict="keep"))
-    env = json.loads(home["claude"].read_text())["env"]
+    apply_switch(plan_switch(store.get_profile("gw-b"), "claude-code", on_conflict="keep"))
+    env = json.loads(home["claude-code"].read_text())["env"]
     assert env["ANTHROPIC_BASE_URL"] == "https://hand.example"
     assert env["DISABLE_TELEMETRY"] == "0" and env["ANTHROPIC_API_KEY"] == KEY_B
     # overwrite: ours wins
-    home["claude_real"].write_text(home["claude"].read_text().replace(KEY_B, "hand-key-1234"))
-    apply_switch(plan_switch(store.get_profile("gw-a"), "claude", on_conflict="overwrite"))
-    env = json.loads(home["claude"].read_text())["env"]
+    home["claude_real"].write_text(home["claude-code"].read_text().replace(KEY_B, "hand-key-1234"))
+    apply_switch(plan_switch(store.get_profile("gw-a"), "claude-code", on_conflict="overwrite"))
+    env = json.loads(home["claude-code"].read_text())["env"]
     assert env["ANTHROPIC_AUTH_TOKEN"] == KEY_A and "ANTHROPIC_API_KEY" not in env
 
 
@@ -247,7 +248,7 @@ def test_unowned_external_edit_is_kept_without_conflict(home: dict[str, Path]) -
 def test_project_scope_keeps_the_key_out_of_the_committed_file(
     home: dict[str, Path], temp_home: Path
 ) -> None:
-    switch("gw-a", "claude", scope="project")
+    switch("gw-a", "claude-code", scope="project")
     project = Path.cwd() / ".claude" / "settings.json"
     local = Path.cwd() / ".claude" / "settings.local.json"
     assert KEY_A not in project.read_text()
@@ -256,7 +257,7 @@ def test_project_scope_keeps_the_key_out_of_the_committed_file(
     )
     assert json.loads(local.read_text())["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY_A
     assert stat.S_IMODE(local.stat().st_mode) == 0o600
-    assert ownership.load_state().active["claude:project"] == "gw-a"
+    assert ownership.load_state().active["claude-code:project"] == "gw-a"
 
 
 def test_codex_never_redefines_a_builtin_or_a_users_provider(home: dict[str, Path]) -> None:
@@ -343,7 +344,7 @@ def test_diff_masks_a_hand_set_key_that_the_switch_removes(home: dict[str, Path]
         )
     )
     home["claude_real"].write_text(text)
-    plan = plan_switch(store.get_profile("gw-a"), "claude")  # bearer: the API key must go
+    plan = plan_switch(store.get_profile("gw-a"), "claude-code")  # bearer: the API key must go
     assert '-    "DISABLE_TELEMETRY": "1", "ANTHROPIC_API_KEY"' in plan.diff
     assert hand_key not in plan.diff and KEY_A not in plan.diff
 
@@ -358,7 +359,7 @@ def test_diff_masks_the_users_own_secrets_in_context_lines(home: dict[str, Path]
     )
     home["claude_real"].write_text(text)
     home["gemini_env"].write_text(home["gemini_env"].read_text() + f"DB_PASSWORD={dotenv}\n")
-    plan = plan_switch(store.get_profile("gw-a"), "claude,gemini")
+    plan = plan_switch(store.get_profile("gw-a"), "claude-code,gemini-cli")
     assert '"GITHUB_TOKEN": "ghp_ha…(28 chars)"' in plan.diff
     assert "DB_PASSWORD=plain-…(22 chars)" in plan.diff
     assert github not in plan.diff and dotenv not in plan.diff

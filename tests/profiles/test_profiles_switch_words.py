@@ -31,10 +31,10 @@ def test_switch_says_one_file_and_is_already_on(
     assert "switched codex to 'gw': wrote 1 file\n" in out
     out = _run(capsys, "profile", "use", "gw", "--to", "codex", "--yes")
     assert out.strip() == "no change: codex is already on 'gw'"
-    out = _run(capsys, "profile", "use", "gw", "--to", "claude,codex", "--yes")
+    out = _run(capsys, "profile", "use", "gw", "--to", "claude-code,codex", "--yes")
     assert "wrote 1 file\n" in out  # codex holds already; only Claude Code's file changes
-    out = _run(capsys, "profile", "use", "gw", "--to", "claude,codex", "--yes")
-    assert out.strip() == "no change: claude, codex are already on 'gw'"
+    out = _run(capsys, "profile", "use", "gw", "--to", "claude-code,codex", "--yes")
+    assert out.strip() == "no change: claude-code, codex are already on 'gw'"
 
 
 def test_plural() -> None:

@@ -17,7 +17,9 @@ from eloledger.tui.testing import screen_text, until
 async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, monkeypatch) -> None:
     monkeypatch.setenv("GW_KEY", "sk-gw-active-0123456789")
     save_profile(
-        Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude"])
+        Profile(
+            name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude-code"]
+        )
     )
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -36,13 +38,15 @@ async def test_switching_marks_the_profile_active_in_the_list(temp_home: Path, m
         assert await until(lambda: "gw" in tab.active)
         await pilot.pause(0.5)
         text = screen_text(app)
-        assert "● gw" in text and "active for: claude" in text
+        assert "● gw" in text and "active for: claude-code" in text
 
 
 async def test_switch_diff_shows_without_the_key_and_cannot_be_applied(temp_home: Path) -> None:
     """The URLs and settings are shown; the key is a placeholder."""
     save_profile(
-        Profile(name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude"])
+        Profile(
+            name="gw", base_url="https://gw.example.com", key_env="GW_KEY", clients=["claude-code"]
+        )
     )
     claude = temp_home / ".claude" / "settings.json"
     app = EloLedgerApp()

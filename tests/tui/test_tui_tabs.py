@@ -154,7 +154,7 @@ async def test_profiles_switch_shows_diff_then_applies_and_backs_up(
             base_url="https://gw.example.com",
             key_env="GW_KEY",
             auth="x-api-key",
-            clients=["claude"],
+            clients=["claude-code"],
         )
     )
     app = EloLedgerApp()

@@ -25,21 +25,26 @@ import orjson
 from eloledger.agents.importplan import Plan, scan_planned
 from eloledger.agents.logcall import row_key
 from eloledger.agents.logscan import FileState, LogScanner, ScanReport
+from eloledger.clientfacts import client_name
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write
 from eloledger.ledger.writer import LedgerWriter, encode_row
 
 STATE_VERSION = 1
-KINDS = ("claude-code", "codex", "gemini", "inspect")
+KINDS = ("claude-code", "codex", "gemini-cli", "inspect")
 
 
 def log_format(kind: str) -> ModuleType:
-    """The ``logs`` module of one CLI (``inspect`` reads whole files: see ``agents.inspect_ai``)."""
+    """The ``logs`` module of one CLI (``inspect`` reads whole files: see ``agents.inspect_ai``).
+
+    ``gemini``, the kind's old name, is still read as ``gemini-cli``.
+    """
+    kind = client_name(kind)
     if kind == "claude-code":
         from eloledger.agents.claude_code import logs
     elif kind == "codex":
         from eloledger.agents.codex import logs
-    elif kind == "gemini":
+    elif kind == "gemini-cli":
         from eloledger.agents.gemini_cli import logs
     elif kind == "inspect":
         from eloledger.agents import inspect_ai as logs

@@ -19,7 +19,6 @@ from typing import Any
 
 from eloledger.errors import UserError
 
-DEMO_AGENTS = {"claude-code": "claude", "codex": "codex"}
 CHAT_OUT_TOKENS = 40  # about what the simulator's one-shot answer to these tasks spends
 MAX_K = 16  # each reply is judged in the sandbox: 128 x 8 tasks took minutes on two cores
 
@@ -35,7 +34,7 @@ def run_demo(args: argparse.Namespace) -> int:
     import tomlkit
 
     from eloledger.runner.agent_clis import find_cli
-    from eloledger.runner.agent_demo import require_demo_clis
+    from eloledger.runner.agent_demo import DEMO_AGENTS, require_demo_clis
     from eloledger.runner.demo import fresh_demo_ledger
 
     text = spec_path().read_text(encoding="utf-8")
@@ -56,7 +55,7 @@ def run_demo(args: argparse.Namespace) -> int:
         else fresh_demo_ledger().with_name("demo-checkpoints.ledger.jsonl")
     )
     ledger.parent.mkdir(parents=True, exist_ok=True)
-    names = ", ".join(DEMO_AGENTS[a] for a in installed)
+    names = ", ".join(installed)
     print(f"eloledger: checkpoint demo on the embedded simulator ({names} sessions against a fake "
           f"model on 127.0.0.1; no key, nothing billed): ledger {ledger}", file=sys.stderr)  # fmt: skip
     result = _run(doc, ledger, resume=False, quiet=args.quiet)

@@ -1,4 +1,4 @@
-"""`eloledger import claude-code|codex|gemini|inspect`: agent logs on disk -> a ledger."""
+"""`eloledger import claude-code|codex|gemini-cli|inspect`: agent logs on disk -> a ledger."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from eloledger.cli.options import add_format_option
+from eloledger.clientfacts import client_name
 
 DESCRIPTION = """\
 Read the session logs an agent CLI already wrote and append one ledger row per model call
@@ -26,7 +27,7 @@ EPILOG = """\
 default folders:
   claude-code  $CLAUDE_CONFIG_DIR (comma-separated) else ~/.claude   (reads projects/**.jsonl)
   codex        $CODEX_HOME else ~/.codex            (sessions/ and archived_sessions/)
-  gemini       ~/.gemini                            (tmp/*/chats/session-*.jsonl)
+  gemini-cli   ~/.gemini                            (tmp/*/chats/session-*.jsonl)
   inspect      LOG files or folders (.eval, .json); default $INSPECT_LOG_DIR else ./logs
 
 examples:
@@ -45,7 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "kind", choices=("claude-code", "codex", "gemini", "inspect"), help="which tool's logs"
+        "kind",
+        type=client_name,  # "gemini", the old name, is read as gemini-cli
+        choices=("claude-code", "codex", "gemini-cli", "inspect"),
+        help="which tool's logs",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="DIR|LOG", help="log folder(s) or files (default: see below)"

@@ -8,6 +8,7 @@ from datetime import UTC
 from typing import Any
 
 from eloledger.cli.options import add_format_option
+from eloledger.clientfacts import CODING_CLIS, OLD_CLIENT_NAMES, client_name
 from eloledger.errors import UserError
 from eloledger.words import plural
 
@@ -16,21 +17,21 @@ examples:
   eloledger profile add openrouter --preset openrouter
   eloledger profile add gw --base-url https://gw.example/api --key-env GW_KEY
   printf %s "$KEY" | eloledger profile add gw2 --base-url https://gw2.example --key-stdin
-  eloledger profile diff gw --to claude,codex,gemini
-  eloledger profile use gw --to claude,codex,gemini,shell --yes
-  eloledger profile use gw --to claude --scope project --yes
+  eloledger profile diff gw --to claude-code,codex,gemini-cli
+  eloledger profile use gw --to claude-code,codex,gemini-cli,shell --yes
+  eloledger profile use gw --to claude-code --scope project --yes
   eloledger profile use gw --to codex --codex-profile-file --yes   # then: codex --profile gw
   eloledger profile restore --list
   eloledger profile restore 20261129T091500.123456Z --yes
   eloledger profile import mine
   eloledger profile import cc-switch                 # every provider in ~/.cc-switch
 
-Targets: claude (settings.json env), codex (config.toml provider), gemini (~/.gemini/.env and
-settings.json), shell (eval "$(eloledger env)"). Only keys eloledger owns are changed; every
-file is backed up first; a switch across files is all or nothing.
+Targets: claude-code (settings.json env), codex (config.toml provider), gemini-cli
+(~/.gemini/.env and settings.json), shell (eval "$(eloledger env)"). Only keys eloledger owns
+are changed; every file is backed up first; a switch across files is all or nothing.
 """
 
-CLIENT_FLAGS = ("claude", "codex", "gemini", "openai", "anthropic")
+CLIENT_FLAGS = (*CODING_CLIS, "openai", "anthropic")  # profiles.model.CLIENTS
 
 
 def _add_profile_fields(p: argparse.ArgumentParser) -> None:
@@ -54,7 +55,14 @@ def _add_profile_fields(p: argparse.ArgumentParser) -> None:
     for client in CLIENT_FLAGS:
         p.add_argument(f"--{client}-url", metavar="URL", help=f"override {client}'s base URL")
         p.add_argument(f"--{client}-model", metavar="MODEL", help=f"override {client}'s model")
-    p.add_argument("--clients", help="comma-separated clients the gateway serves (default: all)")
+    for old, client in OLD_CLIENT_NAMES.items():  # the flags' old names, still accepted
+        for what in ("url", "model"):
+            dest = f"{client.replace('-', '_')}_{what}"
+            p.add_argument(f"--{old}-{what}", dest=dest, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--clients",
+        help="comma-separated clients the gateway serves (default: all): " + ",".join(CLIENT_FLAGS),
+    )
     p.add_argument("--description")
     wires = ("openai-chat", "openai-responses", "anthropic", "gemini")
     p.add_argument("--wire-api", choices=wires, metavar="API", help=f"one of {', '.join(wires)}")
@@ -66,7 +74,7 @@ def _add_switch_args(p: argparse.ArgumentParser) -> None:
         "--to",
         required=True,
         metavar="TARGETS",
-        help="comma-separated: claude,codex,gemini,shell (or all)",
+        help="comma-separated: claude-code,codex,gemini-cli,shell (or all)",
     )
     p.add_argument("--scope", default="user", choices=("user", "project", "local"))
     p.add_argument(
@@ -252,7 +260,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"{profile.name}: {profile.description}".rstrip(": "))
     print(f"  gateway root  {info['base_url']}")
     print(f"  key           {info['key']['source']} -> {info['key']['value']}")
-    print(f"  claude auth   {profile.auth}")
+    print(f"  auth          {profile.auth} (the Anthropic-side header)")
     for client, c in info["clients"].items():
         model = f"  model {c['model']}" if c["model"] else ""
         print(f"  {client:<12}  {c['base_url']}{model}")
@@ -290,13 +298,15 @@ def _apply_fields(profile: Any, args: argparse.Namespace) -> None:
         if getattr(args, role):
             profile.models[role] = getattr(args, role)
     for client in CLIENT_FLAGS:
-        url, model = getattr(args, f"{client}_url"), getattr(args, f"{client}_model")
+        flag = client.replace("-", "_")
+        url, model = getattr(args, f"{flag}_url"), getattr(args, f"{flag}_model")
         if url or model:
             override = profile.overrides.setdefault(client, ClientOverride())
             override.base_url = url or override.base_url
             override.model = model or override.model
     if args.clients is not None:
-        profile.clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+        names = [c.strip() for c in args.clients.split(",") if c.strip()]
+        profile.clients = [client_name(c) for c in names]  # "claude", "gemini": old spellings
     if args.description is not None:
         profile.description = args.description
     if args.wire_api:
@@ -631,10 +641,11 @@ def _import_cc_switch(args: argparse.Namespace) -> int:
     rows = [
         {
             "profile": i.profile.name,
-            "app": i.provider.app,
+            "app": i.provider.app,  # CC Switch's own name for the client
+            "client": i.client,
             "provider": i.provider.name,
             "current": i.provider.current,
-            "base_url": mask_url(i.profile.client_base_url(i.provider.app)),
+            "base_url": mask_url(i.profile.client_base_url(i.client)),
             "model": i.profile.model,
             "key": mask(i.key) if i.key else (f"${i.profile.key_env}" if i.profile.key_env else None),
             "left_out": i.left_out,
@@ -649,7 +660,7 @@ def _import_cc_switch(args: argparse.Namespace) -> int:
     for r in rows:
         current = " (current in CC Switch)" if r["current"] else ""
         key = f"key {r['key']}" if r["key"] else "no key"
-        print(f"  {r['profile']}: {r['app']} via {r['base_url']}, {key}{current}")
+        print(f"  {r['profile']}: {r['client']} via {r['base_url']}, {key}{current}")
         if r["left_out"]:
             print(f"    not carried over (no profile field; left in CC Switch): "
                   f"{', '.join(r['left_out'])}")  # fmt: skip

@@ -32,14 +32,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("ledger", metavar="LEDGER", nargs="?", help="path to the JSONL ledger")
     agent_logs = parser.add_argument_group("agent logs (instead of LEDGER)")
-    for flag, kind in (
-        ("--claude-code", "claude-code"),
-        ("--codex", "codex"),
-        ("--gemini", "gemini"),
-    ):
+    for kind in ("claude-code", "codex", "gemini-cli"):
         agent_logs.add_argument(
-            flag, dest="logs", action="store_const", const=kind, help=f"follow {kind} session logs"
+            f"--{kind}",
+            dest="logs",
+            action="store_const",
+            const=kind,
+            help=f"follow {kind} session logs",
         )
+    agent_logs.add_argument(  # the flag's old name, still accepted
+        "--gemini", dest="logs", action="store_const", const="gemini-cli", help=argparse.SUPPRESS
+    )
     agent_logs.add_argument("--logs-dir", metavar="DIR", help="log folder (default: the CLI's own)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -106,7 +109,7 @@ def handle(args: argparse.Namespace) -> int:
         return _watch_logs(args)
     if not args.ledger:
         raise UserError(
-            "watch needs a LEDGER", fix="pass a .jsonl file, or --claude-code/--codex/--gemini"
+            "watch needs a LEDGER", fix="pass a .jsonl file, or --claude-code/--codex/--gemini-cli"
         )
     path = check_ledger_path(Path(args.ledger))
     from eloledger.tui.app import run_tui
@@ -119,7 +122,7 @@ def _watch_logs(args: argparse.Namespace) -> int:
     from eloledger.agents.importer import default_roots
 
     if args.ledger:
-        raise UserError("pass either LEDGER or --claude-code/--codex/--gemini, not both")
+        raise UserError("pass either LEDGER or --claude-code/--codex/--gemini-cli, not both")
     roots = [Path(args.logs_dir).expanduser()] if args.logs_dir else default_roots(args.logs)
     from eloledger.tui.log_watch import run_log_watch
 

@@ -15,12 +15,12 @@ from eloledger.redact import mask
 
 def gemini_checks(eff: Effective) -> list[Finding]:
     findings: list[Finding] = []
-    key = eff.get("gemini", "GEMINI_API_KEY")
-    base = eff.get("gemini", "GOOGLE_GEMINI_BASE_URL")
-    selected = eff.get("gemini", "security.auth.selectedType")
+    key = eff.get("gemini-cli", "GEMINI_API_KEY")
+    base = eff.get("gemini-cli", "GOOGLE_GEMINI_BASE_URL")
+    selected = eff.get("gemini-cli", "security.auth.selectedType")
     settings_path = clientfacts.gemini_dir(eff.env) / "settings.json"
     if key and key.raw:
-        findings += key_findings(key.raw, "gemini", key.source.label, "GEMINI_API_KEY")
+        findings += key_findings(key.raw, "gemini-cli", key.source.label, "GEMINI_API_KEY")
         if not selected or selected.raw != clientfacts.GEMINI_AUTH_SELECTED_TYPE:
             found = (
                 f"selectedType = {selected.raw!r} at {selected.source.label}"
@@ -30,7 +30,7 @@ def gemini_checks(eff: Effective) -> list[Finding]:
             findings.append(
                 make(
                     "gemini.auth_type_missing",
-                    "gemini",
+                    "gemini-cli",
                     "GEMINI_API_KEY is set but Gemini CLI is not told to use it: non-interactive "
                     "runs fail with 'Invalid auth method selected.' (exit 41)",
                     found,
@@ -50,7 +50,7 @@ def gemini_checks(eff: Effective) -> list[Finding]:
         findings.append(
             make(
                 "auth.missing_key",
-                "gemini",
+                "gemini-cli",
                 f"Gemini CLI points at {base.raw} but GEMINI_API_KEY is not set",
                 base.source.label,
                 "set GEMINI_API_KEY in ~/.gemini/.env",
@@ -69,7 +69,7 @@ def gemini_trust(eff: Effective) -> list[Finding]:
     )
     ignored = [
         (setting.name, source)
-        for setting in eff.settings.get("gemini", [])
+        for setting in eff.settings.get("gemini-cli", [])
         if setting.name not in eff.env
         for source in (setting.source, *setting.shadowed)
         if source.path == would_read and UNTRUSTED_NOTE in source.label
@@ -88,7 +88,7 @@ def gemini_trust(eff: Effective) -> list[Finding]:
     return [
         make(
             "gemini.untrusted_folder",
-            "gemini",
+            "gemini-cli",
             f"Gemini CLI does not trust {eff.cwd}, so it ignores {', '.join(names)} in "
             f"{where}: {effect}, and interactive runs go without these settings",
             f"{lines}; {folders}: {trust.reason}"
@@ -218,7 +218,7 @@ def _foreign_keys(path: Any, text: str, doc: dict) -> list[Finding]:
             "and Claude Code does not read this file",
             f"{where}:{line}" if line else where,
             "remove them here; point Claude Code at the gateway with 'eloledger profile use "
-            "NAME --to claude' (or the env of ~/.claude/settings.json)",
+            "NAME --to claude-code' (or the env of ~/.claude/settings.json)",
         )
     ]
 

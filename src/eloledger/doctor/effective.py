@@ -95,7 +95,7 @@ class Effective:
 def effective_settings(
     env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> dict[str, list[Setting]]:
-    """Per client ("claude", "codex", "codex@NAME", "gemini", "openai", "anthropic")."""
+    """Per client ("claude-code", "codex", "codex@NAME", "gemini-cli", "openai", "anthropic")."""
     return collect(env, cwd).settings
 
 
@@ -149,7 +149,7 @@ def _claude(eff: Effective) -> None:
                     )
                 )
                 break
-    eff.settings["claude"] = settings
+    eff.settings["claude-code"] = settings
 
 
 # --- Codex CLI ------------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def _gemini(eff: Effective) -> None:
                     ],
                 )
             )
-    eff.settings["gemini"] = settings
+    eff.settings["gemini-cli"] = settings
 
 
 def _whitelist() -> str:

@@ -124,7 +124,7 @@ class FixAction:
 class Finding:
     code: str
     severity: str
-    target: str  # what the finding is about: "claude", "profile:gw/codex", "ledger", a URL ...
+    target: str  # what the finding is about: "claude-code", "profile:gw/codex", "ledger", a URL ...
     message: str
     evidence: str = ""  # the file:line, variable or HTTP exchange that shows it
     fix: str = ""  # the concrete change: the exact URL or variable to set

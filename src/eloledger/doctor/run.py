@@ -33,18 +33,20 @@ ADD_A_PROFILE = "add a gateway profile: eloledger profile add NAME --base-url UR
 
 # The wire protocol each client speaks.
 CLIENT_WIRE = {
-    "claude": "anthropic",
+    "claude-code": "anthropic",
     "anthropic": "anthropic",
     "codex": "openai-responses",
-    "gemini": "gemini",
+    "gemini-cli": "gemini",
     "openai": "openai-chat",
 }
 WIRE_CLIENT = {
     "anthropic": "anthropic",
     "openai-chat": "openai",
     "openai-responses": "openai",
-    "gemini": "gemini",
+    "gemini": "gemini-cli",
 }
+# The folder each client keeps its settings in, as it appears in a finding's evidence.
+_CLIENT_FOLDERS = {".claude": "claude-code", ".codex": "codex", ".gemini": "gemini-cli"}
 
 
 @dataclass
@@ -230,8 +232,8 @@ def _client_of(finding: Finding) -> str:
         return "codex"
     if head in CLIENT_WIRE:
         return head
-    for client in ("claude", "codex", "gemini"):
-        if f".{client}" in finding.target or f".{client}" in finding.evidence:
+    for folder, client in _CLIENT_FOLDERS.items():
+        if folder in finding.target or folder in finding.evidence:
             return client
     return head
 
@@ -245,12 +247,12 @@ def profile_targets(profile, wires: Iterable[str] = ()) -> list[ProbeTarget]:  #
     (every client when the profile names none), and ``wires`` (a spec's, ``--wire``).
 
     Each target takes the URL and model of the client that speaks that wire, so the anthropic
-    probe uses Claude Code's model (``[profiles.X.claude] model``), not the OpenAI default.
+    probe uses Claude Code's model (``[profiles.X.claude-code] model``), not the OpenAI default.
     """
     from eloledger.profiles.model import CLIENTS
     from eloledger.profiles.store import resolve_key
 
-    runner_client = {"anthropic": "anthropic", "gemini": "gemini"}.get(profile.wire_api, "openai")
+    runner_client = WIRE_CLIENT.get(profile.wire_api, "openai")
     wanted: list[tuple[str, str]] = [(profile.wire_api, runner_client)]
     for client in getattr(profile, "clients", None) or CLIENTS:
         wire = CLIENT_WIRE.get(client)
@@ -288,17 +290,20 @@ def live_targets(eff: Effective) -> list[ProbeTarget]:
         setting = eff.get(client, name)
         return setting.source.label if setting else f"${name}"
 
-    base = raw("claude", "ANTHROPIC_BASE_URL")
+    base = raw("claude-code", "ANTHROPIC_BASE_URL")
     if base:
-        token, api_key = raw("claude", "ANTHROPIC_AUTH_TOKEN"), raw("claude", "ANTHROPIC_API_KEY")
+        token = raw("claude-code", "ANTHROPIC_AUTH_TOKEN")
+        api_key = raw("claude-code", "ANTHROPIC_API_KEY")
         key, auth, name = (
             (token, "bearer", "ANTHROPIC_AUTH_TOKEN")
             if token
             else (api_key, "x-api-key", "ANTHROPIC_API_KEY")
         )
-        model = raw("claude", "ANTHROPIC_MODEL") or raw("claude", "model")
+        model = raw("claude-code", "ANTHROPIC_MODEL") or raw("claude-code", "model")
         targets.append(
-            ProbeTarget("claude", base, "anthropic", key, model, auth, label("claude", name))
+            ProbeTarget(
+                "claude-code", base, "anthropic", key, model, auth, label("claude-code", name)
+            )
         )
     for client, settings in eff.settings.items():
         if not client.startswith("codex"):
@@ -317,17 +322,17 @@ def live_targets(eff: Effective) -> list[ProbeTarget]:
                     f"${values['env_key'].raw}",
                 )
             )
-    gbase = raw("gemini", "GOOGLE_GEMINI_BASE_URL")
+    gbase = raw("gemini-cli", "GOOGLE_GEMINI_BASE_URL")
     if gbase:
         targets.append(
             ProbeTarget(
-                "gemini",
+                "gemini-cli",
                 gbase,
                 "gemini",
-                raw("gemini", "GEMINI_API_KEY"),
-                raw("gemini", "GEMINI_MODEL"),
+                raw("gemini-cli", "GEMINI_API_KEY"),
+                raw("gemini-cli", "GEMINI_MODEL"),
                 "x-goog-api-key",
-                label("gemini", "GEMINI_API_KEY"),
+                label("gemini-cli", "GEMINI_API_KEY"),
             )
         )
     obase = eff.env.get("OPENAI_BASE_URL")

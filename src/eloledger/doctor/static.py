@@ -28,16 +28,16 @@ __all__ = [  # the checks live in their own modules; callers may keep importing 
 ]
 
 BASE_URL_SETTINGS = {
-    "claude": "ANTHROPIC_BASE_URL",
+    "claude-code": "ANTHROPIC_BASE_URL",
     "anthropic": "ANTHROPIC_BASE_URL",
     "openai": "OPENAI_BASE_URL",
-    "gemini": "GOOGLE_GEMINI_BASE_URL",
+    "gemini-cli": "GOOGLE_GEMINI_BASE_URL",
 }
 _WHO = {
-    "claude": "Claude Code",
+    "claude-code": "Claude Code",
     "anthropic": "the Anthropic SDK",
     "openai": "the OpenAI SDK",
-    "gemini": "Gemini CLI",
+    "gemini-cli": "Gemini CLI",
     "codex": "Codex CLI",
 }
 # URL findings whose fix is "use <the corrected URL>": a one-key edit when the URL is in a file.
@@ -244,15 +244,15 @@ def _quote(value: str | None) -> str:
 
 def _claude_auth(eff: Effective) -> list[Finding]:
     findings = []
-    base = eff.get("claude", "ANTHROPIC_BASE_URL")
-    token = eff.get("claude", "ANTHROPIC_AUTH_TOKEN")
-    api_key = eff.get("claude", "ANTHROPIC_API_KEY")
-    helper = eff.get("claude", "apiKeyHelper")
+    base = eff.get("claude-code", "ANTHROPIC_BASE_URL")
+    token = eff.get("claude-code", "ANTHROPIC_AUTH_TOKEN")
+    api_key = eff.get("claude-code", "ANTHROPIC_API_KEY")
+    helper = eff.get("claude-code", "apiKeyHelper")
     if token and token.raw and api_key and api_key.raw:
         findings.append(
             make(
                 "auth.both_anthropic_vars",
-                "claude",
+                "claude-code",
                 "ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY are both set: Claude Code sends both "
                 "headers (Authorization: Bearer and x-api-key), and gateways disagree on which wins",
                 f"{token.source.label}; {api_key.source.label}",
@@ -270,7 +270,7 @@ def _claude_auth(eff: Effective) -> list[Finding]:
         findings.append(
             make(
                 "auth.missing_key",
-                "claude",
+                "claude-code",
                 f"Claude Code points at {base.raw} but has no key",
                 f"{base.source.label}; ANTHROPIC_AUTH_TOKEN and ANTHROPIC_API_KEY unset",
                 "set ANTHROPIC_AUTH_TOKEN (Bearer) or ANTHROPIC_API_KEY (x-api-key) in "
@@ -279,7 +279,7 @@ def _claude_auth(eff: Effective) -> list[Finding]:
         )
     for setting in (token, api_key):
         if setting:
-            findings += key_findings(setting.raw, "claude", setting.source.label, setting.name)
+            findings += key_findings(setting.raw, "claude-code", setting.source.label, setting.name)
     return findings
 
 

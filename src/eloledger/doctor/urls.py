@@ -25,8 +25,9 @@ _LABEL = {
     "openai": "the OpenAI SDK",
     "codex": "Codex CLI",
     "anthropic": "an Anthropic-style client",
-    "claude": "Claude Code",
-    "gemini": "Gemini CLI",
+    "claude-code": "Claude Code",
+    "gemini": "Gemini CLI",  # the wire protocol; only Gemini CLI speaks it
+    "gemini-cli": "Gemini CLI",
 }
 _APPENDS = {
     "openai": "/chat/completions or /responses",

@@ -21,7 +21,7 @@ from eloledger.profiles.ownership import FileRecord, State, load_state, value_ha
 
 
 def active_targets(state: State | None = None) -> dict[str, str]:
-    """{"claude:user" | "codex" | "gemini" | "shell": profile} for what the files hold now."""
+    """{"claude-code:user" | "codex" | "gemini-cli" | "shell": profile} for what the files hold now."""
     state = load_state() if state is None else state
     newest: dict[str, tuple[float, str]] = {}
     for real, record in state.files.items():
@@ -43,10 +43,10 @@ def active_profile(state: State | None = None) -> str | None:
 
 
 def _active_key(record: FileRecord, real: Path) -> str | None:
-    if record.target == "claude":
+    if record.target == "claude-code":
         for scope, path in claude_settings_paths().items():
             if os.path.realpath(path) == str(real):
-                return f"claude:{scope}"
+                return f"claude-code:{scope}"
         return None
     if record.target == "codex":  # NAME.config.toml is only used with 'codex --profile'
         main = os.path.realpath(codex_home() / "config.toml")

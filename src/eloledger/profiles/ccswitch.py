@@ -24,13 +24,20 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from eloledger.clientfacts import CLAUDE_CODE, CODEX, GEMINI_CLI
 from eloledger.errors import UserError
 from eloledger.profiles.ccswitch_store import Provider, Store
 from eloledger.profiles.model import ClientOverride, Profile, derive_base_url
 from eloledger.redact import register_secret
 from eloledger.textsafe import visible
 
-_CLIENTS = {"claude": ["claude", "anthropic"], "codex": ["codex", "openai"], "gemini": ["gemini"]}
+# CC Switch's app types (its own files say "claude", "codex", "gemini") -> eloledger's clients
+CLIENT_OF_APP = {"claude": CLAUDE_CODE, "codex": CODEX, "gemini": GEMINI_CLI}
+_CLIENTS = {
+    "claude": [CLAUDE_CODE, "anthropic"],
+    "codex": [CODEX, "openai"],
+    "gemini": [GEMINI_CLI],
+}
 _WIRE = {"claude": "anthropic", "codex": "openai-responses", "gemini": "gemini"}
 _ROLE_VARS = {
     "ANTHROPIC_DEFAULT_HAIKU_MODEL": "haiku",
@@ -52,6 +59,11 @@ class Imported:
     key: str | None
     provider: Provider
     left_out: list[str] = field(default_factory=list)
+
+    @property
+    def client(self) -> str:
+        """eloledger's name for the provider's client (``provider.app`` is CC Switch's)."""
+        return CLIENT_OF_APP[self.provider.app]
 
 
 # --- provider -> profile ----------------------------------------------------------------------
@@ -87,7 +99,12 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def profile_name(provider: Provider) -> str:
-    """``<provider name>-<app>`` as a profile name (letters, digits, '.', '_', '-')."""
+    """``<provider name>-<app>`` as a profile name (letters, digits, '.', '_', '-').
+
+    ``app`` is CC Switch's own app type (``claude``, ``codex``, ``gemini``), not eloledger's
+    client name, so an import made before the client names changed is replaced by the same
+    names with ``--replace``.
+    """
     slug = re.sub(r"[^a-z0-9_.-]+", "-", provider.name.lower()).strip("-._")
     if not slug:
         slug = re.sub(r"[^a-z0-9_.-]+", "-", provider.id.lower()).strip("-._") or "provider"

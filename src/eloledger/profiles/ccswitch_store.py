@@ -26,6 +26,7 @@ from urllib.parse import quote
 from eloledger.errors import UserError
 from eloledger.textsafe import visible
 
+# CC Switch's own app types, as its files spell them (eloledger's names: ccswitch.CLIENT_OF_APP)
 APPS = ("claude", "codex", "gemini")
 _JSON_FIX = "repair it (CC Switch keeps config.json.bak beside it) and run the import again"
 

@@ -38,7 +38,8 @@ from eloledger.profiles.writers.claude import AUTH_VARS
 from eloledger.profiles.writers.codex import USER_PROVIDER
 from eloledger.textsafe import refuse_control
 
-_SDK_OF = {"anthropic": "claude", "openai": "codex"}  # the SDK that speaks the client's protocol
+# the SDK that speaks the client's protocol
+_SDK_OF = {"anthropic": "claude-code", "openai": "codex"}
 _CLAUDE_MODEL_VARS = {f"ANTHROPIC_DEFAULT_{r.upper()}_MODEL": r for r in MODEL_ROLES}
 
 
@@ -71,14 +72,14 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
         block = jsonedit.parse(text, path).get("env", {})
         if isinstance(block, dict) and block.get("ANTHROPIC_BASE_URL"):
             keys: dict[tuple[str, ...], Any] = {}
-            found.urls["claude"] = str(block["ANTHROPIC_BASE_URL"])
+            found.urls["claude-code"] = str(block["ANTHROPIC_BASE_URL"])
             keys[("env", "ANTHROPIC_BASE_URL")] = block["ANTHROPIC_BASE_URL"]
             for form, var in AUTH_VARS.items():
                 if block.get(var) and found.key is None:
                     found.auth, found.key = form, str(block[var])
                     keys[("env", var)] = block[var]
             if block.get("ANTHROPIC_MODEL"):
-                found.models["claude"] = str(block["ANTHROPIC_MODEL"])
+                found.models["claude-code"] = str(block["ANTHROPIC_MODEL"])
                 keys[("env", "ANTHROPIC_MODEL")] = block["ANTHROPIC_MODEL"]
             for var, role in _CLAUDE_MODEL_VARS.items():
                 if block.get(var):
@@ -111,10 +112,10 @@ def scan(env: Mapping[str, str] | None = None) -> Found:
     if text:
         values = envedit.parse(text, path)
         if values.get("GOOGLE_GEMINI_BASE_URL"):
-            found.urls["gemini"] = values["GOOGLE_GEMINI_BASE_URL"]
+            found.urls["gemini-cli"] = values["GOOGLE_GEMINI_BASE_URL"]
             keys = {("GOOGLE_GEMINI_BASE_URL",): values["GOOGLE_GEMINI_BASE_URL"]}
             if values.get("GEMINI_MODEL"):
-                found.models["gemini"] = values["GEMINI_MODEL"]
+                found.models["gemini-cli"] = values["GEMINI_MODEL"]
                 keys[("GEMINI_MODEL",)] = values["GEMINI_MODEL"]
             if values.get("GEMINI_API_KEY"):
                 found.key = found.key or values["GEMINI_API_KEY"]
@@ -214,5 +215,5 @@ def _target_of(path: Path) -> str:
     if ".codex" in parts or path.name == "config.toml":
         return "codex"
     if ".gemini" in parts:
-        return "gemini"
-    return "claude"
+        return "gemini-cli"
+    return "claude-code"

@@ -14,12 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from eloledger.clientfacts import URL_FAMILY
+from eloledger.clientfacts import (
+    CLAUDE_CODE,
+    CODEX,
+    GEMINI_CLI,
+    OLD_CLIENT_NAMES,
+    URL_FAMILY,
+    client_name,
+)
 from eloledger.errors import UserError
 from eloledger.redact import mask_url, register_secret
 from eloledger.textsafe import refuse_control, visible
 
-CLIENTS = ("claude", "codex", "gemini", "openai", "anthropic")
+CLIENTS = (CLAUDE_CODE, CODEX, GEMINI_CLI, "openai", "anthropic")
 AUTH_FORMS = ("bearer", "x-api-key")
 WIRE_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 SIM_PROFILE = "sim"  # the profile name that means the embedded simulator, never a gateway
@@ -67,7 +74,7 @@ def check_var(name: object, where: str, field_name: str = "key_env") -> None:
         )
 
 
-ANTHROPIC_CLIENTS = frozenset({"claude", "anthropic"})
+ANTHROPIC_CLIENTS = frozenset({CLAUDE_CODE, "anthropic"})
 
 
 def default_wire(clients: list[str], wire_api: str) -> str:
@@ -241,6 +248,7 @@ class Profile:
         where: str = "profiles",
         lines: dict[str, int] | None = None,
     ) -> Profile:
+        table, lines = _in_current_names(name, table, where, lines)
         known = {
             "base_url", "description", "key_env", "key_in_secrets", "auth", "wire_api",
             "model", "models", "clients", *CLIENTS,
@@ -275,10 +283,36 @@ class Profile:
             wire_api=str(table.get("wire_api", "openai-chat")),
             overrides=overrides,
             description=str(table.get("description", "")),
-            clients=[str(c) for c in table.get("clients", [])],
+            clients=[client_name(str(c)) for c in table.get("clients", [])],
         )
         profile.validate(f"{where}: [profiles.{name}]", stored=True, lines=lines)
         return profile
+
+
+def _in_current_names(
+    name: str, table: dict[str, Any], where: str, lines: dict[str, int] | None
+) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """A profile table stored before the client names changed (``[profiles.gw.claude]``) with
+    its client sections under the current names, and its field lines (``claude.model`` -> 7)
+    to match, so errors still point at the right line."""
+    table = dict(table)
+    for old, new in OLD_CLIENT_NAMES.items():
+        if old not in table:
+            continue
+        if new in table:
+            raise UserError(
+                f"{where}: profile {name!r} has both [{old}] and [{new}], the same client",
+                fix=f"merge them into [profiles.{name}.{new}]",
+            )
+        table[new] = table.pop(old)
+    if lines:
+        lines = {_field_in_current_names(field_name): n for field_name, n in lines.items()}
+    return table, lines
+
+
+def _field_in_current_names(dotted: str) -> str:
+    head, dot, rest = dotted.partition(".")
+    return client_name(head) + dot + rest
 
 
 def check_url(url: str, where: str, *, allow_credentials: bool = False) -> None:

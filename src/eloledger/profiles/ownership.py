@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from eloledger.clientfacts import client_name
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write, exclusive_lock, read_config_text
 from eloledger.profiles.edit import MISSING, KeyPath
@@ -101,7 +102,7 @@ class FileRecord:
             sha256=data.get("sha256", ""),
             keys={decode_keypath(k): v for k, v in data.get("keys", {}).items()},
             profile=data.get("profile", ""),
-            target=data.get("target", ""),
+            target=client_name(data.get("target", "")),  # "claude" in older records
             ts=data.get("ts", 0.0),
             prior=_unsealed(data.get("prior", {})),
             pending=cls.from_json(pending) if pending else None,
@@ -145,7 +146,8 @@ def _unsealed(prior: dict[str, Any]) -> dict[KeyPath, Any]:
 @dataclass
 class State:
     files: dict[str, FileRecord] = field(default_factory=dict)  # by real path
-    active: dict[str, str] = field(default_factory=dict)  # "claude:user" | "codex" | … -> profile
+    # "claude-code:user" | "codex" | … -> profile
+    active: dict[str, str] = field(default_factory=dict)
 
     def record(self, real: Path, text_sha256: str | None = None) -> FileRecord | None:
         """What we own in this file; with the file's current hash, a crashed switch's
@@ -172,8 +174,15 @@ def load_state() -> State:
         ) from None
     return State(
         files={p: FileRecord.from_json(r) for p, r in data.get("files", {}).items()},
-        active=dict(data.get("active", {})),
+        active={_in_current_names(k): v for k, v in data.get("active", {}).items()},
     )
+
+
+def _in_current_names(key: str) -> str:
+    """An ``active`` entry's key in the current client names (``claude:user`` in records
+    written before they changed -> ``claude-code:user``)."""
+    target, colon, scope = key.partition(":")
+    return client_name(target) + colon + scope
 
 
 def save_state(state: State) -> None:

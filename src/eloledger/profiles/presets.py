@@ -24,7 +24,7 @@ PRESETS: dict[str, Profile] = {
             key_env="ANTHROPIC_API_KEY",
             auth="x-api-key",
             wire_api="anthropic",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             description="Anthropic API (official); OpenAI SDK compatibility under /v1",
         ),
         Profile(
@@ -40,7 +40,7 @@ PRESETS: dict[str, Profile] = {
             base_url="https://generativelanguage.googleapis.com",
             key_env="GEMINI_API_KEY",
             wire_api="openai-chat",
-            clients=["gemini", "openai"],
+            clients=["gemini-cli", "openai"],
             overrides={
                 "openai": ClientOverride(
                     base_url="https://generativelanguage.googleapis.com/v1beta/openai"
@@ -53,7 +53,7 @@ PRESETS: dict[str, Profile] = {
             base_url="https://openrouter.ai/api",
             key_env="OPENROUTER_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "codex", "openai"],
+            clients=["claude-code", "anthropic", "codex", "openai"],
             description="OpenRouter: Anthropic-style at /api, OpenAI-style at /api/v1",
         ),
         Profile(
@@ -61,9 +61,9 @@ PRESETS: dict[str, Profile] = {
             base_url="https://api.deepseek.com",
             key_env="DEEPSEEK_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             overrides={
-                "claude": ClientOverride(base_url="https://api.deepseek.com/anthropic"),
+                "claude-code": ClientOverride(base_url="https://api.deepseek.com/anthropic"),
                 "anthropic": ClientOverride(base_url="https://api.deepseek.com/anthropic"),
             },
             description="DeepSeek: Anthropic-style at /anthropic, OpenAI-style at /v1",
@@ -73,9 +73,9 @@ PRESETS: dict[str, Profile] = {
             base_url="https://api.moonshot.ai",
             key_env="MOONSHOT_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             overrides={
-                "claude": ClientOverride(base_url="https://api.moonshot.ai/anthropic"),
+                "claude-code": ClientOverride(base_url="https://api.moonshot.ai/anthropic"),
                 "anthropic": ClientOverride(base_url="https://api.moonshot.ai/anthropic"),
             },
             description="Moonshot / Kimi (international): Anthropic-style at /anthropic",
@@ -85,9 +85,9 @@ PRESETS: dict[str, Profile] = {
             base_url="https://api.moonshot.cn",
             key_env="MOONSHOT_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             overrides={
-                "claude": ClientOverride(base_url="https://api.moonshot.cn/anthropic"),
+                "claude-code": ClientOverride(base_url="https://api.moonshot.cn/anthropic"),
                 "anthropic": ClientOverride(base_url="https://api.moonshot.cn/anthropic"),
             },
             description="Moonshot / Kimi (mainland China): Anthropic-style at /anthropic",
@@ -97,7 +97,7 @@ PRESETS: dict[str, Profile] = {
             base_url="https://api.siliconflow.cn",
             key_env="SILICONFLOW_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             description="SiliconFlow (mainland China): Anthropic-style at the root, OpenAI at /v1",
         ),
         Profile(
@@ -105,7 +105,7 @@ PRESETS: dict[str, Profile] = {
             base_url="https://taotoken.net/api",
             key_env="TAOTOKEN_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            clients=["claude-code", "anthropic", "codex", "gemini-cli", "openai"],
             description="TaoToken (the guides' gateway): Claude Code at /api, Codex and OpenAI "
             "at /api/v1, Gemini CLI at /api; paths from its docs, not observed: doctor confirms",
         ),
@@ -114,7 +114,7 @@ PRESETS: dict[str, Profile] = {
             base_url="http://localhost:4000",
             key_env="LITELLM_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            clients=["claude-code", "anthropic", "codex", "gemini-cli", "openai"],
             description="a local LiteLLM proxy (port 4000): /v1/messages, /v1/responses, "
             "/v1/chat/completions and /v1beta/models observed with LiteLLM 1.108; the key is its "
             "master key unless it has a database",
@@ -125,7 +125,7 @@ PRESETS: dict[str, Profile] = {
             key_env="CCR_API_KEY",
             auth="bearer",
             wire_api="anthropic",
-            clients=["claude", "anthropic"],
+            clients=["claude-code", "anthropic"],
             description="a local claude-code-router (port 3456): the Anthropic wire only "
             "(/v1/messages), key = its APIKEY (Bearer); name models provider,model (a plain "
             "name is routed to Router.default without a word); observed with ccr 2.0.0",
@@ -135,7 +135,7 @@ PRESETS: dict[str, Profile] = {
             base_url="http://localhost:3000",
             key_env="NEW_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "codex", "gemini", "openai"],
+            clients=["claude-code", "anthropic", "codex", "gemini-cli", "openai"],
             description="a self-hosted new-api relay (port 3000): OpenAI at /v1, Claude at "
             "/v1/messages, Gemini at /v1beta; paths from its docs, not observed: doctor confirms",
         ),
@@ -153,7 +153,7 @@ PRESETS: dict[str, Profile] = {
             base_url="https://open.bigmodel.cn/api/anthropic",
             key_env="ZHIPU_API_KEY",
             wire_api="openai-chat",
-            clients=["claude", "anthropic", "openai"],
+            clients=["claude-code", "anthropic", "openai"],
             overrides={"openai": ClientOverride(base_url="https://open.bigmodel.cn/api/paas/v4")},
             description="Zhipu GLM: Anthropic-style at /api/anthropic, OpenAI at /api/paas/v4",
         ),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eloledger.clientfacts import client_name
 from eloledger.errors import UserError
 from eloledger.fsutil import (
     atomic_write,
@@ -107,12 +108,13 @@ def missing_key_placeholder(profile: Profile) -> str:
 
 
 def _active_key(target: str, scope: str) -> str:
-    return f"claude:{scope}" if target == "claude" else target
+    return f"claude-code:{scope}" if target == "claude-code" else target
 
 
 def parse_targets(text: str | Iterable[str]) -> list[str]:
+    """``--to`` as target names; the old spellings (``claude``, ``gemini``) still work."""
     items = text.split(",") if isinstance(text, str) else list(text)
-    names = [t.strip() for t in items if t.strip()]
+    names = [client_name(t.strip()) for t in items if t.strip()]
     if "all" in names:
         return list(TARGETS)
     bad = [t for t in names if t not in TARGETS]
@@ -196,9 +198,9 @@ def plan_switch(
     plan.codex_profile_file = codex_profile_file
     plan.key_missing = key_missing
     for target in targets:
-        if target == "claude":
+        if target == "claude-code":
             wanted += claude.targets(profile, key, scope, env, cwd)
-        elif target == "gemini":
+        elif target == "gemini-cli":
             wanted += gemini.targets(profile, key, env)
         elif target == "codex":
             path = codex.config_path(profile, env, codex_profile_file)

@@ -20,7 +20,6 @@ HEADLESS: dict[str, ModuleType] = {
     "gemini-cli": gemini_headless,
 }
 AGENTS = tuple(HEADLESS)
-CLIENT_OF = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini"}  # profile client
 INSTALL_HINT = "install the agent CLIs with scripts/install_clients.sh"
 # Flags the CLIs accept but do not list in --help (docs/observed/agents.md).
 _HIDDEN_FLAGS = {"claude-code": {"--max-turns"}}

@@ -29,7 +29,6 @@ from eloledger.errors import UserError
 from eloledger.judges.scorer import is_scored
 from eloledger.meter import Meter, session_usage
 from eloledger.runner.agent_clis import (
-    CLIENT_OF,
     HEADLESS,
     INSTALL_HINT,
     find_cli,
@@ -117,7 +116,7 @@ def resolve_agent_endpoints(spec: ExperimentSpec, sim_root: str | None) -> dict[
         from eloledger.profiles.store import get_profile, resolve_key
 
         profile = get_profile(spec.profile)
-        client = CLIENT_OF[a.agent]
+        client = a.agent  # an agent arm's CLI is the profile client of the same name
         key = resolve_key(profile)
         if not key:
             raise UserError(

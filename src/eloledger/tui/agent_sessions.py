@@ -60,22 +60,19 @@ def session_lines(counters: RunCounters, now: float | None = None) -> list[Sessi
     return lines
 
 
-_SHORT_AGENT = {"claude-code": "claude", "gemini-cli": "gemini"}
-
-
 def session_cells(line: SessionLine, width: int) -> Cells:
     """One session in 75 columns (the panel fits 80): a failed session shows its error class
-    where the status goes, agent names are short."""
+    where the status goes; the agent's name is shown whole (``claude-code`` is 11 columns),
+    the arm and task are cut to 11."""
     tokens = fmt.compact(line.tokens) if line.exact else "~" + fmt.compact(line.tokens)
     elapsed = fmt.duration(line.elapsed_s) if line.elapsed_s is not None else "-"
     status = line.error_class if line.status == "error" and line.error_class else line.status
-    agent = _SHORT_AGENT.get(line.agent, line.agent)
     return [
         (fmt.fit(status, 9) + " ", _STATUS_CLASS.get(line.status, "")),
-        (fmt.fit(line.arm, 13) + " ", "line-list--accent"),
-        (fmt.fit(line.task_id, 14) + " ", ""),
+        (fmt.fit(line.arm, 11) + " ", "line-list--accent"),
+        (fmt.fit(line.task_id, 11) + " ", ""),
         (f"#{line.sample}".rjust(3) + " ", "line-list--dim"),
-        (fmt.fit(agent, 6) + " ", "line-list--dim"),
+        (fmt.fit(line.agent, 11) + " ", "line-list--dim"),
         (str(line.turns).rjust(4) + " ", ""),
         (str(line.tool_calls).rjust(5) + " ", ""),
         (tokens.rjust(7) + " ", "" if line.exact else "line-list--dim"),
@@ -84,8 +81,8 @@ def session_cells(line: SessionLine, width: int) -> Cells:
 
 
 HEADER = (
-    f"{'session'.ljust(9)} {'arm'.ljust(13)} {'task'.ljust(14)} {'#'.rjust(3)} "
-    f"{'agent'.ljust(6)} {'turn'.rjust(4)} {'tools'.rjust(5)} {'tokens'.rjust(7)} "
+    f"{'session'.ljust(9)} {'arm'.ljust(11)} {'task'.ljust(11)} {'#'.rjust(3)} "
+    f"{'agent'.ljust(11)} {'turn'.rjust(4)} {'tools'.rjust(5)} {'tokens'.rjust(7)} "
     f"{'time'.rjust(6)}"
 )
 

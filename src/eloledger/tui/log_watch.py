@@ -1,4 +1,4 @@
-"""The Run view on live agent session logs (``eloledger watch --claude-code|--codex|--gemini``).
+"""The Run view on live agent session logs (``eloledger watch --claude-code|--codex|--gemini-cli``).
 
 A source like :class:`~eloledger.tui.sources.LedgerWatch`, fed by
 :class:`~eloledger.agents.follow.AgentLogFollower` instead of a ledger. Each call becomes a row
@@ -16,7 +16,7 @@ from eloledger.runner.counters import RunCounters
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.sources import POLL_INTERVAL_S, LedgerWatch, _one_line
 
-LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini-cli": "Gemini CLI"}
 
 
 def display_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from textual.widgets import Static
 from eloledger.redact import mask_url
 
 CLIENT_LABELS = {
-    "claude": "Claude Code",
+    "claude-code": "Claude Code",
     "codex": "Codex CLI",
-    "gemini": "Gemini CLI",
+    "gemini-cli": "Gemini CLI",
     "openai": "OpenAI SDK",
     "anthropic": "Anthropic SDK",
 }
@@ -36,7 +36,7 @@ def profile_summary(profile: Any, *, preset: bool) -> str:
         "",
         "[b]URL each client gets[/b]",
     ]
-    for client in ("claude", "codex", "gemini", "openai", "anthropic"):
+    for client in CLIENT_LABELS:
         if profile.serves(client):
             url = mask_url(profile.client_base_url(client))
             lines.append(f"  {CLIENT_LABELS[client]:<14} {escape(url)}")

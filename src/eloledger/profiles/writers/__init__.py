@@ -11,17 +11,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eloledger.clientfacts import CLIENT_NAMES
 from eloledger.errors import UserError
 from eloledger.profiles.edit import KeyPath
 from eloledger.profiles.model import Profile
 
-TARGETS = ("claude", "codex", "gemini", "shell")
+TARGETS = CLIENT_NAMES  # claude-code, codex, gemini-cli, shell
 SCOPES = ("user", "project", "local")
 
 
 @dataclass
 class FileTarget:
-    target: str  # claude | codex | gemini
+    target: str  # claude-code | codex | gemini-cli
     path: Path
     fmt: str  # json | jsonc | toml | env
     values: dict[KeyPath, Any]  # keys eloledger sets (and then owns)

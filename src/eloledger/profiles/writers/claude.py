@@ -30,9 +30,9 @@ def targets(
     auth_var = AUTH_VARS[profile.auth]
     other_var = AUTH_VARS["x-api-key" if profile.auth == "bearer" else "bearer"]
     values: dict[tuple[str, ...], str] = {
-        ("env", "ANTHROPIC_BASE_URL"): profile.client_base_url("claude")
+        ("env", "ANTHROPIC_BASE_URL"): profile.client_base_url("claude-code")
     }
-    model = profile.client_model("claude")
+    model = profile.client_model("claude-code")
     if model:
         values[("env", "ANTHROPIC_MODEL")] = model
     for role in MODEL_ROLES:
@@ -45,19 +45,23 @@ def targets(
         key_values[("env", auth_var)] = key
     elif profile.key_env == auth_var:
         remove[("env", auth_var)] = f"the key comes from ${auth_var} in the shell"
-        notes.append(f"claude: the key is read from ${auth_var} in the shell")
+        notes.append(f"claude-code: the key is read from ${auth_var} in the shell")
     else:
         raise missing_key(profile, "Claude Code needs the key in settings.json")
     if scope == "project":
         local = paths["local"]
-        shared = FileTarget("claude", paths["project"], "json", values, dict(remove))
+        shared = FileTarget("claude-code", paths["project"], "json", values, dict(remove))
         shared.remove.update(
             {k: "keys never go into committed project settings" for k in key_values}
         )
-        private = FileTarget("claude", local, "json", key_values, dict(remove), secret=bool(key))
-        private.notes = notes + ["claude: the key goes to settings.local.json (not committed)"]
+        private = FileTarget(
+            "claude-code", local, "json", key_values, dict(remove), secret=bool(key)
+        )
+        private.notes = notes + ["claude-code: the key goes to settings.local.json (not committed)"]
         return [shared, private]
     values.update(key_values)
     return [
-        FileTarget("claude", paths[scope], "json", values, remove, secret=bool(key), notes=notes)
+        FileTarget(
+            "claude-code", paths[scope], "json", values, remove, secret=bool(key), notes=notes
+        )
     ]

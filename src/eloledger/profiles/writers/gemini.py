@@ -23,28 +23,28 @@ def targets(
 ) -> list[FileTarget]:
     folder = gemini_dir(env)
     values: dict[tuple[str, ...], str] = {
-        ("GOOGLE_GEMINI_BASE_URL",): profile.client_base_url("gemini")
+        ("GOOGLE_GEMINI_BASE_URL",): profile.client_base_url("gemini-cli")
     }
-    model = profile.client_model("gemini")
+    model = profile.client_model("gemini-cli")
     if model:
         values[("GEMINI_MODEL",)] = model
     remove: dict[tuple[str, ...], str] = {}
     notes = [
-        "gemini: ~/.gemini/.env is read only in trusted folders (or with --skip-trust); "
+        "gemini-cli: ~/.gemini/.env is read only in trusted folders (or with --skip-trust); "
         f'elsewhere use eval "$(eloledger env {profile.name})"'
     ]
     if key:
         values[("GEMINI_API_KEY",)] = key
     elif profile.key_env == "GEMINI_API_KEY":
         remove[("GEMINI_API_KEY",)] = "the key comes from $GEMINI_API_KEY in the shell"
-        notes.append("gemini: the key is read from $GEMINI_API_KEY in the shell")
+        notes.append("gemini-cli: the key is read from $GEMINI_API_KEY in the shell")
     else:
         raise missing_key(profile, "Gemini CLI needs the key in ~/.gemini/.env")
     env_file = FileTarget(
-        "gemini", folder / ".env", "env", values, remove, secret=bool(key), notes=notes
+        "gemini-cli", folder / ".env", "env", values, remove, secret=bool(key), notes=notes
     )
     settings = FileTarget(
-        "gemini",
+        "gemini-cli",
         folder / "settings.json",
         "jsonc",
         {("security", "auth", "selectedType"): GEMINI_AUTH_SELECTED_TYPE},

@@ -45,19 +45,19 @@ def variables(profile: Profile, secret_key: str | None) -> dict[str, tuple[str, 
     if profile.serves("openai"):
         out["OPENAI_BASE_URL"] = (profile.client_base_url("openai"), False)
         key_var("OPENAI_API_KEY")
-    if profile.serves("anthropic") or profile.serves("claude"):
+    if profile.serves("anthropic") or profile.serves("claude-code"):
         out["ANTHROPIC_BASE_URL"] = (profile.client_base_url("anthropic"), False)
         key_var("ANTHROPIC_AUTH_TOKEN" if profile.auth == "bearer" else "ANTHROPIC_API_KEY")
-        model = profile.client_model("claude")
+        model = profile.client_model("claude-code")
         if model:
             out["ANTHROPIC_MODEL"] = (model, False)
         for role in MODEL_ROLES:
             if profile.models.get(role):
                 out[f"ANTHROPIC_DEFAULT_{role.upper()}_MODEL"] = (profile.models[role], False)
-    if profile.serves("gemini"):
-        out["GOOGLE_GEMINI_BASE_URL"] = (profile.client_base_url("gemini"), False)
+    if profile.serves("gemini-cli"):
+        out["GOOGLE_GEMINI_BASE_URL"] = (profile.client_base_url("gemini-cli"), False)
         key_var("GEMINI_API_KEY")
-        model = profile.client_model("gemini")
+        model = profile.client_model("gemini-cli")
         if model:
             out["GEMINI_MODEL"] = (model, False)
     if profile.serves("codex"):
