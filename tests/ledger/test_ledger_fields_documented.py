@@ -25,7 +25,7 @@ def test_the_demos_rows_are_all_described(demo_run) -> None:
 @pytest.mark.parametrize(("kind", "folder"), [
     ("claude-code", REAL / "claude-code" / "projects"),
     ("codex", REAL / "codex" / "sessions"),
-    ("gemini", REAL / "gemini-cli" / "tmp"),
+    ("gemini-cli", REAL / "gemini-cli" / "tmp"),
 ])  # fmt: skip
 def test_imported_rows_are_all_described(kind: str, folder: Path, tmp_path: Path) -> None:
     ledger = tmp_path / "imported.jsonl"
