@@ -114,7 +114,7 @@ def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size
             while pos < len(body):
                 cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
                 chunk = body[pos:cut]
-                keep += repeats.keep(source, number, chunk, pos).tolist()
+                keep += repeats.keep(source, number, chunk).tolist()
                 number += chunk.count(b"\n")
                 pos = cut
             repeats.end_of_file()

@@ -136,9 +136,9 @@ class Repeats:
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
-    def keep(self, source: int, first_line: int, data: bytes, offset: int = 0) -> np.ndarray:
-        """The rows of ``data`` (whole lines, one row each, starting at byte ``offset`` of the
-        file) that repeat nothing seen before.
+    def keep(self, source: int, first_line: int, data: bytes) -> np.ndarray:
+        """The rows of ``data`` (whole lines, one row each, the first being line
+        ``first_line`` of file ``source``) that repeat nothing seen before.
 
         A line whose hash an earlier batch had is left out at once; that it is byte for byte
         the same line (and which line it repeats) is settled by :meth:`settle` at the end."""
@@ -366,13 +366,13 @@ def _fold_range(
     from eloledger.ledger.batches import decode_batch, read_batches
 
     swaps, lines, evidence, answered = None, 0, {}, False
-    for number, pos, data in read_batches(path, start, end, _BATCH_BYTES):
+    for number, _pos, data in read_batches(path, start, end, _BATCH_BYTES):
         whole = bytes(data)
         answered = answered or _ANSWERED in whole
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
         columns, length, load = decode_batch(data, names, swaps)
-        keep = repeats.keep(source, first_line + number - 1, whole, pos)
+        keep = repeats.keep(source, first_line + number - 1, whole)
         before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
         kept = {name: _kept(column, keep) for name, column in columns.items()}
         tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
