@@ -1,5 +1,6 @@
 """The Elo tab at 80×24: pinned arm column, sort marked in the
-header, row styles explained, legend outside the plot, labelled points, one reference line."""
+header, row styles explained, legend outside the plot, labelled points, one reference line.
+Waits are for what the test reads (``until``), never a fixed pause."""
 
 from __future__ import annotations
 
@@ -23,10 +24,24 @@ def region_text(app: EloLedgerApp, widget) -> str:
 
 
 async def open_example(pilot, app: EloLedgerApp) -> EloTab:
+    """The example fitted, its table filled and the plot's legend on screen."""
     tab = app.query_one(EloTab)
-    assert await until(lambda: tab.data is not None)
-    await pilot.pause(0.3)
+
+    def drawn() -> bool:
+        if tab.data is None:
+            return False
+        table = region_text(app, app.query_one("#elo-table", DataTable))
+        on_screen = all(f" {p['name']} " in f"{table} " for p in tab.data.players)
+        return on_screen and "letters: the arms" in screen_text(app)
+
+    assert await until(drawn), screen_text(app)
     return tab
+
+
+def header(app: EloLedgerApp) -> str:
+    """The table's first line on screen ("" while it has none)."""
+    lines = region_text(app, app.query_one("#elo-table", DataTable)).splitlines()
+    return lines[0] if lines else ""
 
 
 async def test_table_pins_the_arm_column_and_marks_the_sort() -> None:
@@ -36,17 +51,16 @@ async def test_table_pins_the_arm_column_and_marks_the_sort() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await open_example(pilot, app)
         table = app.query_one("#elo-table", DataTable)
-        assert "Elo↓" in region_text(app, table)
+        assert "elo↓" in header(app)
         # whole columns only (no column half off the right edge to scroll
         # to); the ones left out are named under the table
         assert table.max_scroll_x == 0
         text = region_text(app, table)
         assert "best_of_8" in text and "games" not in text
-        assert "hidden: " in " ".join(screen_text(app).split()) and "games" in screen_text(app)
+        assert "hidden: rank, rank CI, games," in " ".join(screen_text(app).split())
         await pilot.press("s")
-        await pilot.pause(0.2)
-        header = region_text(app, app.query_one("#elo-table", DataTable)).splitlines()[0]
-        assert "95% CI↓" in header and "Elo↓" not in header
+        assert await until(lambda: "95% CI↓" in header(app)), header(app)
+        assert "elo↓" not in header(app)
         flat = " ".join(screen_text(app).split())
         assert "rows: knee · italic: marg. < 50 Elo/1K (t) · dim: dominated" in flat
 
@@ -86,7 +100,11 @@ async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
         tab = await open_example(pilot, app)
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.3)
+
+        def legend() -> str:
+            return " ".join(region_text(app, app.query_one("#elo-legend")).split())
+
+        assert await until(lambda: "from " in legend()), legend()
         arms = [a for a in tab.curves.arms if len(a.tokens)]
         assert len(arms) >= 5
         plot = app.query_one("#elo-plot", PlotWidget)
@@ -95,9 +113,6 @@ async def test_curves_view_draws_one_reference_line_at_a_time() -> None:
         labels = [d.marker for d in plot._datasets if type(d).__name__ == "ScatterPlot"]
         assert labels.count("·") == 1
         assert set(labels) - {"·"} == {chr(ord("A") + i) for i in range(len(arms))}  # named
-        legend = region_text(app, app.query_one("#elo-legend"))
-        assert f"from {arms[0].name}" in " ".join(legend.split())
+        assert f"from {arms[0].name}" in legend()
         await pilot.press("r")
-        await pilot.pause(0.3)
-        legend = region_text(app, app.query_one("#elo-legend"))
-        assert f"from {arms[1].name}" in " ".join(legend.split())
+        assert await until(lambda: f"from {arms[1].name}" in legend()), legend()

@@ -17,13 +17,11 @@ from eloledger.cli.options import (
     interval_method,
 )
 from eloledger.errors import UserError
+from eloledger.report.elo_columns import cost_columns, elo_columns, shown_record
 from eloledger.report.elo_files import (
-    BASE_COLUMNS,
     DEFAULT_ROUNDS,
     DEFAULT_ROUNDS_MANY,
-    LC_COLUMNS,
     MANY_PLAYERS,
-    cost_columns,
     csv_text,
 )
 
@@ -73,26 +71,6 @@ columns with --ledger (tokens are task-normalised: mean over tasks of each task'
                 with usage, failed calls included (as curve and fairness count)
 """
 
-# Which columns give way on a narrow terminal (highest first); the rest always show.
-# With token costs, 80 columns keep: player, elo, 95% CI, tok/task, d_elo/1k, marg/1k,
-# pass@1, tok/success. --wide (or csv/md/json) gives every column.
-DROP_ORDER = {
-    "latency_p95_ms": 15,
-    "raw_elo_per_1k": 14,
-    "frontier_share": 13,
-    "sample_accuracy": 12,
-    "pass_k": 11,
-    "rank_ci": 10,
-    "wins": 9,
-    "delta_elo": 8,
-    "elo_per_decade": 7,
-    "games": 6,
-    "pass_at_k": 5,
-    "dominated": 4,
-    "rank": 3,
-    "tokens_per_success": 2,
-    "pass_at_1": 1,
-}
 RAW_NOTE = (
     "* raw/1k = Elo / (tokens/1000), the ratio popular guides print: it depends on the arbitrary "
     "1000 anchor; compare arms with d_elo/1k or marg/1k instead."
@@ -315,17 +293,16 @@ def _selection(args: argparse.Namespace) -> dict[str, Any]:
 
 def render_text(report: Any, args: argparse.Namespace) -> str:
     """The report as ``args.format`` (table, csv or md), with the anchor and cost notes."""
-    from eloledger.tables import Column, render, table_width, wrap
+    from eloledger.tables import render, table_width, wrap
     from eloledger.textsafe import visible
 
     lc = report.length_coef is not None
-    costs = cost_columns(report, with_worth_it=bool(getattr(args, "knee", None)))
-    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
+    with_worth_it = bool(getattr(args, "knee", None))
     if args.format == "csv":
-        return csv_text(report, costs)
+        return csv_text(report, cost_columns(report, with_worth_it))
     width = table_width(getattr(args, "wide", False)) if args.format == "table" else None
-    cols = [Column(k, title, digits, drop=DROP_ORDER.get(k, 0)) for k, title, digits in spec]
-    records = [_display(r) for r in report.players]
+    cols = [c.table_column() for c in elo_columns(report, with_worth_it)]
+    records = [shown_record(r) for r in report.players]
     body = render(args.format, records, cols, width=width)
     notes = [_anchor_note(report, args), report.multiplicity_note()]
     knee = getattr(args, "knee", None)
@@ -351,21 +328,6 @@ def render_text(report: Any, args: argparse.Namespace) -> str:
     if args.format == "md":
         return body + "\n\n" + "\n".join(f"_{visible(n)}_  " for n in notes)
     return body + "\n\n" + "\n".join(wrap(n, width) for n in notes)
-
-
-def _display(rec: dict[str, Any]) -> dict[str, Any]:
-    out = dict(rec)
-    from eloledger.report.elo_table import interval_text
-
-    if "worth_it" in rec:
-        out["worth_it"] = "yes" if rec["worth_it"] else "no"
-    out["ci"] = interval_text(rec.get("ci_low"), rec.get("ci_high"))
-    if rec.get("rank_low") is not None:
-        out["rank_ci"] = f"{rec['rank_low']}..{rec['rank_high']}"
-    lo, hi = rec.get("lc_ci_low"), rec.get("lc_ci_high")
-    if lo is not None and math.isfinite(lo) and hi is not None and math.isfinite(hi):
-        out["lc_ci"] = f"{lo:.0f}..{hi:.0f}"
-    return out
 
 
 def _length_note(coef: dict[str, Any]) -> str:

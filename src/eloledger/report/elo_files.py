@@ -6,41 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from eloledger.report.elo_columns import EloColumn, cost_columns, elo_columns
+
 DEFAULT_ROUNDS = 1000
 DEFAULT_ROUNDS_MANY = 200  # each round costs O(players²): keep the default quick for big pools
 MANY_PLAYERS = 300
-BASE_COLUMNS = (
-    ("name", "player", None),
-    ("elo", "elo", 1),
-    ("ci", "95% CI", None),
-    ("rank", "rank", 0),
-    ("rank_ci", "rank CI", None),
-    ("games", "games", 0),
-    ("wins", "wins", 1),
-)
-ELO_COST_COLUMNS = (
-    ("tokens_per_task", "tok/task", 0),
-    ("delta_elo", "d_elo", 1),
-    ("delta_elo_per_1k", "d_elo/1k", 2),
-    ("marginal_elo_per_1k", "marg/1k", 2),
-    ("dominated", "dominated", None),
-    ("frontier_share", "frontier", 2),
-    ("elo_per_decade", "elo/decade", 1),
-    ("raw_elo_per_1k", "raw/1k*", 2),
-    ("pass_at_1", "pass@1", 3),
-    ("sample_accuracy", "acc/sample", 3),
-    ("pass_at_k", "pass@k", 3),
-    ("pass_k", "k", 0),
-    ("tokens_per_success", "tok/success", 0),
-    ("latency_p95_ms", "p95 ms", 0),
-    ("worth_it", "worth it", None),
-)
 CSV_KEYS = ("name", "elo", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "games", "wins")
-LC_COLUMNS = (("lc_elo", "lc_elo", 1), ("lc_ci", "LC 95% CI", None))
 LC_CSV_KEYS = ("lc_elo", "lc_ci_low", "lc_ci_high")
 
 
-def ledger_costs(ledgers: Any, selection: dict[str, Any]) -> tuple[dict[str, Any], list[str], Any, Any]:
+def ledger_costs(
+    ledgers: Any, selection: dict[str, Any]
+) -> tuple[dict[str, Any], list[str], Any, Any]:
     """Per-arm billed tokens and solved sessions from one or several ledgers (each with its
     run's results file when present), what the reader warned about, each arm's latency, and
     the tasks ``selection`` keeps (None: all)."""
@@ -69,6 +46,7 @@ def elo_of_files(
     *,
     selection: dict[str, Any] | None = None,
     anchor: str | None = None,
+    default_anchor: str | None = None,
     bootstrap: int | None = None,
     intervals: str = "sandwich",
     seed: int = 0,
@@ -77,7 +55,10 @@ def elo_of_files(
     length_control: bool = False,
     simultaneous: bool = False,
 ) -> Any:
-    """The report for comparisons file(s) and optional ledger(s); arguments already checked."""
+    """The report for comparisons file(s) and optional ledger(s); arguments already checked.
+
+    ``anchor`` must be a player; ``default_anchor`` (a run's baseline) anchors the table only
+    when it took part in a comparison, else the table picks its own (the cheapest arm)."""
     from eloledger.errors import UserError
     from eloledger.rating.comparisons import keep_tasks, read_comparisons_many
     from eloledger.report.elo_table import elo_report
@@ -96,6 +77,8 @@ def elo_of_files(
         raise UserError(
             "--split/--tag choose tasks by their ledger rows", fix="add --ledger LEDGER"
         )
+    if anchor is None and default_anchor in comparisons.players:
+        anchor = default_anchor
     report = elo_report(
         comparisons,
         costs=costs,
@@ -124,25 +107,29 @@ def elo_of_files(
     return report
 
 
-def cost_columns(report: Any, with_worth_it: bool = False) -> tuple[tuple[str, str, int | None], ...]:
-    """The cost columns a report shows: worth-it only with a threshold, p95 only when timed."""
-    timed = any(p.get("latency_p95_ms") is not None for p in report.players)
-    return tuple(
-        c
-        for c in ELO_COST_COLUMNS
-        if (c[0] != "worth_it" or with_worth_it) and (c[0] != "latency_p95_ms" or timed)
+def elo_of_run(comparisons_path: Any, ledger_path: Any, spec: Any, **options: Any) -> Any:
+    """A finished run's report, anchored as ``eloledger run`` and ``demo`` anchor it (the TUI's
+    Elo tab after a run calls this too): at the spec's ``[experiment] anchor``, which must have
+    been compared, else at its baseline (``spec.elo_anchor()``: the arm named ``baseline``, else
+    the first arm) when that arm was compared, else at the table's own pick. The guides read
+    every arm against the baseline, not against whichever arm happened to be cheapest."""
+    return elo_of_files(
+        comparisons_path,
+        ledger_path,
+        anchor=spec.anchor,
+        default_anchor=spec.elo_anchor(),
+        **options,
     )
 
 
-def csv_text(report: Any, costs: tuple[tuple[str, str, int | None], ...] | None = None) -> str:
+def csv_text(report: Any, costs: tuple[EloColumn, ...] | None = None) -> str:
     """The report as CSV (``eloledger elo --format csv``; the TUI's CSV export is the same text):
     exact bounds as numbers, the cost columns named in ``costs`` (default: what it shows)."""
     from eloledger.tables import Column, render
 
     costs = cost_columns(report) if costs is None else costs
     lc = report.length_coef is not None
-    spec = BASE_COLUMNS + (LC_COLUMNS if lc else ()) + (costs if report.has_costs else ())
-    digits = {k: d for k, _, d in spec} | {
+    digits = {c.key: c.digits for c in elo_columns(report) + costs} | {
         "ci_low": 2,
         "ci_high": 2,
         "lc_ci_low": 2,
@@ -154,6 +141,6 @@ def csv_text(report: Any, costs: tuple[tuple[str, str, int | None], ...] | None 
         "wins": None,
     }
     keys = CSV_KEYS + (LC_CSV_KEYS if lc else ())
-    keys += tuple(k for k, _, _ in costs if report.has_costs)
+    keys += tuple(c.key for c in costs if report.has_costs)
     cols = [Column(k, k, digits.get(k)) for k in keys]
     return render("csv", report.players, cols)

@@ -256,7 +256,8 @@ class EloLedgerApp(App[int]):
                 title="Run finished",
                 timeout=10,
             )
-            elo.load(Path(comparisons), Path(ledger) if ledger else None)
+            spec = getattr(self.live_source, "spec", None)  # the run's anchor, as `run` sets it
+            elo.load(Path(comparisons), Path(ledger) if ledger else None, spec)
             if self._demo:
                 self.action_show_tab("elo")
             return

@@ -1,8 +1,10 @@
-"""The Elo tab's data: one fitted report, its columns and how a cell reads.
+"""The Elo tab's data: one fitted report and how its rows sort.
 
-The fit is the CLI's own: ``compute_elo`` builds the arguments ``eloledger elo COMPARISONS
---ledger LEDGER`` parses and calls the same ``cli.elo_cmd.compute``, so the tab's intervals
-(the task-clustered sandwich) and columns are the command's, never a second recipe.
+The fit is the CLI's own: ``compute_elo`` calls the same ``report.elo_files`` function as
+``eloledger elo COMPARISONS --ledger LEDGER`` (or, after a run, as ``eloledger run``), so the
+tab's intervals (the task-clustered sandwich), anchor and columns are the command's, never a
+second recipe. The columns, their titles, digits and narrow-screen order are
+``report.elo_columns``'s, shared with the CLI.
 """
 
 from __future__ import annotations
@@ -14,24 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.errors import warning_code
-from eloledger.textsafe import visible
+from eloledger.report.elo_columns import EloColumn, elo_columns
 
 DEFAULT_THRESHOLD = 50.0  # Elo per 1K tokens per task
-
-# (record key, title, digits): the same columns as `eloledger elo --ledger`.
-COLUMNS: tuple[tuple[str, str, int | None], ...] = (
-    ("name", "arm", None),
-    ("elo", "Elo", 0),
-    ("ci", "95% CI", None),
-    ("tokens_per_task", "tok/task", 0),
-    ("delta_elo", "ΔElo", 0),
-    ("delta_elo_per_1k", "ΔElo/1K", 1),
-    ("marginal_elo_per_1k", "marg/1K", 1),
-    ("pass_at_1", "pass@1", 3),
-    ("pass_at_k", "pass@k", 3),
-    ("tokens_per_success", "tok/success", 0),
-    ("games", "games", None),
-)
 
 
 @dataclass
@@ -47,13 +34,23 @@ class EloData:
     ledger: Path | None = None
     comparisons: Path | None = None
 
+    def columns(self) -> tuple[EloColumn, ...]:
+        """The table's columns: ``eloledger elo``'s for this report (the knee and worth-it are
+        the rows' styles here, so no worth-it column, as without ``--threshold``)."""
+        return elo_columns(self.report)
 
-def compute_elo(comparisons: Path, ledger: Path | None) -> EloData:
+
+def compute_elo(comparisons: Path, ledger: Path | None, spec: Any = None) -> EloData:
     """The same call as ``eloledger elo COMPARISONS [--ledger LEDGER]`` with its defaults (runs
-    in a thread): same fit, sandwich intervals, costs, latency and warnings."""
-    from eloledger.report.elo_files import elo_of_files
+    in a thread): same fit, sandwich intervals, costs, latency and warnings. With the ``spec``
+    of the run that wrote the files, the anchor is the run's, as ``eloledger run`` sets it."""
+    from eloledger.report.elo_files import elo_of_files, elo_of_run
 
-    report = elo_of_files(str(comparisons), str(ledger) if ledger is not None else None)
+    ledger_arg = str(ledger) if ledger is not None else None
+    if spec is not None:
+        report = elo_of_run(str(comparisons), ledger_arg, spec)
+    else:
+        report = elo_of_files(str(comparisons), ledger_arg)
     source = comparisons.name + (f" + {ledger.name}" if ledger else "")
     return EloData(
         list(report.players),
@@ -78,33 +75,17 @@ def loud_warnings(warnings: Sequence[str]) -> str:
     return "\n".join(loud)
 
 
-def cell(record: dict[str, Any], key: str, digits: int | None) -> str:
-    """A record's value as the table prints it (the CLI's interval text for the CI)."""
-    if key == "ci":  # the CLI's text, one-sided bounds included
-        from eloledger.report.elo_table import interval_text
-
-        return interval_text(record.get("ci_low"), record.get("ci_high"))
-    value = record.get(key)
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, float) and digits is not None:
-        return f"{value:,.{digits}f}" if digits == 0 else f"{value:.{digits}f}"
-    return visible(str(value))  # names come from files: no control byte reaches the terminal
-
-
 def sort_value(record: dict[str, Any], key: str) -> tuple[int, Any]:
     """Missing values sort last whatever the direction."""
-    value = record.get("ci_low") if key == "ci" else record.get(key)
+    value = record.get(key)
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return (1, 0)
     return (0, value if not isinstance(value, str) else value.lower())
 
 
 def sorted_players(players: Sequence[dict[str, Any]], key: str, reverse: bool) -> list[dict]:
-    """The players by ``key`` (missing values last either way): the table's and the
-    Markdown export's order."""
+    """The players by the record key ``key`` (a column's ``sort_by``; missing values last
+    either way): the table's and the Markdown export's order."""
     present = [p for p in players if sort_value(p, key)[0] == 0]
     missing = [p for p in players if sort_value(p, key)[0] == 1]
     present.sort(key=lambda p: sort_value(p, key)[1], reverse=reverse)

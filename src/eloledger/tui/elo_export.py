@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eloledger.tui.elo_data import COLUMNS, EloData, cell
+from eloledger.tui.elo_data import EloData
 
 
 def exports_folder() -> Path:
@@ -59,17 +59,19 @@ def fresh_stem(folder: Path, prefix: str, suffixes: Sequence[str]) -> str:
 def export_records(
     data: EloData, fmt_name: str, players: Sequence[dict[str, Any]] | None = None
 ) -> str:
-    """CSV as ``eloledger elo --format csv`` prints it, or Markdown of the table's columns with
-    ``players`` in the order given (the sort on screen; default: the report's order)."""
-    from eloledger.tables import Column, render
+    """CSV as ``eloledger elo --format csv`` prints it, or Markdown as ``--format md`` prints
+    its table (the same columns and cells) with ``players`` in the order given (the sort on
+    screen; default: the report's order)."""
+    from eloledger.report.elo_columns import shown_record
+    from eloledger.tables import render
 
     if fmt_name == "csv":
         from eloledger.report.elo_files import csv_text
 
         return csv_text(data.report).rstrip("\n") + "\n"
     rows = data.players if players is None else players
-    records = [dict(p, ci=cell(p, "ci", None)) for p in rows]
-    columns = [Column(k, t, d) for k, t, d in COLUMNS]
+    records = [shown_record(p) for p in rows]
+    columns = [c.table_column() for c in data.columns()]
     note = f"\n\n_anchor: {data.anchor} = 1000 Elo; source: {data.source}_\n"
     return render("md", records, columns) + note
 

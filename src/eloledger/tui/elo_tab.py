@@ -23,10 +23,10 @@ from textual.widgets import DataTable, Static
 from textual_plot import PlotWidget
 
 from eloledger.budget.gates import knee  # the CLI's `elo --threshold` knee, one rule
+from eloledger.report.elo_columns import EloColumn
 from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui import fmt
 from eloledger.tui.elo_data import (
-    COLUMNS,
     DEFAULT_THRESHOLD,
     EloData,
     compute_elo,
@@ -41,6 +41,12 @@ from eloledger.tui.errors import error_text
 from eloledger.tui.messages import ShowTab
 
 __all__ = ["EloData", "EloTab", "OpenScreen", "ThresholdScreen", "compute_elo", "knee"]
+
+# Columns whose first sort is ascending: names A to Z, best rank first, cheapest and fastest
+# first; every other column sorts highest first.
+ASCENDING = frozenset(
+    {"name", "rank", "rank_ci", "tokens_per_task", "tokens_per_success", "latency_p95_ms"}
+)
 
 
 class EloTab(Vertical, can_focus=True):
@@ -73,7 +79,7 @@ class EloTab(Vertical, can_focus=True):
         self.inputs = inputs
         self.data: EloData | None = None
         self.threshold = DEFAULT_THRESHOLD
-        self.sort_index = 1  # Elo
+        self.sort_key = "elo"  # the sorted column's key
         self.sort_reverse = True
         self.exported: list[Path] = []
         self.view = "arms"  # or "curves": the budget curves of the ledger's sessions
@@ -140,14 +146,16 @@ class EloTab(Vertical, can_focus=True):
             "• [b]e[/b] the example shipped with eloledger"
         )
 
-    def load(self, comparisons: Path, ledger: Path | None = None) -> None:
+    def load(self, comparisons: Path, ledger: Path | None = None, spec: Any = None) -> None:
+        """Fit the files in a worker; with the ``spec`` of the run that wrote them, anchored
+        as that run's own table (``eloledger run``) is."""
         self.query_one("#elo-empty", Static).update(f"Fitting {comparisons.name} …")
-        self._compute(comparisons, ledger)
+        self._compute(comparisons, ledger, spec)
 
     @work(thread=True, exclusive=True, group="elo")
-    def _compute(self, comparisons: Path, ledger: Path | None) -> None:
+    def _compute(self, comparisons: Path, ledger: Path | None, spec: Any) -> None:
         try:
-            data = compute_elo(comparisons, ledger)
+            data = compute_elo(comparisons, ledger, spec)
         except Exception as exc:
             self.app.call_from_thread(self._failed, error_text(exc))
             return
@@ -159,6 +167,8 @@ class EloTab(Vertical, can_focus=True):
 
     def set_data(self, data: EloData) -> None:
         self.data = data
+        if self.sort_key not in [c.key for c in data.columns()]:
+            self.sort_key, self.sort_reverse = "elo", True
         self.curves = None
         self.verdict = None
         self.view = "arms"
@@ -195,9 +205,14 @@ class EloTab(Vertical, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------------
 
+    def columns(self) -> tuple[EloColumn, ...]:
+        """The table's columns (``eloledger elo``'s for this report); none before a fit."""
+        return self.data.columns() if self.data is not None else ()
+
     def sorted_players(self) -> list[dict[str, Any]]:
         assert self.data is not None
-        return sorted_players(self.data.players, COLUMNS[self.sort_index][0], self.sort_reverse)
+        column = next(c for c in self.columns() if c.key == self.sort_key)
+        return sorted_players(self.data.players, column.sort_by or column.key, self.sort_reverse)
 
     def refresh_table(self) -> None:
         if self.data is None:
@@ -210,7 +225,8 @@ class EloTab(Vertical, can_focus=True):
             width -= 2
         table.show(
             players,
-            sort_index=self.sort_index,
+            self.columns(),
+            sort_key=self.sort_key,
             reverse=self.sort_reverse,
             knee_name=knee_name,
             threshold=self.threshold,
@@ -228,7 +244,9 @@ class EloTab(Vertical, can_focus=True):
         room = line_w - len(head) - 3
         source = fmt.middle(str(self.data.source), room) if room >= 12 else ""
         status = f"{head} · {source}" if source else head
-        self.query_one("#elo-status", Static).update(fmt.fit_parts("", [fmt.markup(status)], line_w))
+        self.query_one("#elo-status", Static).update(
+            fmt.fit_parts("", [fmt.markup(status)], line_w)
+        )
         rows = fmt.fit_parts(
             "",
             [
@@ -238,9 +256,9 @@ class EloTab(Vertical, can_focus=True):
             ],
             line_w,
         )
-        if table.hidden:
-            hidden = fmt.markup(", ".join(table.hidden))
-            rows += "\n" + fmt.fit_parts("", [f"hidden: {hidden} (a wider screen shows them)"], line_w)
+        if table.hidden:  # one line, the plot keeps its rows: as many titles as fit, in order
+            titles = [fmt.markup(title) for title in table.hidden]
+            rows += "\n" + fmt.fit_parts("hidden: ", titles, line_w, sep=", ")
         self.query_one("#elo-rows", Static).update(rows)
 
     def plotted(self) -> list[dict[str, Any]]:
@@ -280,12 +298,13 @@ class EloTab(Vertical, can_focus=True):
         return True
 
     def action_sort_next(self) -> None:
-        self.sort_index = (self.sort_index + 1) % len(COLUMNS)
-        self.sort_reverse = COLUMNS[self.sort_index][0] not in (
-            "name",
-            "tokens_per_task",
-            "tokens_per_success",
-        )
+        """Sort by the next column on screen (a hidden one would push others out)."""
+        table = self.query_one("#elo-table", EloTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        if self.sort_key not in keys:
+            return
+        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)]
+        self.sort_reverse = self.sort_key not in ASCENDING
         self.refresh_table()
 
     def action_sort_reverse(self) -> None:
@@ -293,11 +312,11 @@ class EloTab(Vertical, can_focus=True):
         self.refresh_table()
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
-        index = [k for k, _, _ in COLUMNS].index(str(event.column_key.value))
-        if index == self.sort_index:
+        key = str(event.column_key.value)
+        if key == self.sort_key:
             self.sort_reverse = not self.sort_reverse
         else:
-            self.sort_index = index
+            self.sort_key, self.sort_reverse = key, key not in ASCENDING
         self.refresh_table()
 
     def action_next_reference(self) -> None:
