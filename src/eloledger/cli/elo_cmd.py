@@ -224,6 +224,7 @@ def compute(args: argparse.Namespace) -> Any:
         ledger_path,
         selection=_selection(args),
         anchor=args.anchor,
+        default_anchor=getattr(args, "default_anchor", None),  # a run's baseline (run_cmd)
         bootstrap=args.bootstrap,
         intervals=interval_method(args),
         seed=args.seed,

@@ -378,7 +378,8 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     ns = argparse.Namespace(
         comparisons=str(result.comparisons_path),
         ledger=str(result.ledger_path),
-        anchor=anchor,
+        anchor=anchor if asked else None,
+        default_anchor=None if asked else anchor,  # used when that arm was compared
         # the same defaults as 'eloledger elo', so both print the same intervals
         intervals=getattr(args, "intervals", None),
         bootstrap=getattr(args, "bootstrap", None),
@@ -390,13 +391,7 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
         wide=getattr(args, "wide", False),
     )
     try:
-        try:
-            report = elo_cmd.compute(ns)
-        except UserError:
-            if asked or anchor is None:
-                raise
-            ns.anchor = None  # the default anchor took part in no match: the table's own pick
-            report = elo_cmd.compute(ns)
+        report = elo_cmd.compute(ns)
     except UserError as exc:
         print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
         return None, None, 1

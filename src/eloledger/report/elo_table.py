@@ -47,6 +47,7 @@ from eloledger.rating.bootstrap import bootstrap as run_bootstrap
 from eloledger.rating.bt import aggregate, fit_bt, to_elo
 from eloledger.rating.identify import Identification, identify, task_games
 from eloledger.rating.length import length_controlled
+from eloledger.rating.resample import quantile_interval
 from eloledger.rating.sandwich import bt_sandwich
 
 INTERVALS = ("sandwich", "bootstrap", "none")
@@ -438,7 +439,6 @@ def _cost_uncertainty(
     if token_draws is None:
         token_draws = np.broadcast_to(tokens, draws.shape)
     n = len(elo)
-    alpha = (1.0 - level) / 2.0
     out: list[dict[str, Any]] = [{} for _ in range(n)]
     known = np.isfinite(tokens) & np.isfinite(elo)
     if not known[anchor] or not len(draws):
@@ -452,7 +452,7 @@ def _cost_uncertainty(
     previous = dict(zip(frontier[1:], frontier[:-1], strict=False))
 
     def quantiles(values: np.ndarray) -> tuple[float, float]:
-        lo, hi = np.quantile(values, [alpha, 1.0 - alpha])
+        lo, hi = quantile_interval(values, level)
         return float(lo), float(hi)
 
     for k in range(n):
