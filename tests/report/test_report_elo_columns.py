@@ -17,7 +17,7 @@ from eloledger.cli.elo_cmd import render_text
 from eloledger.errors import UserError
 from eloledger.report.elo_columns import (
     BASE_COLUMNS,
-    COST_COLUMNS,
+    ELO_COST_COLUMNS,
     LC_COLUMNS,
     EloColumn,
     cell_text,
@@ -32,7 +32,7 @@ from eloledger.runner.spec import load_spec
 from eloledger.tables import render_table
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
-EVERY = BASE_COLUMNS + LC_COLUMNS + COST_COLUMNS
+EVERY = BASE_COLUMNS + LC_COLUMNS + ELO_COST_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_the_cli_table_prints_the_definitions_titles(example) -> None:
     args = argparse.Namespace(format="table", wide=True, seed=0)
     header = render_text(example, args).splitlines()[0]
     assert re.split(r" {2,}", header.strip()) == [c.title for c in elo_columns(example)]
-    wanted = [c.key for c in BASE_COLUMNS + COST_COLUMNS if c.key != "worth_it"]
+    wanted = [c.key for c in BASE_COLUMNS + ELO_COST_COLUMNS if c.key != "worth_it"]
     assert [c.key for c in elo_columns(example)] == wanted  # costs, timed, no threshold
     assert elo_columns(example, with_worth_it=True)[-1].key == "worth_it"
 

@@ -48,7 +48,7 @@ LC_COLUMNS = (
     EloColumn("lc_elo", "lc_elo", 1),
     EloColumn("lc_ci", "LC 95% CI", sort_by="lc_ci_low"),
 )
-COST_COLUMNS = (
+ELO_COST_COLUMNS = (
     EloColumn("tokens_per_task", "tok/task", 0),
     EloColumn("delta_elo", "d_elo", 1, drop=8),
     EloColumn("delta_elo_per_1k", "d_elo/1k", 2),
@@ -72,7 +72,7 @@ def cost_columns(report: Any, with_worth_it: bool = False) -> tuple[EloColumn, .
     timed = any(p.get("latency_p95_ms") is not None for p in report.players)
     return tuple(
         c
-        for c in COST_COLUMNS
+        for c in ELO_COST_COLUMNS
         if (c.key != "worth_it" or with_worth_it) and (c.key != "latency_p95_ms" or timed)
     )
 
