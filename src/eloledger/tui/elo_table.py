@@ -142,8 +142,9 @@ class EloTable(DataTable):
         cells = []
         for i in shown:
             column = columns[i]
-            justify = "right" if column.digits is not None else "left"
-            text = Text(row[i], style=style, justify=justify)
+            text = Text(
+                row[i], style=style, justify="right" if column.digits is not None else "left"
+            )
             if column.key == "name" and player["name"] in letters:
                 letter = (letters[player["name"]] + " ", "bold yellow")
                 text = Text.assemble(letter, Text(row[i], style=style))
