@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tui_tabs import until
 from textual.widgets import OptionList
 
 from eloledger.cli import main
@@ -16,6 +15,7 @@ from eloledger.profiles.model import Profile
 from eloledger.profiles.store import load_profiles, save_profile
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import DiffScreen
+from eloledger.tui.testing import until
 
 AZURE = (
     'model = "gpt-5-codex"\nmodel_provider = "azure"\n\n[model_providers.azure]\n'
@@ -57,7 +57,12 @@ async def test_a_profile_fix_applied_in_the_tui_is_backed_up_and_restorable(
             option = option_list.get_option_at_index(i)
             if option.id is not None and tab.findings[int(option.id)].code == "url.endpoint_path":
                 option_list.highlighted = i
-        await pilot.pause(0.1)
+        assert await until(
+            lambda: (
+                app.focused is option_list
+                and getattr(tab.selected(), "code", None) == "url.endpoint_path"
+            )
+        )
         await pilot.press("a")
         assert await until(lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("a")

@@ -6,11 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_tui_watch import wait_for
-
 from eloledger.cli import main
 from eloledger.tui.log_watch import AgentLogWatch, LogWatchApp
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 from import_support import SAMPLES
 
 # A Claude Code session written the way Claude Code writes it: line by line over time, the
@@ -47,18 +45,18 @@ async def test_spend_grows_while_the_session_log_grows(tmp_path: Path) -> None:
     sample = SAMPLES / "claude-project-session.jsonl"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(sample), str(root), str(tmp_path)])
     try:
-        async with app.run_test(size=(200, 40)) as pilot:
+        async with app.run_test(size=(200, 40)):
             counters = source.counters
-            assert await wait_for(lambda: counters.total_tokens == 2234)  # msg_mock_2 only
-            await pilot.pause(0.3)
-            assert "total 2,234" in screen_text(app)
+            # msg_mock_2 only (the first wait includes the writer process starting)
+            assert await until(lambda: counters.total_tokens == 2234, 60)
+            assert await until(lambda: "total 2,234" in screen_text(app)), screen_text(app)
             (tmp_path / "1").touch()  # the session goes on: its next call
-            assert await wait_for(lambda: counters.total_tokens == 2234 + 3336)
-            await pilot.pause(0.3)
-            assert "total 5,570" in screen_text(app)
+            assert await until(lambda: counters.total_tokens == 2234 + 3336)
+            assert await until(lambda: "total 5,570" in screen_text(app)), screen_text(app)
             (tmp_path / "2").touch()  # another session starts
-            assert await wait_for(lambda: counters.total_tokens == 2234 + 3336 * 2)
-            await pilot.pause(0.3)
+            assert await until(lambda: counters.total_tokens == 2234 + 3336 * 2)
+            # the second session's line in the arm list, drawn with the rest of that refresh
+            assert await until(lambda: "5e55102d claude-son" in screen_text(app)), screen_text(app)
             text = screen_text(app)
             assert "● following" in text and "Claude Code logs" in text
             assert "8d00beab claude-son" in text and "5e55102d claude-son" in text
@@ -78,11 +76,11 @@ async def test_from_end_shows_only_calls_logged_after_the_watch_began(tmp_path: 
     source = AgentLogWatch("codex", [tmp_path / ".codex"], from_start=False, interval=0.1)
     app = LogWatchApp(source)
     async with app.run_test(size=(100, 30)):
-        assert await wait_for(lambda: len(source.follower.scanner.files) == 1)
+        assert await until(lambda: len(source.follower.scanner.files) == 1)
         assert source.counters.total_tokens == 0
         text = (SAMPLES / "codex-rollout.jsonl").read_text().replace("01a22efe", "0bbbbbbb")
         (project / "rollout-new.jsonl").write_text(text)
-        assert await wait_for(lambda: source.counters.total_tokens == 4040)
+        assert await until(lambda: source.counters.total_tokens == 4040)
 
 
 def test_watch_logs_and_ledger_together_is_one_line_exit_2(tmp_path: Path, capsys) -> None:

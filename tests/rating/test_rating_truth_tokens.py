@@ -112,7 +112,12 @@ def test_every_face_agrees(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         "--new-n", "bo8_b", "--bootstrap", "50", "--format", "json",
     ]) == 0  # fmt: skip
     record = json.loads(capsys.readouterr().out)
-    for role, arm in (("old_1", "single"), ("new_1", "single_b"), ("old_n", "bo8"), ("new_n", "bo8_b")):
+    for role, arm in (
+        ("old_1", "single"),
+        ("new_1", "single_b"),
+        ("old_n", "bo8"),
+        ("new_n", "bo8_b"),
+    ):
         assert record["arms"][role]["tokens_per_success"] == pytest.approx(truth[arm], rel=1e-6)
 
 
@@ -125,13 +130,15 @@ async def test_tui_elo_tab_shows_the_same_tokens_per_success(tmp_path: Path) -> 
     ledger, comps = write_inputs(tmp_path, rows, solved)
     truth = hand_count(solved)
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comps, ledger))
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=(160, 40)):
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.2)
         table = app.query_one("#elo-table", DataTable)
-        labels = [str(c.label) for c in table.columns.values()]
-        assert any(label.startswith("tok/success") for label in labels)
+
+        def labels() -> list[str]:
+            return [str(c.label) for c in table.columns.values()]
+
+        assert await until(lambda: any(label.startswith("tok/success") for label in labels()))
         for arm in ARMS:
             cell = str(table.get_cell(arm, "tokens_per_success"))
             assert cell.replace(",", "") == f"{truth[arm]:.0f}"

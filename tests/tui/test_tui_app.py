@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.command import CommandList
 from textual.widgets import TabbedContent
 
 from eloledger.errors import UserError
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import HelpScreen
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 from eloledger.tui.themes import load_theme_file, load_themes, shipped_theme_dir
 
 
@@ -28,20 +29,17 @@ async def test_four_tabs_by_keyboard_at_80x24() -> None:
             await pilot.pause()
             assert tabs.active == tab
         await pilot.press("2")
-        await pilot.pause()
-        assert "No run yet" in screen_text(app)
+        assert await until(lambda: "No run yet" in screen_text(app)), screen_text(app)
 
 
 async def test_help_screen_opens_with_f1_and_closes_with_escape() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f1")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen)
-        assert "command palette" in screen_text(app)
+        assert await until(lambda: isinstance(app.screen, HelpScreen))
+        assert await until(lambda: "command palette" in screen_text(app)), screen_text(app)
         await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, HelpScreen)
+        assert await until(lambda: not isinstance(app.screen, HelpScreen))
 
 
 async def test_command_palette_lists_main_actions_and_runs_one() -> None:
@@ -53,10 +51,17 @@ async def test_command_palette_lists_main_actions_and_runs_one() -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"go to doctor")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.query_one("#tabs", TabbedContent).active == "doctor"
+        results = app.screen.query_one(CommandList)
+
+        def doctor_highlighted() -> bool:  # what enter runs
+            at = results.highlighted
+            if at is None or at >= results.option_count:
+                return False
+            return "Go to Doctor tab" in str(results.get_option_at_index(at).prompt)
+
+        assert await until(doctor_highlighted)
+        await pilot.press("enter")  # the palette closes, then runs the command
+        assert await until(lambda: app.query_one("#tabs", TabbedContent).active == "doctor")
 
 
 async def test_shipped_themes_load_and_cycle() -> None:

@@ -15,7 +15,7 @@ import pytest
 from eloledger.tables import arm_letters, legend_lines
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import screen_text, tables_measured, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 # cheapest first in the example: best_of_1 < best_of_2 < best_of_4 < long_cot < best_of_8
@@ -37,6 +37,22 @@ def renamed_example(folder: Path) -> tuple[Path, Path]:
         (folder / name).write_text(text, encoding="utf-8")
         out.append(folder / name)
     return out[0], out[1]
+
+
+def names_each_arm(text: str, letters: dict[str, str]) -> bool:
+    """Every arm as its letter and its name, e.g. "A alpha_eight_samples"."""
+    return all(re.search(rf"\b{letter} {name}\b", text) for name, letter in letters.items())
+
+
+def axis_row(lines: list[str]) -> int | None:
+    """The plot's bottom border (its x axis)."""
+    return max((i for i, line in enumerate(lines) if "┗" in line or "┻" in line), default=None)
+
+
+def legend_under_plot(lines: list[str]) -> str:
+    """The lines under the plot's tick labels, over the footer."""
+    axis = axis_row(lines)
+    return "" if axis is None else "\n".join(lines[axis + 2 : len(lines) - 1])
 
 
 def test_letters_follow_names_not_positions() -> None:
@@ -67,18 +83,30 @@ async def test_table_plots_and_legends_name_each_arm_by_one_letter(
     async with app.run_test(size=size) as pilot:
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.3)
+        # (a table read before it has measured its rows keeps cut columns)
+        assert await until(
+            lambda: tables_measured(app) and names_each_arm(screen_text(app), expected)
+        ), screen_text(app)
         text = screen_text(app)
         for name, letter in expected.items():  # the table: "A alpha_eight_samples"
             assert re.search(rf"\b{letter} {name}\b", text), (name, letter, text)
+        assert await until(lambda: tab.has_focus_within)  # where "v" goes
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.3)
+
+        def curves_drawn() -> bool:  # their status line, and a legend naming every arm
+            if not tables_measured(app):  # the table is refilled for the curves
+                return False
+            text = screen_text(app)
+            legend = legend_under_plot(text.splitlines())
+            whole = all(f"{letter} {name}" in legend for name, letter in expected.items())
+            return "budget curves" in text and whole
+
+        assert await until(curves_drawn), screen_text(app)
         text = screen_text(app)
         lines = text.splitlines()
-        footer = len(lines) - 1
-        axis = max(i for i, line in enumerate(lines) if "┗" in line or "┻" in line)
-        legend = "\n".join(lines[axis + 2 : footer])  # under the tick labels, over the footer
+        axis = axis_row(lines)
+        legend = legend_under_plot(lines)
         for name, letter in expected.items():  # the legend: every arm whole, same letter
             assert f"{letter} {name}" in legend, (name, letter, legend)
             assert re.search(rf"\b{letter} {name}\b", text)  # the table above, same letter

@@ -29,6 +29,11 @@ def _inputs(folder: Path) -> tuple[Path, Path]:
     return path, ledger
 
 
+def flat_screen(app: EloLedgerApp) -> str:
+    """The screen's words on one line (a phrase may wrap)."""
+    return " ".join(screen_text(app).split())
+
+
 async def test_curves_view_draws_checkpoints_and_exports_the_figure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,16 +43,17 @@ async def test_curves_view_draws_checkpoints_and_exports_the_figure(
     app = EloLedgerApp(initial_tab="elo", elo_inputs=_inputs(tmp_path))
     async with app.run_test(size=(100, 30)) as pilot:
         tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None)
+        assert await until(lambda: tab.data is not None and tab.has_focus_within)
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.3)
+        said = ("plateau: below", "beater: above", "repeated sampling", "e: export")
+        assert await until(lambda: all(words in flat_screen(app) for words in said))
         assert hasattr(tab.curves, "axis")  # the checkpoint fit, not the sampling curves
         plot = app.query_one("#elo-plot", PlotWidget)
         lines = [d for d in plot._datasets if type(d).__name__ == "LinePlot"]
         dots = [d for d in plot._datasets if getattr(d, "marker", "") == "·"]
         assert len(lines) == len(tab.curves.arms) and len(dots) == 1  # + one dotted sampling line
-        text = " ".join(screen_text(app).split())
+        text = flat_screen(app)
         assert "plateau: below" in text and "beater: above" in text
         assert "repeated sampling" in text and "e: export" in text
         await pilot.press("e")

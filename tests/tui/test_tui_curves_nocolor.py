@@ -22,6 +22,8 @@ def inside(text: str) -> str:
     """The plot's cells: the rows between its top (┏) and bottom (┗) border, without the
     y-axis labels and the frame."""
     lines = text.splitlines()
+    if not any("┏" in line for line in lines):
+        return ""  # no plot drawn (yet)
     top = next(i for i, line in enumerate(lines) if "┏" in line)
     bottom = next(i for i, line in enumerate(lines) if "┗" in line)
     cells = []
@@ -42,21 +44,25 @@ async def test_no_color_curves_name_every_arm_and_dot_the_reference(
     )
     async with app.run_test(size=size) as pilot:
         tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.3)
+        assert await until(lambda: tab.data is not None and tab.has_focus_within)
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.3)
         names = [arm.name for arm in tab.curves.arms]
         assert len(names) == 5
-        cells = inside(screen_text(app))
         letters = [chr(ord("A") + i) for i in range(len(names))]
+
+        def lettered() -> bool:  # the curves drawn, each with its letter
+            text = screen_text(app)
+            return "budget curves" in text and all(letter in inside(text) for letter in letters)
+
+        assert await until(lettered), screen_text(app)
+        cells = inside(screen_text(app))
         missing = [letter for letter in letters if letter not in cells]
         assert not missing, f"curves without their letter on the plot: {missing}\n{cells}"
         # the reference of best_of_8 (5 budgets): a dotted line, not braille like the arms
         tab.reference = names.index("best_of_8")
         tab.refresh_plot()
-        await pilot.pause(0.3)
+        assert await until(lambda: "from best_of_8 (r: next)" in screen_text(app))
         text = screen_text(app)
         cells = inside(text)
         assert cells.count("·") >= 8, cells

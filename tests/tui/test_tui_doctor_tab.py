@@ -7,23 +7,13 @@ a palette command of a tab shows the tab and runs its action (it used to drop th
 
 from __future__ import annotations
 
-import asyncio
-
 from eloledger.profiles.model import Profile
 from eloledger.profiles.store import save_profile
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.doctor_tab import DoctorTab
 from eloledger.tui.profile_form import ProfileForm
 from eloledger.tui.profiles_tab import ProfilesTab
-from eloledger.tui.testing import screen_text
-
-
-async def _wait(predicate, seconds: float = 30.0) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out")
+from eloledger.tui.testing import screen_text, until
 
 
 def _status(app: EloLedgerApp) -> str:
@@ -34,13 +24,15 @@ async def test_empty_doctor_tab_says_add_a_profile_and_n_opens_the_form() -> Non
     app = EloLedgerApp(initial_tab="doctor")
     async with app.run_test(size=(80, 24)) as pilot:
         doctor = app.query_one(DoctorTab)
-        await _wait(lambda: doctor.last_run)
-        await pilot.pause()
+        assert await until(lambda: bool(doctor.last_run))
+        assert await until(lambda: "add a profile (n)" in " ".join(screen_text(app).split()))
         text = " ".join(screen_text(app).split())
         assert "nothing wrong found" not in text
         assert "Nothing configured yet" in text and "add a profile (n)" in text
+        # the check can end before the first refresh places the focus in the tab (its keys)
+        assert await until(lambda: doctor.has_focus_within)
         await pilot.press("n")
-        await _wait(lambda: isinstance(app.screen, ProfileForm))
+        assert await until(lambda: isinstance(app.screen, ProfileForm))
         assert app.query_one("#tabs").active == "profiles"
 
 
@@ -49,7 +41,7 @@ async def test_doctor_tab_with_a_profile_is_not_called_empty() -> None:
     app = EloLedgerApp(initial_tab="doctor")
     async with app.run_test(size=(80, 24)) as pilot:
         doctor = app.query_one(DoctorTab)
-        await _wait(lambda: doctor.last_run)
+        assert await until(lambda: bool(doctor.last_run))
         await pilot.pause()
         assert "Nothing configured yet" not in _status(app)
         assert _status(app).startswith("1 error · 0 warnings · 0 info — offline checks")  # item 8
@@ -58,7 +50,7 @@ async def test_doctor_tab_with_a_profile_is_not_called_empty() -> None:
 async def test_a_palette_command_shows_its_tab_and_runs_its_action() -> None:
     app = EloLedgerApp(initial_tab="doctor")
     async with app.run_test(size=(80, 24)) as pilot:
-        await _wait(
+        assert await until(
             lambda: app.query_one(ProfilesTab).presets and app.query_one(DoctorTab).last_run
         )
         await pilot.pause()
@@ -66,6 +58,6 @@ async def test_a_palette_command_shows_its_tab_and_runs_its_action() -> None:
             c for c in app.query_one(ProfilesTab).commands() if c.title == "Profiles: new profile"
         )
         command.callback()
-        await _wait(lambda: isinstance(app.screen, ProfileForm))
+        assert await until(lambda: isinstance(app.screen, ProfileForm))
         await pilot.pause()
         assert app.query_one("#tabs").active == "profiles"

@@ -34,7 +34,8 @@ async def test_wrapped_findings_hang_and_enter_shows_evidence_and_fix() -> None:
         tab = app.query_one(DoctorTab)
         assert await until(lambda: bool(tab.last_run))
         tab._show(findings(12), {}, "now")
-        await pilot.pause(0.3)
+        fix = "fix: set BASE_URL to https://gw0.example.com/v1"
+        assert await until(lambda: "finding 0:" in screen_text(app) and fix in screen_text(app))
         lines = screen_text(app).splitlines()
         first = next(i for i, line in enumerate(lines) if "finding 0:" in line)
         mark = lines[first].index("!")
@@ -44,14 +45,16 @@ async def test_wrapped_findings_hang_and_enter_shows_evidence_and_fix() -> None:
         assert "fix: set BASE_URL to https://gw0.example.com/v1" in screen_text(app)
         app.query_one("#doctor-list", OptionList).focus()
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, TextScreen)
+        assert await until(lambda: isinstance(app.screen, TextScreen))
+        assert await until(lambda: "(warning) on client0" in screen_text(app))  # its heading
         text = screen_text(app)
         assert "~/.config/file0.json:12" in text and "https://gw0.example.com/v1" in text
         await pilot.press("escape")
-        await pilot.pause(0.2)
-        option_list = app.query_one("#doctor-list", OptionList)
+        option_list = tab.query_one("#doctor-list", OptionList)
+        assert await until(lambda: app.focused is option_list)  # back from the dialog
         await pilot.press("end")
-        await pilot.pause(0.4)
+        last = option_list.option_count - 1
+        assert await until(lambda: option_list.highlighted == last)
+        assert await until(lambda: "finding 11:" in screen_text(app))  # scrolled after a refresh
         assert option_list.highlighted == option_list.option_count - 1
         assert "finding 11:" in screen_text(app)  # the selection is on screen

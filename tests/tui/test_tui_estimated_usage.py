@@ -17,7 +17,7 @@ from test_ledger_estimated import SPEC, add_gateway_profile, run_against_gateway
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.run_view import RunView
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import run_summary_whole, screen_text, until
 from strict_gateway import GOOD_KEY, GatewayConfig, serve
 
 
@@ -42,9 +42,9 @@ def _assert_estimate_warning(text: str) -> None:
 async def _watch_text(ledger: Path, ready: str) -> tuple[str, str]:
     """The screen of the Run view following ``ledger`` once ``ready`` shows, and its markup."""
     app = EloLedgerApp(watch=ledger)
-    async with app.run_test(size=(80, 24)) as pilot:
-        assert await until(lambda: ready in screen_text(app), 20), screen_text(app)
-        await pilot.pause(0.2)
+    async with app.run_test(size=(80, 24)):
+        drawn = await until(lambda: ready in screen_text(app) and run_summary_whole(app), 20)
+        assert drawn, screen_text(app)
         return screen_text(app), app.query_one(RunView)._summary_text
 
 
@@ -53,10 +53,11 @@ async def _elo_tab_text(ledger: Path) -> tuple[str, bool]:
     estimated-usage line is displayed."""
     comparisons = ledger.with_name("l.comparisons.csv")
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comparisons, ledger))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None, 20)
-        await pilot.pause(0.3)
+        # the line under the table: what is above it (the usage line too) is laid out
+        assert await until(lambda: "rows: knee" in screen_text(app)), screen_text(app)
         usage = tab.query_one("#elo-usage")
         return screen_text(app), bool(usage.display and usage.region.height >= 1)
 
@@ -98,13 +99,15 @@ async def test_live_run_in_the_app_warns_about_estimated_usage(
     with serve(GatewayConfig(mode="stream_no_usage")) as gw:
         add_gateway_profile(gw.root)
         app = EloLedgerApp()
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24)):
             app.start_run(spec)
             live = app.live_source
             assert live is not None
             assert await until(lambda: live.counters.estimated_calls == 16, 60)
             app.action_show_tab("run")
-            await pilot.pause(0.3)
+            assert await until(
+                lambda: "ESTIMATED 16 calls" in screen_text(app) and run_summary_whole(app)
+            ), screen_text(app)
             _assert_estimate_warning(screen_text(app))
 
 

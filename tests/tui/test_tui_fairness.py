@@ -51,10 +51,9 @@ async def test_dialog_and_cli_give_the_same_record(run_files, capsys) -> None:
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comparisons, ledger))
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.3)
+        assert await until(lambda: tab.data is not None and tab.has_focus_within)
         await pilot.press("f")
-        await pilot.pause(0.2)
+        assert await until(lambda: "2000 bootstrap rounds" in screen_text(app))
         assert isinstance(app.screen, FairnessScreen)
         text = screen_text(app)
         assert "2000 bootstrap rounds" in text and "seed 0" in text
@@ -63,7 +62,8 @@ async def test_dialog_and_cli_give_the_same_record(run_files, capsys) -> None:
         app.screen.query_one("#fair-ok").focus()
         await pilot.press("enter")  # enter on Judge judges (on a list it opens it)
         assert await until(lambda: tab.verdict is not None)
-        await pilot.pause(0.3)
+        said = ("old_1=alpha", "new_n=delta", "seed 0", "pass@1")  # the verdict, drawn
+        assert await until(lambda: all(words in screen_text(app) for words in said))
         shown = screen_text(app)
     tui = tab.verdict
     for record in (cli, tui):
@@ -78,13 +78,12 @@ async def test_dialog_does_not_guess_roles_from_the_order_of_names(run_files) ->
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comparisons, ledger))
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.3)
+        assert await until(lambda: tab.data is not None and tab.has_focus_within)
         await pilot.press("f")
-        await pilot.pause(0.2)
+        assert await until(lambda: isinstance(app.screen, FairnessScreen))
         app.screen.query_one("#fair-ok").focus()
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        assert await until(lambda: "choose an arm for" in screen_text(app))  # Judge answered
         assert isinstance(app.screen, FairnessScreen)  # nothing chosen yet: not judged
         assert "choose" in screen_text(app)
         assert tab.verdict is None

@@ -18,11 +18,11 @@ PICKS = {"old_1": "alpha", "new_1": "bravo", "old_n": "charlie", "new_n": "delta
 
 async def open_dialog(app: EloLedgerApp, pilot) -> EloTab:
     tab = app.query_one(EloTab)
-    assert await until(lambda: tab.data is not None)
-    await pilot.pause(0.3)
+    assert await until(lambda: tab.data is not None and tab.has_focus_within)
     await pilot.press("f")
     assert await until(lambda: isinstance(app.screen, FairnessScreen))
-    await pilot.pause(0.2)
+    first = app.screen.query_one("#fair-old_1", Select)
+    assert await until(lambda: app.screen.focused is first)  # the first arm to choose
     return tab
 
 
@@ -38,7 +38,18 @@ async def pick(app: EloLedgerApp, pilot, role: str, arm: str) -> None:
         await pilot.press("down")
     await pilot.press("enter")
     assert await until(lambda: not select.expanded and select.value == arm), (role, select.value)
-    await pilot.pause(0.1)
+    assert await until(lambda: app.screen.focused is not select)  # on to the next one
+    assert await until(lambda: error_drawn(app)), screen_text(app)
+
+
+def error_drawn(app: EloLedgerApp) -> bool:
+    """The dialog's error line as drawn says what the dialog found at the last pick (a line
+    that changed is drawn, and laid out to its new height, a frame later)."""
+    error = app.screen.query_one("#fair-error")
+    region = error.region
+    rows = screen_text(app).splitlines()[region.y : region.bottom]
+    drawn = " ".join(row[region.x : region.right] for row in rows)
+    return drawn.split() == app.screen._error.split()
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -64,7 +75,7 @@ async def test_error_clears_once_all_four_are_chosen(run_files) -> None:  # noqa
         await pilot.press("tab", "tab", "tab", "tab")  # past the four lists to Judge
         assert isinstance(app.screen.focused, Button)
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        assert await until(lambda: "choose an arm for" in screen_text(app))
         assert "choose an arm for" in screen_text(app) and tab.verdict is None
         await pilot.press("shift+tab", "shift+tab", "shift+tab", "shift+tab")
         for role, arm in PICKS.items():

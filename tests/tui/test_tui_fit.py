@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
 from importlib import resources
 from pathlib import Path
+
+from textual.widgets import Checkbox, TabbedContent
 
 from eloledger.profiles.model import Profile
 from eloledger.profiles.store import save_profile
@@ -11,13 +14,18 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import DiffScreen
 from eloledger.tui.elo_tab import EloTab
 from eloledger.tui.profiles_tab import ProfilesTab, SwitchScreen
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import footer_current, screen_text, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 
 
 def footer_line(app: EloLedgerApp) -> str:
     return screen_text(app).splitlines()[-1]
+
+
+def flat(app: EloLedgerApp, frame: str) -> str:
+    """The screen's lines joined, each without the ``frame`` characters at its ends."""
+    return " ".join(line.strip(frame) for line in screen_text(app).splitlines())
 
 
 def shown_hints(app: EloLedgerApp) -> list[str]:
@@ -29,14 +37,22 @@ def shown_hints(app: EloLedgerApp) -> list[str]:
     return hints
 
 
+def footer_drawn(app: EloLedgerApp, tab: str) -> bool:
+    """Focus is in ``tab``, and the footer, recomposed after it moved there, is drawn with the
+    hints it should show."""
+    pane = app.query_one("#tabs", TabbedContent).get_pane(tab)
+    line = footer_line(app)
+    hints = all(hint in line for hint in shown_hints(app))
+    return pane.has_focus_within and footer_current(app) and hints
+
+
 async def test_every_footer_hint_fits_at_80_columns() -> None:
     app = EloLedgerApp(elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl"))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: app.query_one(EloTab).data is not None)
-        await pilot.pause(0.3)
-        for key in ("1", "2", "3", "4"):
+        for key, tab in (("1", "profiles"), ("2", "run"), ("3", "doctor"), ("4", "elo")):
             await pilot.press("escape", key)
-            await pilot.pause(0.3)
+            assert await until(partial(footer_drawn, app, tab)), (key, footer_line(app))
             line = footer_line(app)
             hints = shown_hints(app)
             assert len(hints) >= 3, (key, hints)
@@ -51,13 +67,15 @@ async def test_switch_dialog_fits_and_enter_shows_the_diff(monkeypatch) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(ProfilesTab)
         assert await until(lambda: "gw" in tab.profiles)
-        await pilot.pause(0.3)
+        assert await until(lambda: tab.has_focus_within and tab.selected() is not None)
         await pilot.press("u")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, SwitchScreen)
+        assert await until(lambda: isinstance(app.screen, SwitchScreen))
+        wants = ("which clients?", "Claude Code", "Shell", "scope", "Show the diff (enter)")
+        assert await until(lambda: all(wanted in screen_text(app) for wanted in wants))
         text = screen_text(app)
-        for wanted in ("which clients?", "Claude Code", "Shell", "scope", "Show the diff (enter)"):
+        for wanted in wants:
             assert wanted in text, wanted
+        assert await until(lambda: isinstance(app.focused, Checkbox))
         await pilot.press("enter")  # focus is on a checkbox: enter still submits
         assert await until(lambda: isinstance(app.screen, DiffScreen))
 
@@ -67,18 +85,17 @@ async def test_threshold_prompt_and_backups_header_are_not_cut() -> None:
         initial_tab="elo", elo_inputs=(EXAMPLES / "comparisons.csv", EXAMPLES / "ledger.jsonl")
     )
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await until(lambda: app.query_one(EloTab).data is not None)
-        await pilot.pause(0.3)
+        elo = app.query_one(EloTab)
+        assert await until(lambda: elo.data is not None and elo.has_focus_within)
         await pilot.press("t")
-        await pilot.pause(0.3)
-        flat = " ".join(line.strip("█ ") for line in screen_text(app).splitlines())
-        assert "per task (marginal)? enter sets it · escape back" in flat
+        prompt = "per task (marginal)? enter sets it · escape back"
+        assert await until(lambda: prompt in flat(app, "█ ")), flat(app, "█ ")
         await pilot.press("escape", "1")
-        await pilot.pause(0.3)
+        profiles = app.query_one(ProfilesTab)
+        assert await until(lambda: profiles.has_focus_within)
         await pilot.press("b")
-        await pilot.pause(0.5)
-        flat = " ".join(line.strip("█▊ ") for line in screen_text(app).splitlines())
-        assert "(the current files are backed up first) · escape back" in flat
+        header = "(the current files are backed up first) · escape back"
+        assert await until(lambda: header in flat(app, "█▊ ")), flat(app, "█▊ ")
 
 
 async def test_run_view_gives_long_arm_names_the_room_and_labels_the_sparkline() -> None:
@@ -89,12 +106,11 @@ async def test_run_view_gives_long_arm_names_the_room_and_labels_the_sparkline()
     counters.arm("self_consistency_over_5").planned = 10
     counters.apply_row({"arm": "self_consistency_over_5", "status": "ok", "total_tokens": 9})
     app = EloLedgerApp(source=SnapshotSource(counters, label="x.jsonl", state="running"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.5)
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: screen_text(app).count("self_consistency_over_5") == 2)
         text = screen_text(app)
         assert "self_consistency_over_5 " in text  # whole, in both lists
         assert text.count("self_consistency_over_5") == 2
     app = EloLedgerApp(source=SnapshotSource(counters, label="x.jsonl", state="running"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.5)
-        assert "tokens/s, last 2 min" in screen_text(app)
+    async with app.run_test(size=(120, 40)):
+        assert await until(lambda: "tokens/s, last 2 min" in screen_text(app))

@@ -3,8 +3,6 @@ in the app reaches the run index (the History view, h), as `eloledger demo` does
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from eloledger.tui.history_view import HistoryScreen
 from eloledger.tui.line_list import LineList
 from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunView
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 from sim_spec import small_demo_spec
 
 SPELLED = {"f1": "F1"}  # how the help writes a key
@@ -46,10 +44,9 @@ def test_the_help_names_every_key() -> None:
 async def test_f1_shows_h_and_q(size: tuple[int, int]) -> None:
     app = EloLedgerApp()
     async with app.run_test(size=size) as pilot:
-        await pilot.pause(0.2)
         await pilot.press("f1")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, HelpScreen)
+        assert await until(lambda: isinstance(app.screen, HelpScreen))
+        assert await until(lambda: "q ctrl+q" in screen_text(app)), screen_text(app)
         text = screen_text(app)
         assert "run history" in text and "q ctrl+q" in text  # without scrolling
 
@@ -61,18 +58,14 @@ async def test_a_demo_started_with_ctrl_r_reaches_the_run_index(
     monkeypatch.setattr(app_module, "_demo_spec", lambda: load_spec(spec_path))
     app = EloLedgerApp(initial_tab="run")
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+        assert await until(lambda: app.run_view.has_focus_within)
         await pilot.press("ctrl+r")
-        deadline = time.monotonic() + 120
-        while not history.read_index() and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        assert await until(lambda: bool(history.read_index()), 120)
         entries = history.read_index()
         assert len(entries) == 1
         assert [Path(p).name for p in entries[0]["ledger"]] == ["demo.ledger.jsonl"]
         assert "best_of_8" in entries[0]["arms"]
         await pilot.press("h")
-        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
+        assert await until(lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         runs = app.screen.query_one("#history-runs", DataTable)
         assert runs.row_count == len(entries[0]["arms"])

@@ -4,17 +4,15 @@ column at the edge (``19`` for 199, ``154`` for 1545). Columns give way whole, n
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
 from test_history_audit import START, WEEK, _ledger
+from test_tui_history_view import open_history
 from textual.widgets import DataTable
 
 from eloledger import history
 from eloledger.tui.app import EloLedgerApp
-from eloledger.tui.history_view import HistoryScreen
 from eloledger.tui.testing import screen_text
 
 ARMS = {"base_1": "self_consistency_5_long_arm", "bo4": "best_of_4_with_verifier"}
@@ -44,12 +42,7 @@ async def test_history_numbers_are_whole_at_every_size(
         monkeypatch.setenv("NO_COLOR", "1")
     app = EloLedgerApp()
     async with app.run_test(size=size) as pilot:
-        await pilot.press("h")
-        deadline = time.monotonic() + 60
-        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        await pilot.pause(0.3)
+        await open_history(pilot)
         text = screen_text(app)
         assert all(len(line) <= size[0] for line in text.splitlines())
         runs = app.screen.query_one("#history-runs", DataTable)
@@ -84,12 +77,7 @@ async def test_demo_arm_names_stay_whole_at_80_columns(tmp_path: Path) -> None:
     history.append_entry(entry)
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("h")
-        deadline = time.monotonic() + 60
-        while not (isinstance(app.screen, HistoryScreen) and app.screen.loaded):
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        await pilot.pause(0.3)
+        await open_history(pilot)
         runs = app.screen.query_one("#history-runs", DataTable)
         shown = [str(c.label) for c in runs.columns.values()]
         arms = [row[shown.index("arm")] for row in cells(runs)]

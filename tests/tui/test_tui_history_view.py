@@ -4,9 +4,7 @@ drift (the same three weekly runs as tests/history/test_history_audit.py), at 80
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +14,11 @@ from textual.widgets import DataTable, Static
 from eloledger import history
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.history_view import HistoryScreen
+from eloledger.tui.testing import screen_text, tables_measured, until
 
 SIZES = [(80, 24), (120, 40)]
+
+
 @pytest.fixture
 def planted(tmp_path: Path) -> list[dict]:
     """Three weekly runs; in week 3 the output triples while the n=1 pass rate stays flat."""
@@ -27,14 +28,28 @@ def planted(tmp_path: Path) -> list[dict]:
     return history.read_index()
 
 
-async def _open(pilot) -> HistoryScreen:
+async def open_history(pilot) -> HistoryScreen:
+    """``h``, then the History view once it has read the index and drawn both tables."""
+    app = pilot.app
     await pilot.press("h")
-    deadline = time.monotonic() + 60
-    while not (isinstance(pilot.app.screen, HistoryScreen) and pilot.app.screen.loaded):
-        assert time.monotonic() < deadline, "the History view never loaded"
-        await asyncio.sleep(0.05)
-    await pilot.pause()
-    return pilot.app.screen
+    loaded = await until(lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
+    assert loaded, "the History view never loaded"
+    screen = app.screen
+    tables = screen.query("#history-runs, #history-audit").results(DataTable)
+    assert await until(lambda: all(drawn(app, table) for table in tables)), screen_text(app)
+    return screen
+
+
+def drawn(app: EloLedgerApp, table: DataTable) -> bool:
+    """Every column title and cell of ``table`` is on screen, once the tables have measured the
+    rows put in them (their columns are sized then)."""
+    if not tables_measured(app):
+        return False
+    text = screen_text(app)
+    titles = [str(column.label) for column in table.columns.values()]
+    return all(title in text for title in titles) and all(
+        str(cell) in text for row in _cells(table) for cell in row
+    )
 
 
 def _cells(table: DataTable) -> list[list[str]]:
@@ -47,7 +62,7 @@ async def test_history_view_shows_the_runs_and_the_planted_drift(
 ) -> None:
     app = EloLedgerApp()
     async with app.run_test(size=size) as pilot:
-        screen = await _open(pilot)
+        screen = await open_history(pilot)
         runs = screen.query_one("#history-runs", DataTable)
         headers = [str(c.label) for c in runs.columns.values()]
         assert headers == [c.title for c in history.HISTORY_COLUMNS]
@@ -64,8 +79,7 @@ async def test_history_view_shows_the_runs_and_the_planted_drift(
         assert "3 run(s) in ~/.local/share/eloledger/runs.jsonl" in status
         assert "COST DRIFT in 2026-W49" in status
         await pilot.press("a")  # per run: the same flag on r3
-        while screen.loaded < 2:
-            await asyncio.sleep(0.05)
+        assert await until(lambda: screen.loaded >= 2)
         await pilot.pause()
         audit = _cells(screen.query_one("#history-audit", DataTable))
         assert [(r[0], r[-1]) for r in audit] == [("r1", ""), ("r2", ""), ("r3", "COST DRIFT")]
@@ -77,13 +91,13 @@ async def test_history_view_shows_the_runs_and_the_planted_drift(
 async def test_history_view_empty_and_bad_index(tmp_path: Path) -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _open(pilot)
+        screen = await open_history(pilot)
         assert "No runs indexed yet" in str(screen.query_one("#history-status", Static).render())
         assert screen.query_one("#history-runs", DataTable).row_count == 0
         await pilot.press("escape")
         history.index_path().parent.mkdir(parents=True)
         history.index_path().write_text('{"oops\n{"arms": {}}\n')
-        screen = await _open(pilot)
+        screen = await open_history(pilot)
         status = str(screen.query_one("#history-status", Static).render())
         assert "runs.jsonl:1: not JSON" in status and screen.error is not None
 
@@ -94,7 +108,7 @@ async def test_names_from_the_index_are_shown_as_text(planted: list[dict]) -> No
     history.append_entry(entry)
     app = EloLedgerApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open(pilot)
+        screen = await open_history(pilot)
         ids = {r[1] for r in _cells(screen.query_one("#history-runs", DataTable))}
         assert "[bold]x\x1b[2J" not in ids
         assert any(i.startswith("[bold]x") and "\x1b" not in i for i in ids)
@@ -103,7 +117,7 @@ async def test_names_from_the_index_are_shown_as_text(planted: list[dict]) -> No
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_history_view(snap_compare, planted: list[dict], size: tuple[int, int]) -> None:
     async def opened(pilot) -> None:
-        await _open(pilot)
+        await open_history(pilot)
 
     assert snap_compare(EloLedgerApp(), terminal_size=size, run_before=opened)
 

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pytest
 
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text
-
-
-async def _wait_for_elo(app: EloLedgerApp, pilot) -> None:
-    deadline = time.monotonic() + 30
-    while app.query_one(EloTab).data is None and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    await pilot.pause(0.3)
+from eloledger.tui.profiles_tab import ProfilesTab
+from eloledger.tui.testing import screen_text, until
 
 
 async def test_no_color_elo_plot_renders_without_crash(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,13 +15,20 @@ async def test_no_color_elo_plot_renders_without_crash(monkeypatch: pytest.Monke
     monkeypatch.setenv("NO_COLOR", "1")
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.5)  # the first refresh places focus; then the keys reach the tabs
+        # the first refresh places focus; then the keys reach the tabs
+        assert await until(lambda: app.query_one(ProfilesTab).has_focus_within)
         await pilot.press("4")
-        await pilot.pause(0.3)
+        elo = app.query_one(EloTab)
+        assert await until(lambda: elo.has_focus_within)
         await pilot.press("e")
-        await _wait_for_elo(app, pilot)
+        assert await until(lambda: elo.data is not None)
         await pilot.resize_terminal(120, 40)  # a relayout repaints the canvas at a new size
-        await pilot.pause(0.3)
+
+        def relaid_out() -> bool:  # 40 rows now, the plot (its x label) among them
+            lines = screen_text(app).splitlines()
+            return len(lines) == 40 and any("tokens per task" in line for line in lines)
+
+        assert await until(relaid_out)
         text = screen_text(app)
         assert app.is_running
         assert "tokens per task" in text

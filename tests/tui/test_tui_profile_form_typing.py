@@ -7,22 +7,13 @@ the burst is posted to the app at once, as the driver does.
 
 from __future__ import annotations
 
-import asyncio
-
 from textual import events
 from textual.widgets import Input
 
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.profile_form import ProfileForm
 from eloledger.tui.profiles_tab import ProfilesTab
-
-
-async def _wait(predicate, pilot, seconds: float = 30.0) -> None:
-    for _ in range(int(seconds / 0.05)):
-        if predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out")
+from eloledger.tui.testing import until
 
 
 def _focused_id(app: EloLedgerApp) -> str | None:
@@ -39,14 +30,14 @@ def _burst(app: EloLedgerApp, keys: list[str]) -> None:
 async def test_text_typed_right_after_tab_lands_in_the_next_field() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _wait(lambda: app.query_one(ProfilesTab).presets, pilot)
+        assert await until(lambda: app.query_one(ProfilesTab).presets)
         app.query_one(ProfilesTab).action_new()  # what "n" does; the keys under test follow
-        await _wait(lambda: _focused_id(app) == "form-name", pilot)
+        assert await until(lambda: _focused_id(app) == "form-name")
         form = app.screen
         assert isinstance(form, ProfileForm)
         name, url = form.query_one("#form-name", Input), form.query_one("#form-url", Input)
         _burst(app, [*"gw", "tab", *"http://x", "shift+tab", *"2"])
-        await _wait(lambda: len(name.value) + len(url.value) >= 11, pilot)
+        assert await until(lambda: len(name.value) + len(url.value) >= 11)
         await pilot.pause()
         assert (name.value, url.value) == ("gw2", "http://x")
         assert form.focused is name

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from eloledger.runner.counters import RequestLine, RunCounters
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import ConfirmScreen
 from eloledger.tui.line_list import LineList
 from eloledger.tui.sources import SnapshotSource
-from eloledger.tui.testing import sample_counters, screen_text
+from eloledger.tui.testing import sample_counters, screen_text, until
+
+
+def missing(app: EloLedgerApp, wanted: tuple[str, ...]) -> list[str]:
+    """What of ``wanted`` the screen does not show (yet)."""
+    text = screen_text(app)
+    return [words for words in wanted if words not in text]
 
 
 class PausableSource(SnapshotSource):
@@ -39,17 +43,20 @@ class PausableSource(SnapshotSource):
 async def test_run_view_shows_counters_arms_and_requests() -> None:
     counters = sample_counters()
     app = EloLedgerApp(source=SnapshotSource(counters, label="demo.jsonl", state="running"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
-        text = screen_text(app)
-        assert "total 6,780" in text
-        assert "429s 6" in text and "rate_limit 6" in text
-        assert "6,780 / 50,000" in text  # budget gauge
-        assert "0/8 in flight" in text
-        for arm in ("best_of_1", "best_of_2", "best_of_3"):
-            assert arm in text
-        assert "14/20" in text  # best_of_1 progress
-        assert "arith-039" in text  # the list follows the newest request
+    async with app.run_test(size=(80, 24)):
+        shown = (
+            "total 6,780",
+            "429s 6",
+            "rate_limit 6",
+            "6,780 / 50,000",  # budget gauge
+            "0/8 in flight",
+            "best_of_1",
+            "best_of_2",
+            "best_of_3",
+            "14/20",  # best_of_1 progress
+            "arith-039",  # the list follows the newest request
+        )
+        assert await until(lambda: not missing(app, shown)), missing(app, shown)
         # the numbers move when the counters move (pulled by the timer, no message sent)
         counters.apply_row(
             {
@@ -61,22 +68,18 @@ async def test_run_view_shows_counters_arms_and_requests() -> None:
             }
         )
         counters.on_tokens("best_of_9", 77)
-        await pilot.pause(0.3)
-        text = screen_text(app)
-        assert "total 8,000" in text and "best_of_9" in text and "+77 tok" in text
-        assert "new-task" in text
+        moved = ("total 8,000", "best_of_9", "+77 tok", "new-task")
+        assert await until(lambda: not missing(app, moved)), missing(app, moved)
 
 
 async def test_request_list_refreshes_only_changed_lines() -> None:
     counters = sample_counters(rows=5)
     app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: "arith-004" in screen_text(app))  # the list is drawn
         requests = app.query_one("#run-requests", LineList)
-        for _ in range(40):  # layout settles (a resize repaints everything once)
-            if requests.sync() == 0:
-                break
-            await pilot.pause(0.05)
+        # layout settles (a resize repaints everything once)
+        assert await until(lambda: requests.sync() == 0)
         assert requests.sync() == 0  # nothing changed since the last paint
         # no await from here: nothing else can touch the list between the syncs
         counters.requests[2].status = "error"
@@ -84,39 +87,41 @@ async def test_request_list_refreshes_only_changed_lines() -> None:
         assert requests.sync() == 1
         counters.requests.append(RequestLine("t-new", "best_of_1", 0, "ok", 10))
         assert requests.sync() == 1
-        await pilot.pause(0.2)
-        assert "server" in screen_text(app)
+        assert await until(lambda: "server" in screen_text(app))
 
 
 async def test_request_list_is_one_widget_for_thousands_of_rows() -> None:
     counters = sample_counters(rows=2000)
     app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
         requests = app.query_one("#run-requests", LineList)
+        # the app has painted the list at its tail (a condition that draws nothing itself:
+        # the lines drawn are what this test counts)
+        assert await until(lambda: requests.lines_rendered and requests.scroll_y > 0)
         assert len(list(requests.query("*"))) == 0  # no child widget per row
         rendered = requests.lines_rendered
         assert rendered < 200  # only visible lines were drawn
-        assert "arith-1999" in screen_text(app)
+        assert await until(lambda: "arith-1999" in screen_text(app))
+        assert await until(lambda: requests.has_focus)  # placed after the first refresh
         await pilot.press("home")  # scroll away from the tail: following stops
-        await pilot.pause(0.2)
+        assert await until(lambda: "arith-000" in screen_text(app))
         assert "arith-000" in screen_text(app) and not requests.follow
         counters.apply_row({"arm": "best_of_1", "task_id": "tail-row", "status": "ok"})
-        await pilot.pause(0.2)
+        # the arm's new count is drawn by the tick that syncs the list: the row was seen
+        done = f"{counters.arms['best_of_1'].done}/20"
+        assert await until(lambda: done in screen_text(app)), screen_text(app)
         assert "tail-row" not in screen_text(app)
         await pilot.press("f")  # follow again
-        await pilot.pause(0.2)
-        assert "tail-row" in screen_text(app)
+        assert await until(lambda: "tail-row" in screen_text(app))
 
 
 async def test_pause_and_cancel_bindings() -> None:
     source = PausableSource(sample_counters(rows=3))
     app = EloLedgerApp(source=source)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        assert await until(lambda: app.run_view.has_focus_within)
         await pilot.press("p")
-        await pilot.pause(0.2)
-        assert source.paused and "● paused" in screen_text(app)
+        assert await until(lambda: source.paused and "● paused" in screen_text(app))
         await pilot.press("p")
         assert not source.paused
         await pilot.press("x")
@@ -128,16 +133,15 @@ async def test_pause_and_cancel_bindings() -> None:
         await pilot.press("x")
         await pilot.pause()
         await pilot.press("y")
-        await pilot.pause(0.2)
-        assert source.cancelled and "cancelling" in screen_text(app)
+        assert await until(lambda: source.cancelled and "cancelling" in screen_text(app))
 
 
 async def test_bursts_of_token_events_post_no_messages() -> None:
     """20k token events between two ticks: the app's message queues stay empty."""
     counters = RunCounters(concurrency=64)
     app = EloLedgerApp(source=SnapshotSource(counters, label="x", state="running"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: "streaming +0 tok" in screen_text(app))  # the view is up
         view = app.run_view
         ticks = view.ticks
         before = (app.message_queue_size, app.screen.message_queue_size, view.message_queue_size)
@@ -145,14 +149,13 @@ async def test_bursts_of_token_events_post_no_messages() -> None:
             counters.on_tokens("arm", 1)
         after = (app.message_queue_size, app.screen.message_queue_size, view.message_queue_size)
         assert after == before
-        await asyncio.sleep(0.35)
-        assert view.ticks > ticks
-        assert "streaming +20,000 tok" in screen_text(app)
+        assert await until(lambda: view.ticks > ticks)  # the timer pulls the counters
+        assert await until(lambda: "streaming +20,000 tok" in screen_text(app))
 
 
 async def test_demo_runs_live_in_the_run_tab_then_fills_the_elo_tab() -> None:
     """`eloledger demo` without --headless: live counters, pause works, then the Elo table."""
-    import time
+    import asyncio
 
     from eloledger.tui.elo_tab import EloTab
     from eloledger.tui.sources import LiveRun
@@ -161,27 +164,21 @@ async def test_demo_runs_live_in_the_run_tab_then_fills_the_elo_tab() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         live = app.live_source
         assert isinstance(live, LiveRun)
-        deadline = time.monotonic() + 60
-        while live.counters.total_tokens == 0 and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        await pilot.pause(0.3)
-        text = screen_text(app)
-        assert "● running" in text and "best_of_8" in text and "in flight" in text
+        assert await until(lambda: live.counters.total_tokens > 0, 60)
+        running = ("● running", "best_of_8", "in flight")
+        assert await until(lambda: not missing(app, running)), missing(app, running)
+        assert await until(lambda: app.run_view.has_focus_within)
         await pilot.press("p")
-        await pilot.pause(0.3)
-        assert live.state() == "paused" and "● paused" in screen_text(app)
-        settle = time.monotonic() + 20  # calls in flight finish; no new call starts
-        while live.counters.in_flight and time.monotonic() < settle:
-            await asyncio.sleep(0.05)
-        assert live.counters.in_flight == 0
+        assert await until(lambda: live.state() == "paused" and "● paused" in screen_text(app))
+        # calls in flight finish; no new call starts
+        assert await until(lambda: live.counters.in_flight == 0, 20)
         done = sum(a.done for a in live.counters.arms.values())
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # an absence takes a duration: half a second with no new call
         assert live.counters.in_flight == 0
         assert sum(a.done for a in live.counters.arms.values()) == done
         await pilot.press("p")
         elo = app.query_one(EloTab)
-        while elo.data is None and time.monotonic() < deadline + 30:
-            await asyncio.sleep(0.1)
+        assert await until(lambda: elo.data is not None, 90)
         assert live.state() == "finished"
         assert elo.data is not None and {p["name"] for p in elo.data.players} >= {
             "best_of_1",
@@ -189,8 +186,7 @@ async def test_demo_runs_live_in_the_run_tab_then_fills_the_elo_tab() -> None:
             "self_consistency_5",
         }
         assert elo.data.has_costs
-        await pilot.pause(0.3)
-        assert "knee:" in screen_text(app)  # the demo switched to the Elo tab
+        assert await until(lambda: "knee:" in screen_text(app))  # the demo switched to the Elo tab
 
 
 async def test_bench_script_runs_at_a_small_size() -> None:

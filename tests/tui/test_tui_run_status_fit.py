@@ -12,7 +12,7 @@ from test_tui_watch_keys import SPEC as WATCH_SPEC
 
 from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import run_summary_whole, screen_text, until
 
 SPEC = WATCH_SPEC.replace("9000", "987654321")  # a budget limit of nine digits
 
@@ -83,15 +83,15 @@ def status_block(text: str) -> list[str]:
 
 @pytest.mark.parametrize("ledger", [demo_like, large])
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-async def test_every_status_line_is_one_line(
-    tmp_path: Path, ledger, size: tuple[int, int]
-) -> None:
+async def test_every_status_line_is_one_line(tmp_path: Path, ledger, size: tuple[int, int]) -> None:
     path = tmp_path / "exp.jsonl"
     ledger(path)
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=size) as pilot:
-        assert await until(lambda: re.search(r"p50 \d", screen_text(app)))  # percentiles: 2 Hz
-        await pilot.pause(0.3)
+    async with app.run_test(size=size):
+        # percentiles come at 2 Hz; then the block is laid out to its height a frame later
+        assert await until(
+            lambda: re.search(r"p50 \d", screen_text(app)) and run_summary_whole(app)
+        )
         text = screen_text(app)
     block = status_block(text)
     heads = [line.split()[0] for line in block]

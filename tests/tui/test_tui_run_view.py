@@ -6,18 +6,21 @@ that joins a run late shows no tokens/s spike while it reads the backlog)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_tui_fit import footer_drawn
 
 from eloledger.ledger import LedgerWriter
 from eloledger.runner.counters import RunCounters
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import ConfirmScreen
+from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunView, cancel_words
 from eloledger.tui.sources import LedgerWatch, LiveRun
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import footer_current, screen_text, until
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -30,9 +33,9 @@ def footer(app: EloLedgerApp) -> str:
 async def test_empty_run_tab_says_how_to_start_a_run(size: tuple[int, int]) -> None:
     app = EloLedgerApp()
     async with app.run_test(size=size) as pilot:
-        await pilot.pause(0.5)
+        assert await until(lambda: app.query_one(ProfilesTab).has_focus_within)  # keys reach tabs
         await pilot.press("2")
-        await pilot.pause(0.3)
+        assert await until(partial(footer_drawn, app, "run")), footer(app)
         text = " ".join(screen_text(app).split())  # the hints wrap at 80 columns
         assert "No run yet. To start one" in text
         for hint in ("ctrl+r", "eloledger demo", "eloledger run SPEC.toml", "eloledger watch"):
@@ -45,25 +48,27 @@ async def test_empty_run_tab_says_how_to_start_a_run(size: tuple[int, int]) -> N
 async def test_demo_cancel_offers_a_rerun_and_no_resume() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.5)
+        assert await until(lambda: app.query_one(ProfilesTab).has_focus_within)  # keys reach tabs
         await pilot.press("2")
-        await pilot.pause(0.2)
+        assert await until(lambda: app.run_view.has_focus_within)
         await pilot.press("ctrl+r")  # the key the empty Run tab shows
         view = app.query_one(RunView)
         assert await until(lambda: view.source is not None and view.source.state() == "running")
         assert view.source.demo
+        # the footer recomposed for the running demo, and drawn
+        assert await until(lambda: footer_current(app) and "Cancel run" in footer(app)), footer(app)
         assert "Demo run" not in footer(app)  # a run is going: no second one
         await pilot.press("x")
         assert await until(lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.pause(0.2)
+        assert await until(lambda: "Cancel the demo?" in " ".join(screen_text(app).split()))
         question = " ".join(screen_text(app).split())
         assert "Cancel the demo?" in question
         assert "ctrl+r runs the demo again" in question
         assert "--resume" not in question
         await pilot.press("y")
         assert await until(lambda: view.source.state() == "cancelled", seconds=60)
-        await pilot.pause(0.3)
-        assert "^r Demo run" in footer(app)  # and the key to run it again is shown
+        # and the key to run it again is shown (the footer follows the state)
+        assert await until(lambda: "^r Demo run" in footer(app)), footer(app)
 
 
 def test_a_spec_run_keeps_resume_with_its_own_spec_path(tmp_path: Path) -> None:
@@ -101,12 +106,12 @@ async def test_paused_watch_says_the_view_is_paused_not_the_run(tmp_path: Path) 
     app = EloLedgerApp(watch=path)
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: app.live_source.counters.total_tokens == 400)
-        await pilot.pause(0.3)
+        assert await until(lambda: footer_current(app) and "p Pause view" in footer(app))
         keys = footer(app)
         assert "p Pause view" in keys and "Pause/resume" not in keys, keys  # not the run
         await pilot.press("p")
         assert app.live_source.paused
-        await pilot.pause(0.3)
+        assert await until(lambda: "view paused" in screen_text(app)), screen_text(app)
         first = screen_text(app).splitlines()[2]
         assert "● view paused (the run goes on; p catches up)" in first, first
         await pilot.press("p")

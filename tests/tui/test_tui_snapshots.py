@@ -5,19 +5,25 @@ Update after an intended change with: pytest tests/tui/test_tui_snapshots.py --s
 
 from __future__ import annotations
 
-import asyncio
-import time
 from importlib import resources
 from pathlib import Path
 
 import pytest
-from textual.widgets import Sparkline
+from textual.widgets import DataTable, Sparkline
 
 from eloledger.tui.app import EloLedgerApp
+from eloledger.tui.budget_views import FairnessScreen
 from eloledger.tui.elo_tab import EloTab
+from eloledger.tui.profiles_tab import ProfilesTab
 from eloledger.tui.run_view import RunView
 from eloledger.tui.sources import SnapshotSource
-from eloledger.tui.testing import sample_counters, until
+from eloledger.tui.testing import (
+    nothing_pending,
+    run_summary_whole,
+    sample_counters,
+    screen_text,
+    until,
+)
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 SIZES = [(80, 24), (120, 40)]
@@ -41,21 +47,16 @@ def test_snapshot_run_view(snap_compare, size: tuple[int, int]) -> None:
         # wall-clock pause a loaded machine may not honour; then hold the view's timers so no
         # second point can arrive before the capture (the frozen clock holds everything else).
         view = pilot.app.query_one(RunView)
-        deadline = time.monotonic() + 60
-        while (view.ticks < 1 or not view._rates) and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        refreshed = await until(lambda: view.ticks >= 1 and view._rates, 60)
         for timer in list(view._timers):
             timer.pause()
-        assert view.ticks >= 1 and view._rates, "the Run view never refreshed"
+        assert refreshed, "the Run view never refreshed"
         while len(view._rates) > 1:  # a loaded machine may run the 1 Hz timer twice before
             view._rates.popleft()  # the pause: the capture shows one point either way
         view.query_one("#run-rate", Sparkline).data = list(view._rates)
         # the last tick's summary laid out in full: a capture once showed its first line only
-        summary = view.query_one("#run-summary")
-        summary.refresh(layout=True)
-        lines = view._summary_text.count("\n") + 1
-        while summary.size.height < lines and time.monotonic() < deadline:
-            await pilot.pause(0.05)
+        view.query_one("#run-summary").refresh(layout=True)
+        assert await until(lambda: run_summary_whole(pilot.app), 60)
         await pilot.pause()
 
     assert snap_compare(run_app(), terminal_size=size, run_before=settled)
@@ -68,23 +69,33 @@ def test_snapshot_elo_tab(snap_compare, size: tuple[int, int]) -> None:
     )
 
     async def loaded(pilot) -> None:
-        deadline = time.monotonic() + 30
-        while app.query_one(EloTab).data is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        await pilot.pause(0.2)
+        await _elo_loaded(app)
 
     assert snap_compare(app, terminal_size=size, run_before=loaded)
 
 
+def _profiles_loaded(app: EloLedgerApp) -> bool:
+    """The Profiles tab has read the profiles and what each client uses, drawn both, and has
+    the focus (its keys in the footer)."""
+    tab = app.query_one(ProfilesTab)
+    text = screen_text(app)
+    return bool(tab.presets) and tab.has_focus_within and "← built-in default" in text
+
+
 def test_snapshot_profiles_tab(snap_compare) -> None:
     async def loaded(pilot) -> None:
-        await pilot.pause(0.5)
+        assert await until(lambda: _profiles_loaded(pilot.app))
 
     assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), run_before=loaded)
 
 
 def test_snapshot_help(snap_compare) -> None:
-    assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), press=["f1", "_"])
+    async def help_shown(pilot) -> None:
+        assert await until(lambda: _profiles_loaded(pilot.app))  # drawn behind the help
+        await pilot.press("f1")
+        assert await until(lambda: "run history and its cost-drift audit" in screen_text(pilot.app))
+
+    assert snap_compare(EloLedgerApp(), terminal_size=(80, 24), run_before=help_shown)
 
 
 def _elo_app() -> EloLedgerApp:
@@ -93,11 +104,31 @@ def _elo_app() -> EloLedgerApp:
     )
 
 
-async def _elo_loaded(app: EloLedgerApp, pilot) -> None:
-    deadline = time.monotonic() + 30
-    while app.query_one(EloTab).data is None and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    await pilot.pause(0.3)
+async def _elo_loaded(app: EloLedgerApp) -> None:
+    """The Elo tab has fitted the example and, redrawn at its size, shows its table whole (every
+    cell), its plot's legend, and its keys in the footer (they show once the table has the
+    focus)."""
+    tab = app.query_one(EloTab)
+    assert await until(lambda: tab.data is not None)
+
+    def drawn() -> bool:
+        if not table_whole(app):
+            return False
+        text = screen_text(app)
+        return "x: tokens per task" in text and "Fairness" in text.splitlines()[-1]
+
+    assert await until(drawn), screen_text(app)
+
+
+def table_whole(app: EloLedgerApp) -> bool:
+    """Every cell of the Elo table is on screen whole, once no redraw of the tab (each refills
+    the table) is pending and the table has measured its rows."""
+    if not nothing_pending(app):
+        return False
+    table = app.query_one(EloTab).query_one(DataTable)
+    text = screen_text(app)
+    rows = (table.get_row_at(row) for row in range(table.row_count))
+    return all(str(cell) in text for row in rows for cell in row)
 
 
 def test_snapshot_elo_plot_no_color(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,7 +137,7 @@ def test_snapshot_elo_plot_no_color(snap_compare, monkeypatch: pytest.MonkeyPatc
     app = _elo_app()
 
     async def loaded(pilot) -> None:
-        await _elo_loaded(app, pilot)
+        await _elo_loaded(app)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
 
@@ -116,12 +147,17 @@ def test_snapshot_budget_curves(snap_compare, size: tuple[int, int]) -> None:
     app = _elo_app()
 
     async def curves(pilot) -> None:
-        await _elo_loaded(app, pilot)
+        await _elo_loaded(app)
         await pilot.press("v")
-        deadline = time.monotonic() + 60
-        while app.query_one(EloTab).curves is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        await pilot.pause(0.3)
+        assert await until(lambda: app.query_one(EloTab).curves is not None, 60)
+
+        def drawn() -> bool:  # the curves' status line and legend, the table refilled for them
+            if not table_whole(app):
+                return False
+            text = screen_text(app)
+            return "v: back" in text and "(r: next)" in text
+
+        assert await until(drawn), screen_text(app)
 
     assert snap_compare(app, terminal_size=size, run_before=curves)
 
@@ -134,7 +170,8 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
         # wait for events, not wall-clock pauses a loaded machine may not honour: the form is
         # mounted and its name field focused; Tab has moved focus before the URL is typed
         app = pilot.app
-        await pilot.pause(0.8)  # the app's first screen is up before its key is pressed
+        # the app's first screen is up (profiles read and drawn) before its key is pressed
+        assert await until(lambda: _profiles_loaded(app))
         await pilot.press("n")
         assert await until(lambda: getattr(app.focused, "id", None) == "form-name")
         await pilot.press(*"my-gw", "tab")
@@ -142,7 +179,8 @@ def test_snapshot_profile_form_typing(snap_compare, size: tuple[int, int]) -> No
         await pilot.press(*"https://gw.example.com/v1")
         url = app.screen.query_one("#form-url")
         assert await until(lambda: url.value == "https://gw.example.com/v1")
-        await pilot.pause(0.3)  # the as-you-type URL check answers from the same value
+        # the as-you-type URL check answers from the same value
+        assert await until(lambda: "URL looks right" in screen_text(app))
         for field in app.screen.query("Input"):  # a blinking cursor made the picture a coin
             field.cursor_blink = False  # toss under load: keep it steadily shown
         await pilot.pause()
@@ -156,8 +194,14 @@ def test_snapshot_fairness_dialog(snap_compare, size: tuple[int, int]) -> None:
     app = _elo_app()
 
     async def dialog(pilot) -> None:
-        await _elo_loaded(app, pilot)
+        await _elo_loaded(app)
         await pilot.press("f")
-        await pilot.pause(0.3)
+
+        def shown() -> bool:  # drawn, with the focus on its first list
+            on_first = getattr(app.focused, "id", None) == "fair-old_1"
+            return on_first and "Judge (enter)" in screen_text(app)
+
+        assert await until(shown), screen_text(app)
+        assert isinstance(app.screen, FairnessScreen)
 
     assert snap_compare(app, terminal_size=size, run_before=dialog)

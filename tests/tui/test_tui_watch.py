@@ -7,7 +7,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from eloledger.errors import UserError
 from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.sources import LedgerWatch
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, until
 
 WRITER = r"""
 import os, sys, time
@@ -49,16 +48,6 @@ os.write(fd, line[30:]); os.close(fd)
 """
 
 
-async def wait_for(predicate, timeout: float = 60.0, step: float = 0.05) -> bool:
-    """Poll ``predicate`` until it holds; ``timeout`` only bounds a hang, it is not a budget."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(step)
-    return predicate()
-
-
 async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     rows = 60
@@ -72,10 +61,11 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
             second_task = asyncio.create_task(second.run())
             counters = lambda: app.live_source.counters.total_tokens  # noqa: E731
             # the writer stops half way until told to go on: the viewer shows exactly that half
-            assert await wait_for(lambda: counters() == rows // 2 * 100)
+            # (the first wait includes the writer process starting: a minute bounds a hang)
+            assert await until(lambda: counters() == rows // 2 * 100, 60)
             (tmp_path / "go-on").touch()
-            assert await wait_for(lambda: counters() == (rows - 1) * 100)
-            assert await wait_for((tmp_path / "torn").exists)
+            assert await until(lambda: counters() == (rows - 1) * 100)
+            assert await until((tmp_path / "torn").exists)
             assert not path.read_bytes().endswith(b"\n")
             # the file now ends mid-line: let the viewer read it several times (counted polls,
             # not seconds), and it still shows only the complete rows
@@ -89,17 +79,17 @@ async def test_watch_follows_a_writer_process_with_a_torn_last_line(tmp_path: Pa
                 return poll()
 
             follower.poll = counted
-            assert await wait_for(lambda: polls >= 3)
+            assert await until(lambda: polls >= 3)
             assert counters() == (rows - 1) * 100
             assert follower.offset == path.read_bytes().rindex(b"\n") + 1
             (tmp_path / "finish").touch()
-            assert await wait_for(lambda: counters() == rows * 100)
-            assert await wait_for(lambda: "total 6,000" in screen_text(app))  # the next refresh
+            assert await until(lambda: counters() == rows * 100)
+            assert await until(lambda: "total 6,000" in screen_text(app))  # the next refresh
             text = screen_text(app)
             assert "● following" in text
             for arm in ("best_of_1", "best_of_4", "sc_5"):
                 assert arm in text
-            assert await wait_for(lambda: second.counters.total_tokens == rows * 100)
+            assert await until(lambda: second.counters.total_tokens == rows * 100)
             assert second.follower is not app.live_source.follower
             second.stop()
             await second_task
@@ -130,27 +120,27 @@ async def test_watch_starts_over_when_the_file_is_truncated_or_replaced(tmp_path
     _append(path, 10, "old_arm")
     app = EloLedgerApp(watch=path)
     async with app.run_test(size=(80, 24)):
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 1000)
+        assert await until(lambda: app.live_source.counters.total_tokens == 1000)
         replacement = tmp_path / "new.jsonl"
         _append(replacement, 3, "new_arm", tokens=10)
         os.replace(replacement, path)  # a new run replaced the file
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 30)
+        assert await until(lambda: app.live_source.counters.total_tokens == 30)
         assert "old_arm" not in app.live_source.counters.arms
         path.write_bytes(b"")  # truncated
         _append(path, 2, "third_arm", tokens=7)
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 14)
-        assert await wait_for(lambda: {"third_arm", "restarted"} <= set(screen_text(app).split()))
+        assert await until(lambda: app.live_source.counters.total_tokens == 14)
+        assert await until(lambda: {"third_arm", "restarted"} <= set(screen_text(app).split()))
 
 
 async def test_watch_from_end_shows_only_new_rows(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     _append(path, 10, "before")
     app = EloLedgerApp(watch=path, from_start=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.5)
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: app.live_source.polls >= 1)  # it has read the file once
         assert app.live_source.counters.total_tokens == 0
         _append(path, 4, "after", tokens=25)
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 100)
+        assert await until(lambda: app.live_source.counters.total_tokens == 100)
         assert set(app.live_source.counters.arms) == {"after"}
 
 
@@ -159,15 +149,17 @@ async def test_watch_pause_stops_reading_and_resume_catches_up(tmp_path: Path) -
     _append(path, 2, "a")
     app = EloLedgerApp(watch=path)
     async with app.run_test(size=(80, 24)) as pilot:
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 200)
-        await pilot.pause(0.3)  # focus lands on the Run view after the first refresh
+        assert await until(lambda: app.live_source.counters.total_tokens == 200)
+        # focus lands on the Run view after the first refresh
+        assert await until(lambda: app.run_view.has_focus_within)
         await pilot.press("p")
         assert app.live_source.paused
         _append(path, 3, "a")
+        # an absence takes a duration: over two polls' time (0.25 s each), nothing is read
         await asyncio.sleep(0.6)
         assert app.live_source.counters.total_tokens == 200
         await pilot.press("p")
-        assert await wait_for(lambda: app.live_source.counters.total_tokens == 500)
+        assert await until(lambda: app.live_source.counters.total_tokens == 500)
 
 
 def test_watch_command_rejects_bad_paths(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.elo_tab import EloTab
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import footer_current, screen_text, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 
@@ -43,23 +43,27 @@ async def test_finished_run_tabs_fit_80_columns(tmp_path: Path, no_color: None) 
     app = EloLedgerApp(watch=finished_run(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
         assert await until(lambda: "run finished" in screen_text(app))
-        await pilot.pause(0.3)  # the footer follows the state: drawn after "run finished"
+        # the footer follows the state: recomposed, then drawn, after "run finished"
         drawn: list[str] = []  # the footer as drawn (blank for a frame while it is recomposed)
 
         def footer() -> str:
             drawn.append(" ".join(lines_of(app, "Footer")))
             return drawn[-1]
 
-        assert await until(lambda: "Follow tail" in footer()), drawn[-3:]
+        assert await until(lambda: footer_current(app) and "Follow tail" in footer()), drawn[-3:]
         assert "Pause view" not in drawn[-1], drawn[-1]
+        ticks = app.run_view.ticks
         await pilot.press("p")  # not offered, and does nothing
-        await pilot.pause(0.3)
+        # a tick after the key has redrawn the state line (and would have said "view paused")
+        assert await until(lambda: app.run_view.ticks > ticks + 1)
+        await pilot.pause()
         assert "view paused" not in screen_text(app)
 
         await pilot.press("4")
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.5)
+        # the status line and the rows' key under the table, laid out
+        assert await until(lambda: "rows: knee" in " ".join(lines_of(app, "#elo-rows")))
         status = lines_of(app, "#elo-status")
         assert len(status) == 1 and "anchor" in status[0] and "knee: " in status[0], status
         assert status[0].endswith("run.jsonl"), status  # the path gives way in its middle
@@ -69,9 +73,14 @@ async def test_finished_run_tabs_fit_80_columns(tmp_path: Path, no_color: None) 
         if len(rows) > 1:  # the columns left out, on a line of their own
             assert rows[1].startswith("hidden: ") and len(rows) == 2, rows
 
+        assert await until(lambda: tab.has_focus_within)  # where "v" goes
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.5)
+        # the curves' status line and their legend (its reference line, with its keys)
+        assert await until(lambda: "v: back" in " ".join(lines_of(app, "#elo-status")))
+        assert await until(
+            lambda: any(line.startswith("···") for line in lines_of(app, "#elo-legend"))
+        )
         status = lines_of(app, "#elo-status")
         assert status[0].startswith("budget curves") and "v: back" in status[0], status
         legend = lines_of(app, "#elo-legend")

@@ -7,11 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from eloledger.ledger import LedgerWriter
 from eloledger.tui.app import EloLedgerApp
-from eloledger.tui.dialogs import ConfirmScreen, PathScreen
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.dialogs import ConfirmScreen, HelpScreen, PathScreen
+from eloledger.tui.history_view import HistoryScreen
+from eloledger.tui.profiles_tab import ProfilesTab
+from eloledger.tui.testing import footer_current, screen_text, until
 
 SPEC = """\
 [experiment]
@@ -33,12 +36,14 @@ kind = "single"
 """
 
 
+def footer_line(app: EloLedgerApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
 def append(path: Path, rows: int, arm: str = "a") -> None:
     with LedgerWriter(path) as writer:
         for i in range(rows):
-            writer.append(
-                {"task_id": f"t{i}", "arm": arm, "status": "ok", "total_tokens": 100}
-            )
+            writer.append({"task_id": f"t{i}", "arm": arm, "status": "ok", "total_tokens": 100})
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -50,13 +55,16 @@ async def test_watch_mode_offers_no_demo_and_ctrl_r_keeps_the_run(
     app = EloLedgerApp(watch=ledger)
     async with app.run_test(size=size) as pilot:
         assert await until(lambda: app.live_source.counters.total_tokens == 300)
-        await pilot.pause(0.3)
-        footer = screen_text(app).splitlines()[-1]
+        # the Run view's keys, once the footer is recomposed for them and drawn
+        assert await until(lambda: footer_current(app) and "Pause view" in footer_line(app)), (
+            footer_line(app)
+        )
+        footer = footer_line(app)
         assert "Pause view" in footer
         assert "^r" not in footer and "Demo" not in footer
         watched = app.live_source
         await pilot.press("ctrl+r")
-        await pilot.pause(0.3)
+        await pilot.pause()  # the key's action (a demo would start in it) has run
         assert app.live_source is watched  # still the followed ledger, no demo started
         commands = [c.title for c in app.get_system_commands(app.screen)]
         assert "Run the demo" not in commands
@@ -64,9 +72,8 @@ async def test_watch_mode_offers_no_demo_and_ctrl_r_keeps_the_run(
 
 async def test_the_app_offers_the_demo_when_not_watching() -> None:
     app = EloLedgerApp(initial_tab="run")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.3)
-        assert "^r" in screen_text(app).splitlines()[-1]
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: "^r" in footer_line(app)), footer_line(app)
         assert "Run the demo" in [c.title for c in app.get_system_commands(app.screen)]
 
 
@@ -74,24 +81,25 @@ async def test_the_app_offers_the_demo_when_not_watching() -> None:
 async def test_q_quits_from_every_screen(where: str) -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        assert await until(lambda: app.query_one(ProfilesTab).has_focus_within)  # app is up
+        shown = {"help": HelpScreen, "dialog": ConfirmScreen, "history": HistoryScreen}
         if where == "help":
             await pilot.press("f1")
         elif where == "dialog":
             app.push_screen(ConfirmScreen("Cancel the run?"))
         elif where == "history":
             await pilot.press("h")
-        await pilot.pause(0.3)
+        if where in shown:  # up, with the focus in it
+            assert await until(lambda: isinstance(app.screen, shown[where]) and app.focused)
         await pilot.press("q")
-        await pilot.pause(0.3)
-        assert not app.is_running, f"q did not quit from the {where}"
+        assert await until(lambda: not app.is_running), f"q did not quit from the {where}"
 
 
 async def test_q_types_into_a_text_field() -> None:
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         app.push_screen(PathScreen("Ledger:", "x.jsonl", must_exist=False))
-        await pilot.pause(0.3)
+        assert await until(lambda: isinstance(app.focused, Input))  # the path field
         await pilot.press("q", "a")
         assert app.is_running
         assert app.screen.query_one("#path-input").value == "qa"
@@ -107,14 +115,15 @@ async def test_from_end_counts_since_attach_and_says_so(
     ledger = folder / "exp.jsonl"
     append(ledger, 2)
     app = EloLedgerApp(watch=ledger, from_start=False)
-    async with app.run_test(size=size) as pilot:
-        await pilot.pause(0.5)
+    async with app.run_test(size=size):
+        assert await until(lambda: app.live_source.polls >= 1)  # attached at the end: read once
         append(ledger, 1)
         assert await until(lambda: app.live_source.counters.total_tokens == 100)
         # the status line says what the numbers count (the view refreshes at 10 Hz)
         # (status line and budget line repaint on their own ticks: wait for both)
         said = ("since attach at", "no gauge (--from-end)", "limit 9,000")
-        assert await until(lambda: all(words in screen_text(app) for words in said)), screen_text(app)
+        shown = await until(lambda: all(words in screen_text(app) for words in said))
+        assert shown, screen_text(app)
         text = screen_text(app)
         status = next(line for line in text.splitlines() if "●" in line)
         assert "exp.jsonl" in status and "since attach at" in status, text  # one line, path cut

@@ -40,14 +40,14 @@ def summary(app: EloLedgerApp) -> str:
 async def test_a_missing_file_is_said_to_be_missing(tmp_path: Path) -> None:
     path = tmp_path / "later.jsonl"
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.6)
+    async with app.run_test(size=(80, 24)):
+        assert await until(lambda: "does not exist yet" in summary(app)), summary(app)
         text = summary(app)
         assert "waiting" in text and "later.jsonl" in text and "does not exist yet" in text
         assert "following" not in text
         append(path, 2, "a")
         assert await until(lambda: app.live_source.counters.total_tokens == 200)
-        await pilot.pause(0.3)
+        assert await until(lambda: "following" in summary(app)), summary(app)  # redrawn
         assert "does not exist yet" not in summary(app)
 
 
@@ -55,8 +55,9 @@ async def test_a_file_that_is_not_a_ledger_says_so(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\nthis is not json\n", encoding="utf-8")
     app = EloLedgerApp(watch=path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.8)
+    async with app.run_test(size=(80, 24)):
+        said = ("not a ledger", "2 lines skipped")
+        assert await until(lambda: all(words in summary(app) for words in said)), summary(app)
         text = summary(app)
         assert "not a ledger" in text and "2 lines skipped" in text
         assert "following" not in text
@@ -103,9 +104,9 @@ async def test_run_finished_loads_comparisons_and_shows_the_spec_plan(tmp_path: 
     append(ledger, 3, "a")
     append(ledger, 3, "b")
     app = EloLedgerApp(watch=ledger)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         assert await until(lambda: app.live_source.counters.total_tokens == 600)
-        await pilot.pause(0.3)
+        assert await until(lambda: "9,000" in summary(app)), summary(app)  # the spec's, drawn
         text = summary(app)
         assert "following" in text and "run finished" not in text
         assert "9,000" in text  # the spec's budget
