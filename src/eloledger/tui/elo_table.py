@@ -121,8 +121,8 @@ class EloTable(DataTable):
         shown = shown_columns(widths, order, width, keep=keep, always=always)
         self.hidden = [c.title for i, c in enumerate(columns) if i not in shown]
         self.clear(columns=True)
-        for i in shown:
-            self.add_column(titles[i], key=columns[i].key)
+        for i in shown:  # widths given: drawn right at once, not at the titles' widths first
+            self.add_column(titles[i], key=columns[i].key, width=widths[i] - PADDING)
         for p, row in zip(players, texts, strict=True):
             cells = self._cells(p, row, columns, shown, knee_name, threshold, letters)
             self.add_row(*cells, key=p["name"])

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -42,6 +43,16 @@ def table_cells(
             )
         out.append(cells)
     return out
+
+
+def fill_table(table: DataTable, titles: Sequence[str], rows: Sequence[Sequence[Text]]) -> None:
+    """Replace the table's columns and rows, each column as wide as its widest cell: given
+    widths are drawn right at once, where measured ones are drawn at the titles' widths until
+    the table measures its rows (and Textual keeps those lines until the rows change)."""
+    table.clear(columns=True)
+    for i, title in enumerate(titles):
+        table.add_column(title, width=max([cell_len(title)] + [row[i].cell_len for row in rows]))
+    table.add_rows(rows)
 
 
 def fitted(
@@ -170,16 +181,13 @@ class HistoryScreen(Screen[None]):
         runs = self.query_one("#history-runs", DataTable)
         width = max(20, (self.size.width or self.app.size.width) - 2)  # a scrollbar's room
         columns, records = fitted(history_rows(entries), HISTORY_COLUMNS, width, RUN_KEYS)
-        runs.clear(columns=True)
-        runs.add_columns(*(c.title for c in columns))
-        runs.add_rows(table_cells(records, columns))
+        fill_table(runs, [c.title for c in columns], table_cells(records, columns))
         columns = [Column("period", self.by), *AUDIT_COLUMNS[1:]]
         columns, records = fitted(audit_rows(rows), columns, width, ("period", "flag"))
         table = self.query_one("#history-audit", DataTable)
-        table.clear(columns=True)
-        table.add_columns(*(c.title for c in columns))
         error_color = self.app.theme_variables.get("error", "red")  # a Rich style, not "$error"
-        table.add_rows(table_cells(records, columns, flag=f"bold {error_color}"))
+        fill_table(table, [c.title for c in columns],
+                   table_cells(records, columns, flag=f"bold {error_color}"))  # fmt: skip
         self.query_one("#history-audit-title", Static).update(
             Text(f"Audit per {self.by} (a: per {'run' if self.by == 'week' else 'week'})")
         )
