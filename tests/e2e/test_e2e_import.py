@@ -230,13 +230,13 @@ async def test_watch_shows_a_real_claude_session_grow(tmp_path: Path) -> None:
     if reason:
         pytest.skip(reason)
     from eloledger.tui.log_watch import AgentLogWatch, LogWatchApp
-    from eloledger.tui.testing import screen_text
+    from eloledger.tui.testing import screen_text, until
 
     source = AgentLogWatch("claude-code", [tmp_path / "home" / ".claude"], interval=0.1)
     app = LogWatchApp(source)
     seen: list[int] = []
     gate = {"ready": str(tmp_path / "step1.done"), "go": str(tmp_path / "step2.go")}
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40)):
         run = asyncio.create_task(asyncio.to_thread(run_corpus, "claude-code", tmp_path, gate))
         while not run.done():
             if not seen or seen[-1] != source.counters.total_tokens:
@@ -251,11 +251,8 @@ async def test_watch_shows_a_real_claude_session_grow(tmp_path: Path) -> None:
             await asyncio.sleep(0.05)
         _, steps = run.result()
         want = sum(billed_by_session("claude-code", steps).values())
-        deadline = time.monotonic() + 20
-        while source.counters.total_tokens != want and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
-        await pilot.pause(0.3)
+        await until(lambda: source.counters.total_tokens == want, 20)
         assert source.counters.total_tokens == want
-        assert f"total {want:,}" in screen_text(app)
+        assert await until(lambda: f"total {want:,}" in screen_text(app)), screen_text(app)
     growth = [t for t in seen if 0 < t < want]
     assert growth, f"the spend should be seen between 0 and {want} while the CLI runs: {seen}"

@@ -21,7 +21,7 @@ from eloledger.cli import main
 from eloledger.textsafe import visible
 from eloledger.tui import fmt
 from eloledger.tui.app import EloLedgerApp
-from eloledger.tui.testing import screen_text, until
+from eloledger.tui.testing import nothing_pending, run_summary_whole, screen_text, until
 from import_support import SAMPLES, lines_of
 from import_support import run as import_run
 from pty_support import run_on_pty
@@ -166,9 +166,15 @@ async def test_watch_in_the_tui_never_passes_control_characters(tmp_path: Path) 
         fh.write(json.dumps({"arm": "x", "task_id": "t", "status": "error",
                              "error_class": "boom\x1b[2J\x9b", "total_tokens": 1}) + "\n")  # fmt: skip
     app = EloLedgerApp(watch=ledger)
-    async with app.run_test(size=(100, 40)) as pilot:
+    async with app.run_test(size=(100, 40)):
         assert await until(lambda: app.live_source.counters.total_tokens > 100)
-        await pilot.pause(0.3)
+        # the arms and the last request (its error class) drawn, the status block whole
+        assert await until(
+            lambda: (
+                run_summary_whole(app)
+                and all(words in screen_text(app) for words in ("arm-", "\\e", "boom"))
+            )
+        ), screen_text(app)
         segments = [seg.text for strip in app.screen._compositor.render_strips() for seg in strip]
         text = screen_text(app)
     assert "arm-" in text and "\\e" in text, text
@@ -187,9 +193,10 @@ async def test_elo_tab_never_passes_control_characters_of_player_names(tmp_path:
                   for a, b in ((bad[0], bad[1]), (bad[1], bad[2]), (bad[0], bad[2])))
     )  # fmt: skip
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(comps, None))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40)):
         assert await until(lambda: "plain" in screen_text(app))
-        await pilot.pause(0.3)
+        # the table measured, the plot and its legend drawn at the laid-out size
+        assert await until(lambda: nothing_pending(app) and "evil\\e[2J" in screen_text(app))
         segments = [seg.text for strip in app.screen._compositor.render_strips() for seg in strip]
         text = screen_text(app)
     assert "evil\\e[2J" in text, text

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -16,18 +14,15 @@ from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.dialogs import DiffScreen
 from eloledger.tui.elo_tab import EloTab, ThresholdScreen, knee
 from eloledger.tui.profiles_tab import ProfileForm, ProfilesTab
-from eloledger.tui.testing import screen_text
+from eloledger.tui.testing import screen_text, tables_measured, until
 
 EXAMPLES = Path(str(resources.files("eloledger").joinpath("data", "examples")))
 
 
-async def until(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.05)
-    return predicate()
+def clickable(app: EloLedgerApp, selector: str) -> bool:
+    """The widget is on the current screen and laid out (a click can reach it)."""
+    found = app.screen.query(selector)
+    return bool(found) and bool(found.first().region)
 
 
 # -- Elo -----------------------------------------------------------------------------------------
@@ -40,7 +35,15 @@ async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path, monk
     async with app.run_test(size=(120, 40)) as pilot:
         tab = app.query_one(EloTab)
         assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.2)
+        # the table measured and drawn, the status line and plot with it, the focus in the tab
+        # (where the keys below go)
+        assert await until(
+            lambda: (
+                tables_measured(app)
+                and tab.has_focus_within
+                and all(words in screen_text(app) for words in ("knee:", "tokens per task"))
+            )
+        ), screen_text(app)
         table = app.query_one("#elo-table", DataTable)
         names = [str(k.value) for k in table.rows]
         assert names[0] == "best_of_8" and names[-1] == "best_of_1"  # sorted by Elo, best first
@@ -58,18 +61,19 @@ async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path, monk
         assert await until(lambda: [str(k.value) for k in table.rows][0] == "best_of_8")
         # a stricter threshold moves the knee to a cheaper arm
         await pilot.press("t")
-        await pilot.pause(0.1)
+        assert await until(lambda: isinstance(app.focused, Input))  # the dialog's field
         assert isinstance(app.screen, ThresholdScreen)
         field = app.screen.query_one(Input)
         field.value = ""
         await pilot.press(*"100", "enter")
-        await pilot.pause(0.2)
-        assert tab.threshold == 100 and "knee: best_of_2" in screen_text(app)
+        assert await until(
+            lambda: tab.threshold == 100 and "knee: best_of_2" in screen_text(app)
+        ), screen_text(app)
         # export CSV and Markdown: the shipped example's folder is the package's, so they go
         # to the exports folder
         monkeypatch.setenv("ELOLEDGER_EXPORTS", str(tmp_path))
         await pilot.press("c", "m")
-        await pilot.pause(0.2)
+        assert await until(lambda: len(tab.exported) == 2)  # both written
         csv_path = next(tmp_path.glob("elo-*.csv"))
         md_path = next(tmp_path.glob("elo-*.md"))
         header = csv_path.read_text().splitlines()[0].split(",")
@@ -95,10 +99,10 @@ async def test_elo_tab_bad_file_shows_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "c.csv"
     bad.write_text("task_id,winner,loser\nt1,a\n")
     app = EloLedgerApp(initial_tab="elo", elo_inputs=(bad, None))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24)):
         assert await until(lambda: "Could not build" in screen_text(app))
-        await pilot.pause(0.1)
-        assert any("c.csv" in n.message for n in app._notifications)  # names the file
+        # names the file
+        assert await until(lambda: any("c.csv" in n.message for n in app._notifications))
         assert app.query_one(EloTab).data is None
 
 
@@ -109,31 +113,43 @@ async def test_profiles_add_with_url_checked_as_you_type(tmp_path: Path) -> None
     app = EloLedgerApp()
     async with app.run_test(size=(80, 24)) as pilot:
         tab = app.query_one(ProfilesTab)
-        assert await until(lambda: bool(tab.presets))
-        await pilot.pause(0.3)  # focus lands in the tab after the first refresh
+        # loaded, and the focus in the tab (it lands there after the first refresh)
+        assert await until(lambda: bool(tab.presets) and tab.has_focus_within)
         await pilot.press("n")
-        await pilot.pause(0.2)
+        assert await until(lambda: getattr(app.focused, "id", None) == "form-name")
         assert isinstance(app.screen, ProfileForm)
+        form = app.screen
+        url = form.query_one("#form-url", Input)
+
+        def check() -> str:  # what the form says of the URL as typed
+            return str(form.query_one("#form-url-check").render())
+
         await pilot.press(*"mygw", "tab")
         await pilot.press(*"https://gw.example.com/v1/chat/completions?ref=x")
-        await pilot.pause(0.1)
-        check = str(app.screen.query_one("#form-url-check").render())
-        assert "query string" in check and "full endpoint" in check
+        assert await until(lambda: url.value.endswith("?ref=x") and "query string" in check())
+        assert "query string" in check() and "full endpoint" in check()
         await pilot.press("ctrl+s")  # refused while the URL has errors
-        await pilot.pause(0.1)
+        # the save was tried: the form (wrongly) closed, or it says why not
+        assert await until(
+            lambda: (
+                app.screen is not form or bool(str(form.query_one("#form-error").render()).strip())
+            )
+        )
         assert isinstance(app.screen, ProfileForm)
-        url = app.screen.query_one("#form-url", Input)
         url.value = ""
         await pilot.click("#form-url")
         await pilot.press(*"https://gw.example.com")
-        await pilot.pause(0.1)
-        assert "looks right" in str(app.screen.query_one("#form-url-check").render())
+        assert await until(lambda: url.value == "https://gw.example.com"), url.value
+        assert await until(lambda: "looks right" in check()), check()
         app.screen.query_one("#form-key-env", Input).value = "MYGW_KEY"
         await pilot.press("ctrl+s")
         assert await until(lambda: "mygw" in tab.profiles)
         saved = load_profiles()["mygw"]
         assert saved.base_url == "https://gw.example.com" and saved.key_env == "MYGW_KEY"
-        await pilot.pause(0.2)
+        # the list and the detail of the saved profile (selected after the save), drawn
+        assert await until(
+            lambda: tab.selected_name() == "mygw" and "gw.example.com/v1" in screen_text(app)
+        ), screen_text(app)
         text = screen_text(app)
         assert "mygw" in text and "https://gw.example.com/v1" in text  # OpenAI SDK/Codex URL
 
@@ -158,17 +174,18 @@ async def test_profiles_switch_shows_diff_then_applies_and_backs_up(
     app = EloLedgerApp()
     async with app.run_test(size=(100, 30)) as pilot:
         tab = app.query_one(ProfilesTab)
-        assert await until(lambda: "gw" in tab.profiles)
-        await pilot.pause(0.2)
+        # loaded, and the focus placed in the tab (after the first refresh: it would move the
+        # focus given below)
+        assert await until(lambda: "gw" in tab.profiles and tab.has_focus_within)
         option_list = app.query_one("#profile-list", OptionList)
         option_list.focus()
         option_list.highlighted = 0
         assert tab.selected_name() == "gw"
         await pilot.press("u")
-        await pilot.pause(0.2)
+        assert await until(lambda: clickable(app, "#switch-ok"))  # the switch dialog, laid out
         await pilot.click("#switch-ok")
         assert await until(lambda: isinstance(app.screen, DiffScreen))
-        await pilot.pause(0.2)
+        assert await until(lambda: "ANTHROPIC_BASE_URL" in screen_text(app)), screen_text(app)
         text = screen_text(app)
         assert "settings.json" in text and "ANTHROPIC_BASE_URL" in text
         assert secret not in text  # the diff masks the key
@@ -197,7 +214,7 @@ async def test_doctor_groups_findings_and_applies_a_profile_fix_after_a_diff() -
 
         tab = app.query_one(DoctorTab)
         assert await until(lambda: bool(tab.findings))
-        await pilot.pause(0.2)
+        assert await until(lambda: "url.endpoint_path" in screen_text(app)), screen_text(app)
         text = screen_text(app)
         assert "── profile:gw" in text and "url.endpoint_path" in text and "errors" in text
         option_list = app.query_one("#doctor-list", OptionList)
@@ -206,11 +223,14 @@ async def test_doctor_groups_findings_and_applies_a_profile_fix_after_a_diff() -
             option = option_list.get_option_at_index(i)
             if option.id is not None and tab.findings[int(option.id)].code == "url.endpoint_path":
                 option_list.highlighted = i
-        await pilot.pause(0.1)
+        # the finding's detail drawn, the focus in the list (where "a" goes)
+        assert await until(
+            lambda: app.focused is option_list and "applies this fix" in screen_text(app)
+        ), screen_text(app)
         assert "fix:" in screen_text(app) and "applies this fix" in screen_text(app)
         await pilot.press("a")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, DiffScreen)
+        assert await until(lambda: isinstance(app.screen, DiffScreen))
+        assert await until(lambda: "+base_url" in screen_text(app)), screen_text(app)
         assert '+base_url = "https://gw.example.com"' in screen_text(app).replace("'", '"')
         await pilot.press("a")
         assert await until(lambda: load_profiles()["gw"].base_url == "https://gw.example.com")
@@ -227,17 +247,16 @@ async def test_elo_tab_budget_curves_and_fairness_verdict() -> None:
     )
     async with app.run_test(size=(100, 34)) as pilot:
         tab = app.query_one(EloTab)
-        assert await until(lambda: tab.data is not None)
-        await pilot.pause(0.3)
+        assert await until(lambda: tab.data is not None and tab.has_focus_within)  # "v" goes there
         await pilot.press("v")
         assert await until(lambda: tab.curves is not None)
-        await pilot.pause(0.2)
         names = {a.name for a in tab.curves.arms}
         assert {"best_of_1", "best_of_8"} <= names
+        assert await until(lambda: "budget curves" in screen_text(app)), screen_text(app)
         text = screen_text(app)
         assert "budget curves" in text and "best-of-k of its own samples" in text
         await pilot.press("f")
-        await pilot.pause(0.2)
+        assert await until(lambda: clickable(app, "#fair-ok"))  # the dialog, laid out
         assert isinstance(app.screen, FairnessScreen)
         for role, arm in (
             ("old_1", "best_of_1"),
@@ -249,11 +268,9 @@ async def test_elo_tab_budget_curves_and_fairness_verdict() -> None:
         await pilot.click("#fair-ok")
         assert await until(lambda: tab.verdict is not None)
         assert tab.verdict["verdict"] in ("real_improvement", "budget_leakage", "inconclusive")
-        await pilot.pause(0.2)
-        assert tab.verdict["verdict"] in screen_text(app)
+        assert await until(lambda: tab.verdict["verdict"] in screen_text(app)), screen_text(app)
         await pilot.press("v")  # back to the arms plot
-        await pilot.pause(0.2)
-        assert "knee:" in screen_text(app)
+        assert await until(lambda: "knee:" in screen_text(app)), screen_text(app)
 
 
 async def test_doctor_probe_now_reaches_the_gateway_and_reports(monkeypatch) -> None:
@@ -277,11 +294,11 @@ async def test_doctor_probe_now_reaches_the_gateway_and_reports(monkeypatch) -> 
             tab = app.query_one(DoctorTab)
             assert await until(lambda: tab.last_run.startswith("offline"))
             assert not any(f.code == "auth.unauthorized" for f in tab.findings)
-            await pilot.pause(0.3)
+            assert await until(lambda: tab.has_focus_within)  # where "P" goes
             await pilot.press("P")
-            assert await until(lambda: tab.last_run.startswith("probes"), timeout=40)
-            await pilot.pause(0.2)
+            assert await until(lambda: tab.last_run.startswith("probes"), 40)
             assert any(f.code == "auth.unauthorized" for f in tab.findings)
+            assert await until(lambda: "auth.unauthorized" in screen_text(app)), screen_text(app)
             text = screen_text(app)
             assert "auth.unauthorized" in text and "sk-sim-probe-0123456789" not in text
 
@@ -301,7 +318,7 @@ async def test_doctor_applies_a_codex_config_fix_after_a_diff(temp_home: Path, m
 
         tab = app.query_one(DoctorTab)
         assert await until(lambda: any(f.code == "codex.wire_api_chat" for f in tab.findings))
-        await pilot.pause(0.2)
+        assert await until(lambda: "codex.wire_api_chat" in screen_text(app)), screen_text(app)
         assert "a: apply" in screen_text(app)
         option_list = app.query_one("#doctor-list", OptionList)
         option_list.focus()
@@ -309,11 +326,13 @@ async def test_doctor_applies_a_codex_config_fix_after_a_diff(temp_home: Path, m
             option = option_list.get_option_at_index(i)
             if option.id is not None and tab.findings[int(option.id)].code == "codex.wire_api_chat":
                 option_list.highlighted = i
-        await pilot.pause(0.1)
-        assert "applies this fix" in screen_text(app)
+        # the finding's detail drawn, the focus in the list (where "a" goes)
+        assert await until(
+            lambda: app.focused is option_list and "applies this fix" in screen_text(app)
+        ), screen_text(app)
         await pilot.press("a")
         assert await until(lambda: isinstance(app.screen, DiffScreen))
-        await pilot.pause(0.2)
+        assert await until(lambda: "+wire_api" in screen_text(app)), screen_text(app)
         text = screen_text(app)
         assert '-wire_api = "chat"  # old' in text and '+wire_api = "responses"  # old' in text
         assert config.read_text() == original  # nothing written before the confirmation
