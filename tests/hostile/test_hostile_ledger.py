@@ -233,10 +233,11 @@ def test_generated_repeats_never_double(
     base = _rows(5)
     order = [base[i] for i in copies]
     path = _write(tmp_path_factory.mktemp("rep") / "l.jsonl", order)
-    from eloledger.ledger.merge import read_ledgers
-    from eloledger.ledger.summary import summarize
+    from eloledger.ledger.columns import SUMMARY_COLUMNS
+    from eloledger.ledger.tally import read_tally
 
-    (group,) = summarize(read_ledgers(path))
+    tally, _ = read_tally(path, (*SUMMARY_COLUMNS, "latency_ms", "ts"), "arm", None)  # `tokens`
+    (group,) = tally.groups()
     assert group["calls"] == len(set(copies)) and group["total_tokens"] == 15 * len(set(copies))
 
 
