@@ -11,9 +11,10 @@ from __future__ import annotations
 import random
 
 import httpx2
+import orjson
 import pytest
 
-from eloledger.meter.tap import ANTHROPIC, CHAT, GEMINI, RESPONSES, Tap
+from eloledger.meter.tap import ANTHROPIC, CHAT, GEMINI, RESPONSES, Tap, asked_model
 from eloledger.sim import SimServer
 
 KEY = "sk-tap-test-key-0123456789"
@@ -75,3 +76,24 @@ async def test_a_stream_reads_the_same_however_its_bytes_arrive(wire: str) -> No
             cut = at + 2
             assert _read(wire, [data[:cut], data[cut:]]) == whole
             at = data.find(word, at + 1)
+
+
+def test_the_asked_model_is_read_from_any_body_and_a_hostile_one_is_none() -> None:
+    """The request's model is read without building the conversation; a body that is not a
+    JSON object, or is nested a million deep, gives no model (and never an exception: it
+    comes from the untrusted agent)."""
+    turns = [{"role": "user", "content": [{"type": "text", "text": "word " * 400}]}] * 60
+    big = orjson.dumps({"max_tokens": 8000, "messages": turns, "model": "claude-x"})
+    assert len(big) > 100_000 and asked_model("anthropic", "/v1/messages", big) == "claude-x"
+    assert asked_model("openai-chat", "/v1/chat/completions", b'{"model": 5}') == "5"
+    deep = b'{"x":' + b"[" * 1_000_000 + b"]" * 1_000_000 + b', "model": "m"}'
+    for hostile in (
+        deep,
+        b'{"x":' + b"[" * 100_000,
+        b"[1, 2]",
+        b"not json",
+        b"",
+        b'{"model": null}',
+    ):
+        assert asked_model("anthropic", "/v1/messages", hostile) is None
+    assert asked_model("gemini", "/v1beta/models/gemini-x:generateContent", b"") == "gemini-x"

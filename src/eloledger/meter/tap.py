@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import orjson
 
 from eloledger.agents.usage import CallUsage
@@ -41,11 +42,21 @@ def asked_model(wire: str, path: str, body: bytes) -> str | None:
         name = path.rsplit("/", 1)[-1].split(":", 1)[0]
         return name or None
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        model = _ASKED(body).model
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # (a hostile body)
         return None
-    model = data.get("model") if isinstance(data, dict) else None
     return str(model) if model else None
+
+
+class _Asked(msgspec.Struct):
+    """The one field of a request body the meter reads: an agent's request is 10-200 KB of
+    conversation, which msgspec skips without building it (about half orjson's time on a
+    107 KB Claude Code request)."""
+
+    model: Any = None
+
+
+_ASKED = msgspec.json.Decoder(_Asked).decode
 
 
 def _word_lines(data: bytes, last: int) -> list[tuple[int, int]]:
