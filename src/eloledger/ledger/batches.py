@@ -46,6 +46,14 @@ def read_batches(
             pos += cut
 
 
+def batch_lines(data: bytes) -> list[bytes]:
+    """The lines of a batch :func:`read_batches` gave (the last one may lack its newline)."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def _line_length(fh: Any, pos: int, end: int) -> int:
     """Bytes from ``pos`` through the next newline (or ``end``), found a batch at a time; the
     file is left at ``pos``."""

@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 
 from eloledger.errors import UserError
+from eloledger.ledger.batches import BATCH_BYTES, batch_lines, read_batches
 from eloledger.ledger.canonical import canonicalize
 from eloledger.ledger.columns import (
     ALL_COLUMNS,
@@ -45,7 +46,7 @@ Warn = Callable[[str], None]
 # never materialised and a warning names the line. Memory then stays about the file's size
 # plus the rows' ledger fields, whatever one line holds.
 LINE_BOUND = 16 << 20
-_PIECE = 4 << 20  # what numbered_rows reads at a time
+_PIECE = BATCH_BYTES  # what numbered_rows reads at a time
 FIELD_BOUND = 1 << 20
 _LEAN = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
@@ -161,37 +162,25 @@ def numbered_rows(
     path = Path(path)
     end, torn = _inspect(path)
     number, rows = 0, 0
-    for number, line in _streamed_lines(path, end):
-        if not line.strip():
-            continue
-        rows += 1
-        if keep is not None and keep not in line:
-            continue
-        yield number, line, parse_line(line, where=f"{path}:{number}", warn=warn)
+    try:
+        for first, pos, view in read_batches(path, 0, end, _PIECE):
+            data = bytes(view)
+            if pos == 0:
+                data = data.removeprefix(b"\xef\xbb\xbf")
+            for number, line in enumerate(batch_lines(data), first):
+                if not line.strip():
+                    continue
+                rows += 1
+                if keep is None or keep in line:
+                    yield number, line, parse_line(line, where=f"{path}:{number}", warn=warn)
+    except NeedsExactPath:  # what read_batches says when the file shrank under it
+        raise UserError(
+            f"{path}: the file shrank while it was read", fix="read it again when no writer cuts it"
+        ) from None
     if rows == 0:
         raise UserError(f"{path}: the ledger is empty", fix="run something that writes to it first")
     if torn and warn is not None:
         warn(_torn_message(path, number + 1, torn))
-
-
-def _streamed_lines(path: Path, end: int) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of the file's first ``end`` bytes (a BOM dropped), read in pieces."""
-    number, tail, pos = 0, b"", 0
-    with _open(path) as fh:
-        while pos < end:
-            piece = fh.read(min(_PIECE, end - pos))
-            if not piece:
-                break
-            if pos == 0:
-                piece = piece.removeprefix(b"\xef\xbb\xbf")
-            pos = fh.tell()
-            lines = (tail + piece).split(b"\n")
-            tail = lines.pop()
-            for line in lines:
-                number += 1
-                yield number, line
-    if tail:
-        yield number + 1, tail
 
 
 def resume_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -33,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.batches import BATCH_BYTES, batch_lines, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
 from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
-_BATCH_BYTES = 4 << 20
+_BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
 _SALT = "\x00eloledger-identity-check"
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -142,9 +143,7 @@ class Repeats:
 
         A line whose hash an earlier batch had is left out at once; that it is byte for byte
         the same line (and which line it repeats) is settled by :meth:`settle` at the end."""
-        raw = data.split(b"\n")
-        if raw and not raw[-1]:
-            raw.pop()
+        raw = batch_lines(data)
         count = len(raw)
         bytes_ = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(bytes_ == 10)
@@ -177,8 +176,6 @@ class Repeats:
         mismatch: two different lines shared a 64-bit hash."""
         if not self.pending:
             return
-        from eloledger.ledger.batches import read_batches
-
         wanted = np.unique(np.concatenate(self.pending))
         first_place = np.full(len(wanted), -1, dtype=np.int64)
         first_start = np.zeros(len(wanted), dtype=np.int64)
@@ -188,10 +185,7 @@ class Repeats:
             for source, path, start, end in ranges:
                 for number, pos, view in read_batches(path, start, end, _BATCH_BYTES):
                     data = bytes(view)
-                    raw = data.split(b"\n")
-                    if raw and not raw[-1]:
-                        raw.pop()
-                    lines = list(map(bytes.strip, raw))
+                    lines = list(map(bytes.strip, batch_lines(data)))
                     keys = np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines))
                     at = np.minimum(np.searchsorted(wanted, keys), len(wanted) - 1)
                     rows = np.flatnonzero(wanted[at] == keys)
@@ -363,8 +357,6 @@ def _fold_range(
 ) -> _Range:
     """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
     seen; line numbers start at ``first_line``."""
-    from eloledger.ledger.batches import decode_batch, read_batches
-
     swaps, lines, evidence, answered = None, 0, {}, False
     for number, _pos, data in read_batches(path, start, end, _BATCH_BYTES):
         whole = bytes(data)
