@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_cases import CASES, as_case
 
 from eloledger.doctor.ledger_audit import audit_ledger
 from eloledger.errors import UserError
@@ -29,21 +30,9 @@ def _judge_ledger(tmp_path: Path, case: str) -> Path:
         {**JUDGE, "task_id": f"t{i}", "arm": "a vs b", "round": 0, "content": reply}
         for i, reply in enumerate(["VERDICT: A", "I cannot say.", "VERDICT: B"])
     ]
-    text = "".join(json.dumps(r) + "\n" for r in rows)
-    if case == "last line without newline":
-        text = text.rstrip("\n")
-    elif case == "BOM":
-        text = "\ufeff" + text
-    elif case == "NaN":
-        text = text.replace('"total_tokens": 9', '"total_tokens": 9, "latency_ms": NaN')
-    elif case == "alias task":
-        text = text.replace('"task_id"', '"task"')
     path = tmp_path / "judged.jsonl"
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(as_case("".join(json.dumps(r) + "\n" for r in rows), case))
     return path
-
-
-CASES = ["last line without newline", "BOM", "NaN", "alias task"]
 
 
 @pytest.mark.parametrize("case", CASES)

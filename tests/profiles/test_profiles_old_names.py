@@ -48,6 +48,14 @@ def _write_profiles(text: str) -> Path:
     return path
 
 
+def _add_a_and_b(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two profiles, A and B, on two gateways, with their key in the environment."""
+    monkeypatch.setenv("GW_KEY", "gw-key-0123456789abcdef")
+    for name, url in (("A", "https://a.example/api"), ("B", "https://b.example/api")):
+        argv = ["profile", "add", name, "--base-url", url, "--key-env", "GW_KEY"]
+        assert run(capsys, *argv)[0] == 0
+
+
 def _to_old_names(path: Path) -> None:
     """Rewrite one of eloledger's JSON records as an earlier eloledger wrote it."""
     text = path.read_text()
@@ -118,10 +126,7 @@ def test_old_client_names_on_the_command_line(
 def test_an_old_ownership_record_still_owns_its_keys(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GW_KEY", "gw-key-0123456789abcdef")
-    for name, url in (("A", "https://a.example/api"), ("B", "https://b.example/api")):
-        argv = ["profile", "add", name, "--base-url", url, "--key-env", "GW_KEY"]
-        assert run(capsys, *argv)[0] == 0
+    _add_a_and_b(capsys, monkeypatch)
     to = "claude-code,gemini-cli"
     assert run(capsys, "profile", "use", "A", "--to", to, "--yes", "-q")[0] == 0
     record = ownership.state_path()
@@ -149,10 +154,7 @@ def test_an_old_ownership_record_still_owns_its_keys(
 def test_an_old_backup_restores_with_the_new_names(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GW_KEY", "gw-key-0123456789abcdef")
-    for name, url in (("A", "https://a.example/api"), ("B", "https://b.example/api")):
-        argv = ["profile", "add", name, "--base-url", url, "--key-env", "GW_KEY"]
-        assert run(capsys, *argv)[0] == 0
+    _add_a_and_b(capsys, monkeypatch)
     assert run(capsys, "profile", "use", "A", "--to", "claude-code", "--yes", "-q")[0] == 0
     assert run(capsys, "profile", "use", "B", "--to", "claude-code", "--yes", "-q")[0] == 0
     backup = list_backups()[-1]  # made before B: it holds A's file and A's record

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from reader_cases import CASES, as_case
 
 from eloledger.errors import UserError
 from eloledger.ledger.reader import iter_rows, read_ledger
@@ -36,22 +37,9 @@ def _text(rows: list[dict]) -> str:
 
 
 def _ledger(tmp_path: Path, case: str) -> Path:
-    rows = _rows()
-    text = _text(rows)
-    if case == "last line without newline":
-        text = text.rstrip("\n")
-    elif case == "BOM":
-        text = "\ufeff" + text
-    elif case == "NaN":
-        text = text.replace('"total_tokens": 5}\n', '"total_tokens": 5, "latency_ms": NaN}\n', 1)
-    elif case == "alias task":
-        text = text.replace('"task_id"', '"task"')
     path = tmp_path / "ledger.jsonl"
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(as_case(_text(_rows()), case))
     return path
-
-
-CASES = ["last line without newline", "BOM", "NaN", "alias task"]
 
 
 @pytest.mark.parametrize("case", CASES)
