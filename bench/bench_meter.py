@@ -11,6 +11,11 @@ in blocks (non-streamed and streamed Anthropic messages), so machine noise hits 
 The relay hands its listening socket to the meter and execs the CLI (here ``sleep``), so its
 CPU per call is expected to be zero; it is measured anyway.
 
+``--floor`` adds two more paths to the same rounds, to say how much of the meter's cost is
+metering and how much is being a process in the middle at all: "forwarder"
+(``bench/meter_floor.py``: a Python byte pipe, no parsing, no usage, no row) and, when
+``socat`` is installed, "socat" (the same pipe in C).
+
 Reported per round (``--rounds``, default 2: measured twice): latency p50/p90 of each path and
 the difference (target: at most 5 ms per call at p50); the CPU per call of the meter's process
 and of the relay's process, each read from /proc over the metered blocks (less their idle CPU
@@ -19,6 +24,7 @@ at most 2 %). The client's own CPU per call on each path is printed for scale.
 
     .venv/bin/python bench/bench_meter.py                # 200 calls per path, twice
     .venv/bin/python bench/bench_meter.py --calls 400 --rounds 3
+    .venv/bin/python bench/bench_meter.py --floor         # and a bare Python pipe, and socat
     BENCH_METER_PY="-m cProfile -o meter.prof" .venv/bin/python bench/bench_meter.py  # profile it
 """
 
@@ -29,6 +35,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -43,7 +50,7 @@ from eloledger.meter import RELAY, Meter, Upstream
 
 KEY = "sk-bench-meter-key-0123456789"
 BODY = {"model": "sim-small", "max_tokens": 64, "messages": [{"role": "user", "content": "2+2?"}]}
-PATHS = ("direct", "metered")
+FLOOR = Path(__file__).with_name("meter_floor.py")
 
 
 def _free_port() -> int:
@@ -64,13 +71,16 @@ def _wait_port(port: int, timeout: float = 20.0) -> None:
 
 
 def _proc_cpu(pid: int) -> float:
-    """CPU seconds of one process, all its threads, user and kernel (the scheduler's own
-    nanosecond count, /proc/PID/task/*/schedstat: /proc/PID/stat counts in 10 ms ticks)."""
+    """CPU seconds of one process and its children, all their threads, user and kernel (the
+    scheduler's own nanosecond count, /proc/PID/task/*/schedstat: /proc/PID/stat counts in
+    10 ms ticks). Children count for socat, which forks one per connection."""
     total = 0
+    children: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ended
             total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
+            children += [int(c) for c in (task / "children").read_text().split()]
+    return total / 1e9 + sum(_proc_cpu(child) for child in children)
 
 
 async def _serve_meter(sim_url: str) -> None:
@@ -80,7 +90,10 @@ async def _serve_meter(sim_url: str) -> None:
     session = await meter.open(Upstream(sim_url, KEY))
     print(json.dumps({"socket": str(session.socket_path), "token": session.token}), flush=True)
     loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, sys.stdin.read)
+    closed = loop.create_future()  # stdin's end, watched by the loop: a thread would cost
+    loop.add_reader(0, lambda: os.read(0, 4096) or closed.done() or closed.set_result(None))
+    await closed
+    loop.remove_reader(0)
     counted = sum(1 for call in session.calls if call.usage is not None)
     await meter.aclose()
     print(json.dumps({"calls": len(session.calls), "counted": counted}), flush=True)
@@ -105,13 +118,12 @@ async def _round(
     calls: int, block: int,
 ) -> tuple[dict[str, list[float]], dict[str, dict[str, float]]]:
     """Latencies per path, and CPU seconds per path of the client and of each process."""
-    lat: dict[str, list[float]] = {p: [] for p in PATHS}
-    cpu = {p: {"client": 0.0, **{name: 0.0 for name in pids}} for p in PATHS}
+    lat: dict[str, list[float]] = {p: [] for p in urls}
+    cpu = {p: {"client": 0.0, **{name: 0.0 for name in pids}} for p in urls}
     done = 0
     while done < calls:
         n = min(block, calls - done)
-        for path in PATHS:
-            url, key = urls[path]
+        for path, (url, key) in urls.items():
             c0 = time.process_time()
             p0 = {name: _proc_cpu(pid) for name, pid in pids.items()}
             lat[path] += await _block(client, url, key, n)
@@ -126,23 +138,48 @@ def _report(n: int, calls: int, lat: dict[str, list[float]], cpu: dict[str, dict
     p50 = {k: statistics.median(v) for k, v in lat.items()}
     p90 = {k: statistics.quantiles(v, n=10)[-1] for k, v in lat.items()}
     per = {p: {k: v / calls * 1000.0 for k, v in c.items()} for p, c in cpu.items()}
-    meter_ms = per["metered"]["meter"] - per["direct"]["meter"]
-    relay_ms = per["metered"]["relay"] - per["direct"]["relay"]
+
+    def cost(path: str, name: str) -> float:  # a process's CPU on its path, less its idle CPU
+        return per[path][name] - per["direct"][name]
+
+    meter_ms, relay_ms = cost("metered", "meter"), cost("metered", "relay")
     total = meter_ms + relay_ms
     share = total * 20 / 1000.0 * 100.0
     added = p50["metered"] - p50["direct"]
     print(f"round {n}: {calls} calls per path")
-    print(f"  {'path':<8} {'p50 ms':>8} {'p90 ms':>8} {'client CPU ms/call':>19}")
-    for path in PATHS:
-        print(f"  {path:<8} {p50[path]:>8.2f} {p90[path]:>8.2f} {per[path]['client']:>19.3f}")
+    print(f"  {'path':<9} {'p50 ms':>8} {'p90 ms':>8} {'client CPU ms/call':>19}")
+    for path in lat:
+        print(f"  {path:<9} {p50[path]:>8.2f} {p90[path]:>8.2f} {per[path]['client']:>19.3f}")
     print(f"  added latency p50: {added:.2f} ms (target <= 5 ms; metered/direct "
           f"{p50['metered'] / p50['direct']:.2f}x)")  # fmt: skip
     print(f"  CPU per call: meter {meter_ms:.3f} ms + relay {relay_ms:.3f} ms = {total:.3f} ms "
           f"({total / per['direct']['client']:.2f}x the direct client's own)")  # fmt: skip
     print(f"  at 20 calls/s: {share:.2f} % of one core (target <= 2 %; {share / 2.0:.2f}x the target)")
+    for floor in ("forwarder", "socat"):
+        if floor in lat:
+            ms = cost(floor, floor)
+            print(f"  {floor + ':':<10} {ms:.3f} ms per call, {ms * 2:.2f} % of a core at 20 calls/s; "
+                  f"the meter is {total / ms:.2f}x it")  # fmt: skip
 
 
-async def main(calls: int, block: int, rounds: int) -> None:
+def _start_floors(sim_port: int, procs: list[subprocess.Popen[bytes]]) -> dict[str, tuple[int, int]]:
+    """The forwarder, and socat when installed: name -> (port, pid)."""
+    floors = {}
+    commands = {"forwarder": lambda port: [sys.executable, str(FLOOR), str(port), str(sim_port)]}
+    if shutil.which("socat"):
+        commands["socat"] = lambda port: [
+            "socat", f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,nodelay",
+            f"TCP:127.0.0.1:{sim_port},nodelay",
+        ]  # fmt: skip
+    for name, command in commands.items():
+        port = _free_port()
+        procs.append(subprocess.Popen(command(port), stderr=subprocess.DEVNULL))
+        _wait_port(port)
+        floors[name] = (port, procs[-1].pid)
+    return floors
+
+
+async def main(calls: int, block: int, rounds: int, floor: bool) -> None:
     sim_port, relay_port = _free_port(), _free_port()
     sim_url = f"http://127.0.0.1:{sim_port}"
     sim = subprocess.Popen(
@@ -168,9 +205,11 @@ async def main(calls: int, block: int, rounds: int) -> None:
         _wait_port(relay_port)
         urls = {"direct": (sim_url, KEY), "metered": (f"http://127.0.0.1:{relay_port}", info["token"])}
         pids = {"meter": meter.pid, "relay": relay.pid}
-        print(f"half streamed, blocks of {block}, alternating direct/metered")
+        for name, (port, pid) in (_start_floors(sim_port, procs) if floor else {}).items():
+            urls[name], pids[name] = (f"http://127.0.0.1:{port}", KEY), pid
+        print(f"half streamed, blocks of {block}, alternating {'/'.join(urls)}")
         async with httpx2.AsyncClient(timeout=30) as client:
-            for path in PATHS:  # warm both paths up
+            for path in urls:  # warm every path up
                 await _block(client, *urls[path], 10)
             for n in range(1, rounds + 1):
                 _report(n, calls, *await _round(client, urls, pids, calls, block))
@@ -181,7 +220,7 @@ async def main(calls: int, block: int, rounds: int) -> None:
         assert tally == {"calls": expected, "counted": expected}, tally
     finally:
         for proc in reversed(procs):
-            if len(procs) == 3 and proc is procs[2]:
+            if proc.args[:3] == [sys.executable, "-I", "-S"]:
                 os.killpg(proc.pid, signal.SIGKILL)  # the relay and its child
             proc.kill()
             proc.wait()
@@ -192,9 +231,11 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--block", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--floor", action="store_true",
+                        help="also a bare Python byte pipe and socat (if installed) on the same rounds")
     parser.add_argument("--serve", metavar="GATEWAY_URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         asyncio.run(_serve_meter(args.serve))
     else:
-        asyncio.run(main(args.calls, args.block, args.rounds))
+        asyncio.run(main(args.calls, args.block, args.rounds, args.floor))

@@ -164,12 +164,16 @@ def _unless_empty(**counts: int | None) -> Usage | None:
 
 def _count(value: Any) -> int | None:
     """A token count as an int; None for absent or non-numeric values (bool is not a count)."""
+    if type(value) is int:  # what JSON gives, first: the meter reads every call's counts here
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value)
 
 
 def _field(obj: Any, name: str) -> int | None:
+    if type(obj) is dict:  # a decoded JSON object, without the Mapping ABC's slow check
+        return _count(obj.get(name))
     return _count(obj.get(name)) if isinstance(obj, Mapping) else None
 
 

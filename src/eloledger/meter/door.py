@@ -22,18 +22,17 @@ import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+Factory = Callable[[], asyncio.Protocol]  # a new protocol for each of the agent's connections
 TAKEN = b"1"  # the meter's answer to a handover it took (the relay then execs the CLI)
 _FIRST_READ = 1 << 16
-_STREAM_LIMIT = 1 << 16  # asyncio's default StreamReader limit (the request head's cap)
 
 
 class Door:
     """The listening unix socket of one session (``start``, ``close``)."""
 
-    def __init__(self, path: Path, handle: Handler) -> None:
+    def __init__(self, path: Path, factory: Factory) -> None:
         self.path = path
-        self.handle = handle
+        self.factory = factory
         self.port_server: asyncio.Server | None = None  # the sandbox's port, once handed over
         self.tasks: set[asyncio.Task[None]] = set()
         self._sock: socket.socket | None = None
@@ -103,15 +102,12 @@ class Door:
 
     async def _serve(self, conn: socket.socket, first: bytes) -> None:
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=_STREAM_LIMIT, loop=loop)
-        reader.feed_data(first)
-        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
         try:
-            transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock=conn)
+            _, protocol = await loop.connect_accepted_socket(self.factory, sock=conn)
         except OSError:
             conn.close()
             return
-        await self.handle(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
+        protocol.data_received(first)  # type: ignore[attr-defined]  # a stream protocol
 
     async def _take_port(self, fd: int, conn: socket.socket) -> None:
         with conn:
@@ -125,7 +121,8 @@ class Door:
                 return
             self._handed = True
             listener.setblocking(False)
-            self.port_server = await asyncio.start_server(self.handle, sock=listener)
+            loop = asyncio.get_running_loop()
+            self.port_server = await loop.create_server(self.factory, sock=listener)
             with contextlib.suppress(OSError):
                 conn.send(TAKEN)
 

@@ -5,10 +5,11 @@ into that session's sandbox, where :mod:`.relay` hands it the sandbox's own 127.
 :mod:`.door`) and its own random token. The CLI is configured with that token as its "key"; the meter
 accepts a request only on the session's socket and only with the session's token, puts the
 real key in its place (in the same header form the CLI used) and forwards to the profile's
-gateway (plain asyncio streams, :mod:`.upstream`; httpx2 where a proxy is configured). The
-answer is relayed as it arrives, and a
-:class:`~.tap.Tap` reads its usage and answering model on the way: one
-:class:`~.call.MeteredCall` per model call, from the gateway's bytes, never from the agent.
+gateway (a plain asyncio protocol, :mod:`.upstream`; httpx2 where a proxy is configured). The
+answer is relayed as it arrives (:mod:`.exchange`), and a :class:`~.tap.Tap` reads its usage
+and answering model on the way: one :class:`~.call.MeteredCall` per model call, from the
+gateway's bytes, never from the agent. Requests are read (:mod:`.agent_side`) and answers
+relayed inside the event loop's callbacks: a call costs the meter no task of its own.
 
 The real key therefore never enters the sandbox (not in its environment, files or argv), and a
 token is worth nothing anywhere but on its own session's socket, where every call it makes is
@@ -24,31 +25,23 @@ import os
 import secrets
 import shutil
 import tempfile
-import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
 import httpx2
-import orjson
 
 from eloledger.agents.usage import CallUsage
-from eloledger.gateway.error_kinds import request_id
-from eloledger.gateway.wire import answered_model
+from eloledger.meter.agent_side import AgentConnection
 from eloledger.meter.call import MeteredCall
 from eloledger.meter.door import Door
-from eloledger.meter.tap import GEMINI, Tap, asked_model, wire_of
-from eloledger.meter.upstream import Answer, Gateway, IteratedAnswer, direct_ok
-from eloledger.sim.http import LAST_CHUNK, BadRequest, Request, chunk, read_request
+from eloledger.meter.exchange import HOP, Exchange, json_answer
+from eloledger.meter.tap import GEMINI, wire_of
+from eloledger.meter.upstream import Gateway, Source, direct_ok, send_through_httpx
+from eloledger.sim.http import Request
 
-# Never forwarded either way: connection-level headers, and what the meter rewrites itself.
-_HOP = frozenset(
-    {"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
-     "trailer", "transfer-encoding", "upgrade", "content-length", "content-encoding",
-     "accept-encoding"}
-)  # fmt: skip
 _CREDENTIALS = ("authorization", "x-api-key", "x-goog-api-key")
 # What an agent CLI asks of a gateway; anything else (a LiteLLM /key/generate, files, batches)
 # is answered 404 here and never sent with the real key.
@@ -57,12 +50,6 @@ _PATHS = frozenset(
      "/v1/models"}
 )  # fmt: skip
 _PREFIXES = ("/v1/models/", "/v1beta/models")
-_MAX_WHOLE_BODY = 64 << 20
-# What the gateway's leg raises when the gateway fails, hangs or sends what is not HTTP.
-_UPSTREAM_ERRORS = (
-    httpx2.HTTPError, OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
-    asyncio.LimitOverrunError,
-)  # fmt: skip  # a non-streamed answer is relayed whole; bigger is refused
 
 
 @dataclass(frozen=True)
@@ -98,7 +85,15 @@ class MeterSession:
     on_call: Callable[[MeteredCall], None] | None = None
     _server: asyncio.Server | None = None  # the TCP port (no sandbox)
     _door: Door | None = None  # the unix socket, and the sandbox's port handed over on it
-    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _agents: weakref.WeakSet[AgentConnection] = field(default_factory=weakref.WeakSet)
+    _exchanges: set[Exchange] = field(default_factory=set)  # answers on their way
+
+    def add(self, call: MeteredCall) -> None:
+        """Record one call, numbered in the order the calls ended."""
+        call.index = len(self.calls) + 1
+        self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)
 
     @property
     def usage(self) -> CallUsage:
@@ -138,20 +133,17 @@ class Meter:
         session = MeterSession(upstream, "eloledger-session-" + secrets.token_urlsafe(24))
         session.on_call = on_call
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            session._tasks.add(task)
-            try:
-                await self._connection(session, reader, writer)
-            finally:
-                session._tasks.discard(task)
+        def connection() -> AgentConnection:
+            agent = AgentConnection(lambda conn, req: self._serve(session, conn, req), _bad_request)
+            session._agents.add(agent)
+            return agent
 
         if tcp:
-            session._server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            loop = asyncio.get_running_loop()
+            session._server = await loop.create_server(connection, "127.0.0.1", 0)
             session.port = session._server.sockets[0].getsockname()[1]
         else:
-            session._door = Door(self._dir / f"s{self._count}.sock", handle)
+            session._door = Door(self._dir / f"s{self._count}.sock", connection)
             session._door.start()
             session.socket_path = session._door.path
         self.sessions.append(session)
@@ -162,11 +154,16 @@ class Meter:
         if session._server is not None:
             session._server.close()
             session._server = None
-        tasks = set(session._tasks)
+        tasks: set[asyncio.Task[None]] = set()
         if session._door is not None:
             tasks |= session._door.tasks
             session._door.close()
             session._door = None
+        for exchange in list(session._exchanges):
+            exchange.cancel()
+        session._exchanges.clear()
+        for agent in list(session._agents):
+            agent.close()
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -187,209 +184,46 @@ class Meter:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
-    # --------------------------------------------------------------------------- one connection
-    async def _connection(
-        self, session: MeterSession, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        try:
-            while True:
-                try:
-                    req = await read_request(reader)
-                except (BadRequest, ValueError, asyncio.IncompleteReadError):
-                    writer.write(_json(400, {"error": {"message": "bad request"}}, close=True))
-                    break
-                if req is None or not await self._serve(session, req, writer):
-                    break
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
-
-    async def _serve(
-        self, session: MeterSession, req: Request, writer: asyncio.StreamWriter
-    ) -> bool:
-        """Answer one request; False when the connection is to be closed."""
+    # ------------------------------------------------------------------------------ one request
+    def _serve(self, session: MeterSession, agent: AgentConnection, req: Request) -> None:
+        """Answer one request at once, or forward it; the agent side waits until it is done."""
         if req.headers.get("upgrade"):  # Codex's WebSocket try: no, at once (it falls back)
-            writer.write(_json(404, {"error": {"message": "no websocket here"}}, close=True))
-            return False
+            agent.write(json_answer(404, {"error": {"message": "no websocket here"}}, close=True))
+            agent.done(False)
+            return
         if not _allowed(req.path):
             message = f"the meter forwards model calls only, not {req.method} {req.path[:80]}"
-            writer.write(_json(404, {"error": {"message": message}}, close=not req.keep_alive))
-            await writer.drain()
-            return req.keep_alive
+            agent.write(json_answer(404, {"error": {"message": message}},
+                                    close=not req.keep_alive))  # fmt: skip
+            agent.done(req.keep_alive)
+            return
         target = _with_key(req, session.token, session.upstream.api_key)
         if target is None:
             session.refused += 1
-            writer.write(_json(401, _refusal(req.path), close=not req.keep_alive))
-            await writer.drain()
-            return req.keep_alive
+            agent.write(json_answer(401, _refusal(req.path), close=not req.keep_alive))
+            agent.done(req.keep_alive)
+            return
         headers = _forward_headers(req, session.upstream)
         wire = wire_of(req.path) if req.method == "POST" else None
-        started, wall = time.perf_counter(), time.time()
-        try:
-            answer = await self._send(session.upstream.root_url, req, target, headers)
-        except _UPSTREAM_ERRORS as exc:
-            message = f"the meter could not reach the gateway: {type(exc).__name__}"
-            writer.write(_json(502, {"error": {"message": message}}, close=True))
-            if wire is not None:
-                self._record(session, req, wire, 502, False, Tap(wire, False), 0, started, None,
-                             None, wall, message)  # fmt: skip
-            return False
-        try:
-            return await self._relay(session, req, wire, answer, writer, started, wall)
-        finally:
-            await answer.aclose()
+        exchange = Exchange(req, wire, agent, session.add, session._exchanges.discard)
+        session._exchanges.add(exchange)
+        exchange.source = self._send(session.upstream.root_url, req, target, headers, exchange)
 
-    async def _send(
-        self, root: str, req: Request, target: str, headers: list[tuple[str, str]]
-    ) -> Answer:
-        """The gateway's answer (head read, body to come): on a plain protocol where nothing
-        stands between (:mod:`.upstream`), else through httpx2."""
+    def _send(
+        self, root: str, req: Request, target: str, headers: list[tuple[str, str]],
+        exchange: Exchange,
+    ) -> Source:  # fmt: skip
+        """Forward on a plain protocol where nothing stands between (:mod:`.upstream`), else
+        through httpx2 (a configured proxy)."""
         gateway = self._gateways.get(root)
         if gateway is None and root not in self._gateways:
             gateway = Gateway(root, self.timeout_s) if direct_ok(root) else None
             self._gateways[root] = gateway
         if gateway is not None:
-            return await gateway.send(req.method, target, headers, req.body)
+            return gateway.send(req.method, target, headers, req.body, exchange)
         assert self._client is not None
-        request = self._client.build_request(req.method, root + target, headers=headers,
-                                             content=req.body)  # fmt: skip
-        response = await self._client.send(request, stream=True)
-        items = [(k.lower(), v) for k, v in response.headers.multi_items()]
-        return IteratedAnswer(response.status_code, items, response.aiter_bytes(), response.aclose)
-
-    async def _relay(
-        self,
-        session: MeterSession,
-        req: Request,
-        wire: str | None,
-        response: Answer,
-        writer: asyncio.StreamWriter,
-        started: float,
-        wall: float,
-    ) -> bool:
-        streamed = "text/event-stream" in response.header("content-type")
-        tap = Tap(wire or "", streamed) if wire is not None else None
-        keep = req.keep_alive
-        head = [(k, v) for k, v in response.headers if k not in _HOP]
-        sent = 0
-        ttft: float | None = None
-        gone = False  # the client hung up: the answer is still read to the end (it is billed)
-        broken: str | None = None  # the gateway's answer ended before its end
-        status = response.status
-        body = b""
-        high = writer.transport.get_write_buffer_limits()[1]
-        parts: list[bytes] = []
-        unsent_head = _head(status, head, chunked=True, keep=keep) if streamed else b""
-
-        def relay(data: bytes, last: bool) -> bool:
-            """One piece of a streamed answer: counted, then sent on at once. The head goes
-            with the first call (what came alongside it) and the end with the last piece, one
-            write each; a stream that broke off gets no end, so the agent sees it cut."""
-            nonlocal ttft, sent, gone, unsent_head
-            out, unsent_head = unsent_head, b""
-            if data:
-                if ttft is None:
-                    ttft = (time.perf_counter() - started) * 1000.0
-                sent += len(data)
-                if tap is not None:
-                    tap.feed(data)
-                out += chunk(data)
-            if last:
-                out += LAST_CHUNK
-            if gone or writer.transport.is_closing():
-                gone = True
-                return False
-            writer.write(out)
-            return writer.transport.get_write_buffer_size() > high
-
-        def collect(data: bytes, last: bool) -> bool:
-            nonlocal sent
-            sent += len(data)
-            if sent > _MAX_WHOLE_BODY:
-                raise ConnectionError("answer too large")
-            parts.append(data)
-            return False
-
-        async def drained() -> None:
-            nonlocal gone
-            try:
-                await writer.drain()
-            except ConnectionError:
-                gone = True
-
-        try:
-            await response.pipe(relay if streamed else collect, drained)
-            body = b"".join(parts)
-        except _UPSTREAM_ERRORS as exc:
-            broken = f"the gateway's answer broke off: {type(exc).__name__}"
-        if not streamed and broken is None:
-            sent = len(body)
-            if tap is not None:
-                tap.feed(body)
-            writer.write(_head(status, [*head, ("content-length", str(sent))], chunked=False,
-                               keep=keep) + body)  # fmt: skip
-        elif not streamed:
-            writer.write(_json(502, {"error": {"message": broken}}, close=True))
-        if tap is not None:
-            tap.finish()
-            error = broken or tap.error
-            if status >= 400:
-                error = error or _error_of(status, body)
-            fields = {str(k).lower(): v for k, v in dict(response.headers).items()}
-            model = answered_model(fields, {"model": tap.model})  # the chat rows' one rule
-            self._record(session, req, wire or "", status, streamed, tap, sent, started, ttft,
-                         model, wall, error, request_id(fields))  # fmt: skip
-        with contextlib.suppress(ConnectionError):
-            await writer.drain()
-        return keep and not gone and broken is None
-
-    def _record(
-        self,
-        session: MeterSession,
-        req: Request,
-        wire: str,
-        status: int,
-        streamed: bool,
-        tap: Tap,
-        received: int,
-        started: float,
-        ttft: float | None,
-        model: str | None,
-        wall: float,
-        error: str | None,
-        rid: str | None = None,
-    ) -> None:
-        usage, note = tap.usage, None
-        if usage is None:
-            note = "no_usage"
-        elif usage.total_tokens == 0:
-            usage, note = None, "zero_usage"  # all zeros is missing usage, not a free call
-        estimate = CallUsage(
-            prompt_tokens=max(1, len(req.body) // 4),
-            completion_tokens=max(1, received // (16 if streamed else 4)),
-        )
-        call = MeteredCall(
-            index=len(session.calls) + 1,
-            wire=wire,
-            path=req.path,
-            model_asked=asked_model(wire, req.path, req.body),
-            model_answered=model,
-            http_status=status,
-            streamed=streamed,
-            usage=usage,
-            usage_note=note if status < 400 and error is None else None,
-            estimate=estimate,
-            latency_ms=(time.perf_counter() - started) * 1000.0,
-            ttft_ms=ttft,
-            error=error,
-            request_id=rid,
-            ts=wall,
-        )
-        session.calls.append(call)
-        if session.on_call is not None:
-            session.on_call(call)
+        return send_through_httpx(self._client, root + target, req.method, headers, req.body,
+                                  exchange)  # fmt: skip
 
 
 def _allowed(path: str) -> bool:
@@ -426,7 +260,7 @@ def _forward_headers(req: Request, upstream: Upstream) -> list[tuple[str, str]]:
     key = upstream.api_key
     out: list[tuple[str, str]] = []
     for name, value in req.headers.items():
-        if name in _HOP:
+        if name in HOP:
             continue
         if name == "authorization":
             value = f"Bearer {key}"
@@ -438,23 +272,8 @@ def _forward_headers(req: Request, upstream: Upstream) -> list[tuple[str, str]]:
     return out
 
 
-def _head(status: int, headers: list[tuple[str, str]], *, chunked: bool, keep: bool) -> bytes:
-    try:
-        reason = HTTPStatus(status).phrase
-    except ValueError:
-        reason = "Status"
-    lines = [f"HTTP/1.1 {status} {reason}"]
-    lines += [f"{k}: {v}" for k, v in headers]
-    if chunked:
-        lines.append("transfer-encoding: chunked")
-    lines.append("connection: " + ("keep-alive" if keep else "close"))
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", "replace")
-
-
-def _json(status: int, obj: object, *, close: bool) -> bytes:
-    body = orjson.dumps(obj)
-    head = [("content-type", "application/json"), ("content-length", str(len(body)))]
-    return _head(status, head, chunked=False, keep=not close) + body
+def _bad_request() -> bytes:
+    return json_answer(400, {"error": {"message": "bad request"}}, close=True)
 
 
 def _refusal(path: str) -> dict[str, object]:
@@ -466,9 +285,3 @@ def _refusal(path: str) -> dict[str, object]:
         return {"error": {"code": 401, "message": message, "status": "UNAUTHENTICATED"}}
     return {"error": {"message": message, "type": "invalid_request_error",
                       "code": "invalid_api_key"}}  # fmt: skip
-
-
-def _error_of(status: int, body: bytes) -> str:
-    from eloledger.gateway.error_kinds import body_of, message_of
-
-    return f"HTTP {status}: {message_of(body_of(body), body[:300].decode('utf-8', 'replace'))}"

@@ -141,7 +141,7 @@ class Tap:
                 if isinstance(item, dict):
                     self._object(item)
         elif isinstance(data, dict):
-            if self.wire == ANTHROPIC and isinstance(data.get("usage"), Mapping):
+            if self.wire == ANTHROPIC and isinstance(data.get("usage"), dict):
                 self.model = _text(data.get("model")) or self.model
                 self._anthropic = [data["usage"], data["usage"]]
                 return
@@ -154,31 +154,31 @@ class Tap:
             return
         if self.wire == ANTHROPIC:
             kind = event.get("type")
-            if kind == "message_start" and isinstance(event.get("message"), Mapping):
+            if kind == "message_start" and isinstance(event.get("message"), dict):
                 message = event["message"]
                 self.model = _text(message.get("model")) or self.model
                 self._anthropic = [message.get("usage") or {}]
-            elif kind == "message_delta" and isinstance(event.get("usage"), Mapping):
+            elif kind == "message_delta" and isinstance(event.get("usage"), dict):
                 self._anthropic.append(event["usage"])
         elif self.wire == RESPONSES:
             response = event.get("response") if "response" in event else event
-            if not isinstance(response, Mapping):
+            if not isinstance(response, dict):
                 return
             self.model = _text(response.get("model")) or self.model
             if event.get("type") in ("response.failed", "error") or response.get("error"):
                 self.error = _error_text(response.get("error") or event.get("message"))
             raw = response.get("usage")
-            if isinstance(raw, Mapping):
+            if isinstance(raw, dict):
                 self.usage = _canonical(RESPONSES, openai_usage(raw), [raw]) or self.usage
         elif self.wire == CHAT:
             self.model = _text(event.get("model")) or self.model
             raw = event.get("usage")
-            if isinstance(raw, Mapping):
+            if isinstance(raw, dict):
                 self.usage = _canonical(CHAT, openai_usage(raw), [raw]) or self.usage
         else:  # Gemini: every chunk may repeat usageMetadata; the last one is the count
             self.model = _text(event.get("modelVersion")) or self.model
             raw = event.get("usageMetadata")
-            if isinstance(raw, Mapping):
+            if isinstance(raw, dict):
                 self.usage = _canonical(GEMINI, gemini_usage(raw), [raw]) or self.usage
 
 
@@ -197,7 +197,7 @@ def _canonical(wire: str, usage: Usage | None, raws: list[Mapping[str, Any]]) ->
     for raw in raws:
         value = raw.get("cache_creation_input_tokens")
         details = raw.get("input_tokens_details") or raw.get("prompt_tokens_details")
-        if isinstance(details, Mapping):
+        if isinstance(details, dict):
             value = details.get("cache_write_tokens", value)
         if isinstance(value, int) and not isinstance(value, bool) and value:
             write = value
@@ -215,7 +215,7 @@ def _text(value: Any) -> str | None:
 
 
 def _error_text(error: Any) -> str:
-    if isinstance(error, Mapping):
+    if isinstance(error, dict):
         kind = error.get("type") or error.get("code") or error.get("status")
         message = str(error.get("message") or "")
         return f"{kind}: {message}"[:500] if kind else message[:500]

@@ -2,13 +2,13 @@
 
 Why not httpx2 here: the meter forwards bytes it does not need to model, and a general client's
 per-request and per-chunk machinery cost as much CPU as the agent's own client (bench/
-bench_meter.py). Why a protocol and not asyncio streams: each piece of an answer is unframed and
-handed to the meter's sink inside the event loop's read callback, with no task wake-up, future or
-timer per piece; those were most of the meter's CPU on a streamed call. The request is written as
-received (credentials already replaced). This leg is used only where nothing stands between the
-meter and the gateway: an ``http``/``https`` URL with no proxy configured for it
-(:func:`direct_ok`); everything else goes through httpx2 (:class:`IteratedAnswer`), which honours
-the proxy settings.
+bench_meter.py). Why callbacks and not awaits: the answer's head and each piece of its body are
+handed to the meter's :class:`Sink` inside the event loop's read callback, with no task
+wake-up, future or timer per call or per piece; those were most of the meter's CPU per call.
+The request is written as received (credentials already replaced). This leg is used only where
+nothing stands between the meter and the gateway: an ``http``/``https`` URL with no proxy
+configured for it (:func:`direct_ok`); everything else goes through httpx2
+(:func:`send_through_httpx`), which honours the proxy settings.
 """
 
 from __future__ import annotations
@@ -17,23 +17,43 @@ import asyncio
 import re
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 from urllib.parse import urlsplit
+
+import httpx2
 
 _MAX_HEAD = 64 * 1024
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,15}")
 _MAX_LINE = 4096  # a chunk-size or trailer line
 _IDLE = 8  # kept-alive connections per gateway
 _READ = 64 * 1024  # bytes per read at most
+# What the gateway's leg hands a sink when the gateway fails, hangs or sends what is not HTTP.
+UPSTREAM_ERRORS = (
+    httpx2.HTTPError, OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
+)  # fmt: skip
 
-# Takes the pieces of an answer's body as they arrive: ``sink(data, last)``. The first call comes
-# at once, with what arrived together with the head (maybe nothing); ``last`` is True on the call
-# that ends the body cleanly (its data may be empty), so the last piece and the end can go out in
-# one write. Returns True when the agent's side is full and reading is to pause until
-# ``drained`` (the second argument of ``pipe``) returns; may raise ConnectionError to end the
-# answer (a body over a cap).
-Sink = Callable[[bytes, bool], bool]
-Drained = Callable[[], Awaitable[None]]
+
+class Source(Protocol):
+    """Where an answer's bytes come from: reading pauses while the agent's side is full."""
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Sink(Protocol):
+    """Takes one answer: ``head`` once (with the source, to pause), then ``piece`` for each part
+    of the body, ``last`` on the call that ends it cleanly (its data may be empty, so the last
+    piece and the end go out in one write); or ``failed`` instead, at any point. A sink may
+    raise ConnectionError from ``piece`` to end the answer (a body over a cap)."""
+
+    def head(self, status: int, headers: list[tuple[str, str]], source: Source) -> None: ...
+
+    def piece(self, data: bytes, last: bool) -> None: ...
+
+    def failed(self, exc: BaseException) -> None: ...
 
 
 def direct_ok(url: str) -> bool:
@@ -47,47 +67,54 @@ def direct_ok(url: str) -> bool:
     return bool(urllib.request.proxy_bypass(parts.hostname))
 
 
-class Answer:
-    """A gateway's answer: its head, read; its body, handed piece by piece to a sink."""
+class _Paused:
+    """The pause switch of an answer read by httpx2 (an async iterator, not a protocol)."""
 
-    def __init__(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.status = status
-        self.headers = headers  # as sent (names lower-cased)
+    def __init__(self, task: asyncio.Task[None] | None = None) -> None:
+        self.go = asyncio.Event()
+        self.go.set()
+        self.task = task
 
-    def header(self, name: str) -> str:
-        return next((v for k, v in self.headers if k == name), "")
+    def pause(self) -> None:
+        self.go.clear()
 
-    async def pipe(self, sink: Sink, drained: Drained) -> None:
-        """Every piece of the body to ``sink``, until the body ends; raises if it broke off."""
-        raise NotImplementedError
+    def resume(self) -> None:
+        self.go.set()
 
-    async def aclose(self) -> None:
-        """Release the connection (kept for the next call only when the body ended cleanly)."""
+    def close(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
-class IteratedAnswer(Answer):
-    """An answer whose body is an async iterator (httpx2's, through a proxy)."""
+def send_through_httpx(
+    client: httpx2.AsyncClient, url: str, method: str, headers: list[tuple[str, str]],
+    body: bytes, sink: Sink,
+) -> _Paused:
+    """Send one request through httpx2 (a configured proxy) and feed its answer to ``sink``."""
+    switch = _Paused()
 
-    def __init__(
-        self,
-        status: int,
-        headers: list[tuple[str, str]],
-        body: AsyncIterator[bytes],
-        close: Callable[[], Awaitable[None]],
-    ) -> None:
-        super().__init__(status, headers)
-        self._body = body
-        self._close = close
+    async def run() -> None:
+        try:
+            request = client.build_request(method, url, headers=headers, content=body)
+            response = await client.send(request, stream=True)
+        except UPSTREAM_ERRORS as exc:
+            sink.failed(exc)
+            return
+        try:
+            items = [(k.lower(), v) for k, v in response.headers.multi_items()]
+            sink.head(response.status_code, items, switch)
+            sink.piece(b"", False)
+            async for data in response.aiter_bytes():
+                sink.piece(data, False)
+                await switch.go.wait()
+            sink.piece(b"", True)
+        except UPSTREAM_ERRORS as exc:
+            sink.failed(exc)
+        finally:
+            await response.aclose()
 
-    async def pipe(self, sink: Sink, drained: Drained) -> None:
-        sink(b"", False)
-        async for data in self._body:
-            if sink(data, False):
-                await drained()
-        sink(b"", True)
-
-    async def aclose(self) -> None:
-        await self._close()
+    switch.task = asyncio.get_running_loop().create_task(run())
+    return switch
 
 
 class Gateway:
@@ -103,42 +130,36 @@ class Gateway:
         self.timeout_s = timeout_s
         self._idle: list[_Connection] = []
         self._ssl = ssl.create_default_context() if self.tls else None
+        self._opening: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
+        for task in list(self._opening):
+            task.cancel()
         for conn in self._idle:
             conn.close()
         self._idle.clear()
 
-    async def send(
-        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes
-    ) -> Answer:
-        """Send one request and read the answer's head; a kept-alive connection the gateway
-        closed meanwhile is replaced once (nothing of the answer had come)."""
+    def send(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, sink: Sink
+    ) -> Source:
+        """Send one request at once on a kept-alive connection, else on a new one; the answer
+        goes to ``sink``. A kept-alive connection the gateway closed meanwhile is replaced once
+        (nothing of the answer had come). Returns what to close to abandon the call."""
         head = [f"{method} {self.prefix}{target} HTTP/1.1", f"host: {self.authority}"]
         head += [f"{k}: {v}" for k, v in headers]
         head.append(f"content-length: {len(body)}")
         data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-        for attempt in (0, 1):
-            conn = self._kept() if attempt == 0 else None
-            reused = conn is not None
-            if conn is None:
-                conn = await self._open()
-            try:
-                status, answer_headers = await conn.begin(method, data)
-            except (ConnectionError, OSError):
-                conn.close()
-                if reused:
-                    continue
-                raise
-            except BaseException:
-                conn.close()
-                raise
-            return _ConnectionAnswer(status, answer_headers, conn, self)
-        raise ConnectionError("the gateway closed the connection")  # pragma: no cover
+        call = _Call(self, method, data, sink)
+        conn = self._kept()
+        if conn is not None:
+            call.begin(conn, reused=True)
+        else:
+            call.open()
+        return call
 
     def keep(self, conn: _Connection) -> None:
         """Keep a connection for the next call if its last answer ended cleanly, else close it."""
-        if conn.finished and conn.reusable and len(self._idle) < _IDLE:
+        if conn.reusable and len(self._idle) < _IDLE:
             self._idle.append(conn)
         else:
             conn.close()
@@ -151,11 +172,11 @@ class Gateway:
             conn.close()
         return None
 
-    async def _open(self) -> _Connection:
+    async def connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         _, conn = await asyncio.wait_for(
             loop.create_connection(
-                lambda: _Connection(self.timeout_s), self.host, self.port, ssl=self._ssl,
+                lambda: _Connection(self, self.timeout_s), self.host, self.port, ssl=self._ssl,
                 server_hostname=self.host if self.tls else None,
             ),
             min(30.0, self.timeout_s),
@@ -163,63 +184,82 @@ class Gateway:
         return conn
 
 
-class _ConnectionAnswer(Answer):
-    """An answer read by a :class:`_Connection` of a :class:`Gateway`."""
+class _Call:
+    """One request on its way: the connection it went out on, and the one retry it is owed
+    when a kept-alive connection turns out closed before any answer came."""
 
-    def __init__(
-        self, status: int, headers: list[tuple[str, str]], conn: _Connection, gateway: Gateway
-    ) -> None:
-        super().__init__(status, headers)
-        self._conn = conn
-        self._gateway = gateway
-        self._released = False
+    def __init__(self, gateway: Gateway, method: str, data: bytes, sink: Sink) -> None:
+        self.gateway = gateway
+        self.method = method
+        self.data = data
+        self.sink = sink
+        self.conn: _Connection | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.closed = False
 
-    async def pipe(self, sink: Sink, drained: Drained) -> None:
-        conn = self._conn
-        resuming: set[asyncio.Task[None]] = set()
+    def begin(self, conn: _Connection, *, reused: bool) -> None:
+        self.conn = conn
+        conn.begin(self.method, self.data, self, reused=reused)
 
-        async def resume_when_drained() -> None:
-            await drained()
-            conn.resume()
+    def open(self) -> None:
+        """A new connection first (the only wait on this leg), then the request."""
 
-        def push(data: bytes, last: bool) -> None:
-            if sink(data, last) and not conn.paused:
-                conn.pause()
-                task = asyncio.get_running_loop().create_task(resume_when_drained())
-                resuming.add(task)
-                task.add_done_callback(resuming.discard)
+        async def connect() -> None:
+            try:
+                conn = await self.gateway.connect()
+            except UPSTREAM_ERRORS as exc:
+                self.sink.failed(exc)
+                return
+            if self.closed:
+                conn.close()
+            else:
+                self.begin(conn, reused=False)
 
-        try:
-            await conn.attach(push)
-        finally:
-            for task in resuming:
-                task.cancel()
+        self.task = asyncio.get_running_loop().create_task(connect())
+        self.gateway._opening.add(self.task)
+        self.task.add_done_callback(self.gateway._opening.discard)
 
-    async def aclose(self) -> None:
-        if not self._released:
-            self._released = True
-            self._gateway.keep(self._conn)
+    def retry(self) -> None:
+        """The kept-alive connection was closed by the gateway before it answered."""
+        self.conn = None
+        if not self.closed:
+            self.open()
+
+    # the Source the sink gets: reading of whichever connection carries the answer
+    def pause(self) -> None:
+        if self.conn is not None:
+            self.conn.pause()
+
+    def resume(self) -> None:
+        if self.conn is not None:
+            self.conn.resume()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.task is not None:
+            self.task.cancel()
+        if self.conn is not None:
+            self.conn.close()
 
 
 class _Connection(asyncio.BufferedProtocol):
     """One connection to the gateway, one answer at a time: the head is parsed and the body
-    unframed as bytes arrive. A watchdog, one timer per answer, ends an answer that sent nothing
-    for the timeout (reading paused for a slow agent does not count). Bytes are read into one
-    buffer of its own: a plain protocol's transport allocates 256 KiB per read, which cost more
-    than all the rest of a read here (bench/bench_meter.py)."""
+    unframed as bytes arrive, and handed to the call's sink. A watchdog, one timer per answer,
+    ends an answer that sent nothing for the timeout (reading paused for a slow agent does not
+    count). Bytes are read into one buffer of its own: a plain protocol's transport allocates
+    256 KiB per read, which cost more than all the rest of a read here (bench/bench_meter.py)."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, gateway: Gateway, timeout_s: float) -> None:
+        self.gateway = gateway
         self.timeout_s = timeout_s
         self.transport: asyncio.Transport | None = None
         self.reusable = False
         self.paused = False
         self._loop = asyncio.get_running_loop()
-        self._head: asyncio.Future[tuple[int, list[tuple[str, str]]]] | None = None
-        self._done: asyncio.Future[None] | None = None
+        self._call: _Call | None = None  # the answer being read; None between answers
+        self._reused = False  # this answer's request went out on a kept-alive connection
+        self._headed = False  # its head has been read
         self._pending = b""  # head bytes not yet ended by a blank line
-        self._push: Callable[[bytes, bool], None] | None = None
-        self._early: list[bytes] = []  # body pieces before a sink was attached
-        self._early_end = False  # ... and whether the body ended before it was
         self._frames: Unchunk | None = None  # a chunked body
         self._left: int | None = None  # a body of known length: bytes still due
         self._last = 0.0  # when the gateway last sent something
@@ -228,35 +268,17 @@ class _Connection(asyncio.BufferedProtocol):
         self._buffer = memoryview(bytearray(_READ))
 
     # ----------------------------------------------------------------- what the gateway leg calls
-    @property
-    def finished(self) -> bool:
-        """The last answer's body ended cleanly (not cut short, failed or abandoned)."""
-        done = self._done
-        return done is not None and done.done() and not done.cancelled() and not done.exception()
-
-    def begin(self, method: str, data: bytes) -> asyncio.Future[tuple[int, list[tuple[str, str]]]]:
-        """Write a request; the answer's status and headers, when they have come."""
-        assert self.transport is not None
-        self._method = method
-        self._head = self._loop.create_future()
-        self._done = self._loop.create_future()
-        self._pending, self._push, self._early, self._early_end = b"", None, [], False
-        self._frames, self._left, self.reusable, self.paused = None, None, False, False
+    def begin(self, method: str, data: bytes, call: _Call, *, reused: bool) -> None:
+        """Write a request; its answer goes to the call's sink as it comes."""
+        self._method, self._call, self._reused, self._headed = method, call, reused, False
+        self._pending, self._frames, self._left, self.reusable = b"", None, None, False
+        self.paused = False
         self._last = self._loop.time()
         self._arm()
+        if self.transport is None or self.transport.is_closing():
+            self._fail(ConnectionError("the gateway closed the connection"))
+            return
         self.transport.write(data)
-        return self._head
-
-    def attach(self, push: Callable[[bytes, bool], None]) -> asyncio.Future[None]:
-        """Hand the body to ``push`` from now on, starting at once with what has come; done
-        when the body has ended."""
-        assert self._done is not None
-        early, self._early, self._push = b"".join(self._early), [], push
-        try:
-            push(early, self._early_end)
-        except Exception as exc:  # noqa: BLE001 - the sink's refusal ends the answer
-            self._fail(exc)
-        return self._done
 
     def pause(self) -> None:
         if self.transport is not None and not self.paused:
@@ -272,6 +294,7 @@ class _Connection(asyncio.BufferedProtocol):
 
     def close(self) -> None:
         self.reusable = False
+        self._call = None
         self._disarm()
         if self.transport is not None:
             self.transport.close()
@@ -287,33 +310,34 @@ class _Connection(asyncio.BufferedProtocol):
         self._received(bytes(self._buffer[:nbytes]))
 
     def _received(self, data: bytes) -> None:
-        if self._done is None or self._done.done():  # bytes nobody asked for
+        call = self._call
+        if call is None:  # bytes nobody asked for
             self.close()
             return
         self._last = self._loop.time()
         try:
-            assert self._head is not None
-            if not self._head.done():
-                data = self._read_head(data)
-            if data and not self._done.done():
-                self._read_body(data)
+            if not self._headed:
+                data = self._read_head(data, call)
+            if data and self._call is call:
+                self._read_body(data, call)
         except Exception as exc:  # noqa: BLE001 - a bad answer or a sink's refusal ends it
             self._fail(exc)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.reusable = False
-        if self._head is not None and not self._head.done():
-            self._fail(ConnectionError("the gateway closed the connection"))
-        elif self._done is not None and not self._done.done():
-            if self._frames is None and self._left is None:  # the body ends with the connection
-                self._deliver(b"", True)
-                self._end(b"")
-            else:
-                self._fail(ConnectionError("the gateway ended the answer early"))
         self._disarm()
+        call = self._call
+        if call is None:
+            return
+        if not self._headed:
+            self._fail(ConnectionError("the gateway closed the connection"))
+        elif self._frames is None and self._left is None:  # the body ends with the connection
+            self._ended(b"", b"", call)
+        else:
+            self._fail(ConnectionError("the gateway ended the answer early"))
 
     # --------------------------------------------------------------------------- one answer
-    def _read_head(self, data: bytes) -> bytes:
+    def _read_head(self, data: bytes, call: _Call) -> bytes:
         """Bytes past the head (empty while the head is incomplete)."""
         buf = self._pending + data if self._pending else data
         while True:
@@ -332,11 +356,10 @@ class _Connection(asyncio.BufferedProtocol):
         chunked = "chunked" in fields.get("transfer-encoding", "").lower()
         length = None if chunked or "content-length" not in fields else _length(fields)
         self.reusable = "close" not in fields.get("connection", "").lower()
-        assert self._head is not None
-        self._head.set_result((status, headers))  # framing read first: a bad one fails the head
+        self._headed = True  # framing read first: a bad one fails before the head is handed on
+        call.sink.head(status, headers, call)
         if self._method == "HEAD" or status in (204, 304) or status < 200 or length == 0:
-            self._deliver(b"", True)
-            self._end(buf)
+            self._ended(b"", buf, call)
             return b""
         if chunked:
             self._frames = Unchunk()
@@ -346,7 +369,7 @@ class _Connection(asyncio.BufferedProtocol):
             self.reusable = False
         return buf
 
-    def _read_body(self, data: bytes) -> None:
+    def _read_body(self, data: bytes, call: _Call) -> None:
         rest = b""
         ended = False
         if self._frames is not None:
@@ -359,31 +382,34 @@ class _Connection(asyncio.BufferedProtocol):
             ended = self._left == 0
         else:
             payload = data
-        if payload or ended:
-            self._deliver(payload, ended)
         if ended:
-            self._end(rest)
+            self._ended(payload, rest, call)
+        elif payload:
+            call.sink.piece(payload, False)
 
-    def _deliver(self, payload: bytes, last: bool) -> None:
-        if self._push is None:
-            self._early.append(payload)
-            self._early_end = last
-        else:
-            self._push(payload, last)
-
-    def _end(self, rest: bytes) -> None:
-        """The body ended; bytes past it leave nothing safe to reuse."""
+    def _ended(self, payload: bytes, rest: bytes, call: _Call) -> None:
+        """The body ended: the connection goes back to the gateway first (the sink may send the
+        agent's next request on it at once), then the last piece to the sink. Bytes past the
+        end leave nothing safe to reuse."""
+        self._call = None
+        self._disarm()
         if rest:
             self.reusable = False
-        self._disarm()
-        if self._done is not None and not self._done.done():
-            self._done.set_result(None)
+        self.gateway.keep(self)
+        try:
+            call.sink.piece(payload, True)
+        except Exception as exc:  # noqa: BLE001 - the sink's refusal of its last piece
+            call.sink.failed(exc)
 
     def _fail(self, exc: BaseException) -> None:
-        pending = self._head if self._head is not None and not self._head.done() else self._done
-        if pending is not None and not pending.done():
-            pending.set_exception(exc)
+        call, headed, reused = self._call, self._headed, self._reused
         self.close()
+        if call is None:
+            return
+        if reused and not headed and isinstance(exc, ConnectionError):
+            call.retry()  # a kept-alive connection the gateway had closed: once, on a new one
+        else:
+            call.sink.failed(exc)
 
     def _arm(self) -> None:
         self._disarm()
@@ -396,7 +422,7 @@ class _Connection(asyncio.BufferedProtocol):
 
     def _watch(self) -> None:
         self._timer = None
-        if self._done is None or self._done.done():
+        if self._call is None:
             return
         if self.paused:  # waiting on the agent, not on the gateway
             self._last = self._loop.time()

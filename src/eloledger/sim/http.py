@@ -48,6 +48,18 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
         raise BadRequest("truncated request head") from None
     except asyncio.LimitOverrunError:
         raise BadRequest("request head too large") from None
+    method, target, headers = parse_head(head)
+    if is_chunked(headers):
+        body = await _read_chunked(reader)
+    else:
+        length = body_length(headers)
+        body = await reader.readexactly(length) if length else b""
+    return Request(method, target, target.split("?", 1)[0], headers, body)
+
+
+def parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
+    """A request head's method, target and headers (names lower-cased); BadRequest if it is
+    not one. The simulator's reader and the meter's agent side both read heads here."""
     lines = head.decode("latin-1").split("\r\n")
     try:
         method, target, _version = lines[0].split(" ", 2)
@@ -61,15 +73,21 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
         if not sep:
             raise BadRequest(f"bad header line {line!r}")
         headers[name.strip().lower()] = value.strip()
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        body = await _read_chunked(reader)
-    else:
-        length = int(headers.get("content-length", "0") or 0)
-        if length > MAX_BODY_BYTES:
-            raise BadRequest("request body too large")
-        body = await reader.readexactly(length) if length else b""
-    path = target.split("?", 1)[0]
-    return Request(method.upper(), target, path, headers, body)
+    return method.upper(), target, headers
+
+
+def is_chunked(headers: dict[str, str]) -> bool:
+    return headers.get("transfer-encoding", "").lower() == "chunked"
+
+
+def body_length(headers: dict[str, str]) -> int:
+    """A request's Content-Length (0 without one); BadRequest when it is not a size we take."""
+    raw = headers.get("content-length", "0") or "0"
+    if not raw.isdigit():  # int() would take "-5", " 5" or "5_0"
+        raise BadRequest("bad content-length")
+    if int(raw) > MAX_BODY_BYTES:
+        raise BadRequest("request body too large")
+    return int(raw)
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
