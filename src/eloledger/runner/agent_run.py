@@ -23,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from eloledger.agents.events import SessionState
 from eloledger.agents.usage import CallUsage
 from eloledger.errors import UserError
 from eloledger.judges.scorer import is_scored
+from eloledger.ledger.row import LedgerRow
 from eloledger.meter import Meter, session_usage
 from eloledger.runner.agent_clis import (
     HEADLESS,
@@ -415,12 +418,11 @@ def read_metered(evidence: Path) -> tuple[CallUsage, int] | None:
     return (total, count) if count else None
 
 
-def _write_calls(path: Path, rows: list[dict[str, Any]]) -> None:
-    import orjson
-
+def _write_calls(path: Path, rows: list[LedgerRow]) -> None:
+    """The session log's calls as the log tells them (evidence, not ledger rows: no time
+    stamped on a call the log gave none)."""
     with open(path, "wb") as fh:
-        for row in rows:
-            fh.write(orjson.dumps(row) + b"\n")
+        fh.write(b"".join(msgspec.json.encode(row) + b"\n" for row in rows))
 
 
 def agents_only_endpoint(spec: ExperimentSpec) -> Endpoint | None:
