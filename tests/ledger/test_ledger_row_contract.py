@@ -18,6 +18,8 @@ from eloledger.agents import importer
 from eloledger.agents.claude_code import logs as claude
 from eloledger.agents.logcall import Call
 from eloledger.agents.usage import CallUsage
+from eloledger.budget.checkpoint_sim import agent_rows
+from eloledger.budget.fairness_sim import four_arm_design, guide_decision_example
 from eloledger.judges.rows import judge_fields, verdict_fields
 from eloledger.judges.rule import Verdict
 from eloledger.ledger import schema
@@ -168,6 +170,8 @@ def test_every_writers_rows_read_back_as_written(tmp_path: Path) -> None:
     parser = claude.Parser(Path("/logs/s-claude.jsonl"))
     token = parser.peek(_claude_line())
     assert type(token) is tuple
+    sims = [*agent_rows(1, tasks=1, sessions=1, attempts=2, kind="levels"),
+            *four_arm_design(tasks=1, seed=1)[:3], *guide_decision_example()[:2]]
     ledger = tmp_path / "ledger.jsonl"
     with LedgerWriter(ledger) as writer:
         for row in [*_runner_rows(), *_agent_rows(tmp_path), codex.row("codex"),
@@ -177,8 +181,10 @@ def test_every_writers_rows_read_back_as_written(tmp_path: Path) -> None:
         batch = importer._Batch(writer)  # the import's zero-usage rule rewrites a row read back
         batch.append(Call(key="z", usage=CallUsage(), session="s", model="m").row("codex"))
         batch.flush()
+        for row in sims:  # the studies' simulated ledgers: rows in memory, written as dicts
+            writer.append(row)
     written = assert_reads_back_as_written(ledger)
-    assert len(written) == 3 + 3 + 2 + 1 + 1
+    assert len(written) == 3 + 3 + 2 + 1 + 1 + len(sims)
     assert written[1]["will_retry"] and written[2]["winner"] == "best_of_2"  # shown as A
     assert written[4]["model_answered"] is None and written[5]["role"] == "checkpoint"
     assert written[9]["usage_source"] == "missing" and written[9]["error_class"] == "zero_usage"
