@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import orjson
+
+from eloledger.ledger.row import LedgerRow
+from eloledger.ledger.writer import encode_row
 
 ARMS = {  # name: (samples per task, mean tokens per sample, quality bonus)
     "best_of_1": (1, 600, 0.0),
@@ -50,28 +52,27 @@ def generate(out_dir: Path, seed: int = 20260101) -> tuple[Path, Path]:
                 completion = int(rng.gamma(8.0, mean_tokens / 8.0))
                 prompt = 180 + t % 40
                 ts += 0.5
-                row = {
-                    "v": 1,
-                    "run_id": "example",
-                    "experiment": "best-of-k example",
-                    "task_id": task_id,
-                    "arm": arm,
-                    "session": 0,
-                    "sample": s,
-                    "round": 0,
-                    "role": "sample",
-                    "model": "sim-small",
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                    "usage_source": "server",
-                    "latency_ms": round(completion * 4.0, 1),
-                    "status": "ok",
-                    "ts": ts,
-                    "score": round(float(score), 4),
-                    "passed": bool(score > PASS_THRESHOLD),
-                }
-                rows.append(orjson.dumps(row) + b"\n")
+                row = LedgerRow(
+                    run_id="example",
+                    experiment="best-of-k example",
+                    task_id=task_id,
+                    arm=arm,
+                    session=0,
+                    sample=s,
+                    round=0,
+                    role="sample",
+                    model="sim-small",
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    total_tokens=prompt + completion,
+                    usage_source="server",
+                    latency_ms=round(completion * 4.0, 1),
+                    status="ok",
+                    ts=ts,
+                    score=round(float(score), 4),
+                    passed=bool(score > PASS_THRESHOLD),
+                )
+                rows.append(encode_row(row))
     ledger_path.write_bytes(b"".join(rows))
     arms = list(ARMS)
     with comps_path.open("w", newline="") as fh:

@@ -1,5 +1,6 @@
-"""docs/ledger-reference.md is what docs/make_ledger_reference.py makes from the schema module,
-and the schema's field table covers the writer's canonical fields, once each."""
+"""docs/ledger-reference.md is what docs/make_ledger_reference.py makes from the row contract
+(LedgerRow: names and types) and the schema module (groups, rows, meanings), and the schema's
+field table describes exactly LedgerRow's fields, once each."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 from eloledger.ledger import schema
+from eloledger.ledger.row import LedgerRow
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -29,11 +31,20 @@ def test_ledger_reference_is_the_generators_output() -> None:
     )
 
 
-def test_every_canonical_field_is_described_once() -> None:
+def test_every_field_of_the_row_is_described_once_and_nothing_else() -> None:
     names = [f.name for _, group in schema.FIELD_GROUPS for f in group]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
-    assert set(schema.FIELDS) <= set(names), set(schema.FIELDS) - set(names)
+    assert set(names) == set(LedgerRow.__struct_fields__), set(names) ^ set(schema.FIELDS)
     assert not set(schema.ALIASES) & set(names)  # a name read from elsewhere is not a field
+
+
+def test_the_page_gives_each_field_the_type_the_row_declares() -> None:
+    page = (DOCS / "ledger-reference.md").read_text(encoding="utf-8")
+    assert "| `prompt_tokens` | integer or null |" in page
+    assert "| `session` | integer or string |" in page
+    assert "| `tags` | array of strings |" in page
+    assert "| `budget_seconds` | number |" in page
+    assert set(_generator().json_types()) == set(schema.FIELDS)
 
 
 def test_the_page_is_linked_from_the_ledger_page() -> None:

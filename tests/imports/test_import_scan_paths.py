@@ -5,7 +5,8 @@
   ledger bytes, report and saved offsets, serial and pooled, first import and incremental, on
   the bench's corpus shapes plus every odd line the scanner knows, with chunks small enough
   that lines straddle them;
-* ``claude_code.logs.Parser.encode`` against ``encode_row(call.row())`` on every line shape;
+* ``claude_code.logs.Parser.encode`` (a dict spelled out for speed) against
+  ``encode_row(call.row())`` (msgspec's bytes of the call's LedgerRow) on every line shape;
 * the fork pool: results in task order, a child that dies or fails only costs time;
 * batched writes: one write per batch, cut back whole when the disk refuses part of it;
 * ``eloledger import`` builds its parser alone: same help and errors, fewer modules.
@@ -35,6 +36,7 @@ from eloledger.agents.claude_code import logs as claude
 from eloledger.agents.logcall import FALLBACK, Unknown
 from eloledger.cli import COMMAND_NAMES, build_parser, main
 from eloledger.errors import UserError
+from eloledger.ledger.row import LedgerRow
 from eloledger.ledger.writer import LedgerWriter, encode_row
 from eloledger.tables import to_json
 from import_support import SAMPLES
@@ -330,7 +332,7 @@ def test_shares_cover_every_task_once_in_order() -> None:
 
 def test_append_lines_is_one_write_and_cut_back_whole(tmp_path: Path, monkeypatch) -> None:
     ledger = tmp_path / "ledger.jsonl"
-    rows = [encode_row({"call_id": str(i), "ts": 1.0}) for i in range(50)]
+    rows = [encode_row(LedgerRow(call_id=str(i), ts=1.0)) for i in range(50)]
     writes: list[int] = []
     real_write = os.write
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from row_contract import assert_reads_back_as_written
 
 from eloledger.cli import main
 from eloledger.judges.llm import parse_verdict
@@ -148,6 +149,7 @@ def test_the_runs_rows_judge_rows_too_are_all_in_the_ledger_reference(ledger: Pa
     rows = _rows(ledger)
     assert {r["role"] for r in rows} >= {"sample", "judge"}
     assert not undocumented(rows)
+    assert_reads_back_as_written(ledger)  # of the types LedgerRow declares, read as written
 
 
 def test_no_two_judge_calls_share_an_identity(ledger: Path) -> None:

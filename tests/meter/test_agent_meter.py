@@ -12,8 +12,8 @@ import tempfile
 
 import anthropic
 import httpx2
+import msgspec
 import openai
-import orjson
 import pytest
 
 from eloledger.meter import Meter, MeterSession, Upstream, client_root
@@ -92,7 +92,7 @@ async def test_each_wire_is_forwarded_with_the_real_key_and_counted_from_the_ans
     assert all(c.model_answered for c in calls)
     rows = [c.row() for c in calls]
     assert all(r["role"] == "call" and r["usage_source"] == "server" for r in rows)
-    assert REAL_KEY not in orjson.dumps(rows).decode()
+    assert REAL_KEY not in msgspec.json.encode(rows).decode()
 
 
 async def _post(session: MeterSession, key_header: dict[str, str]) -> httpx2.Response:

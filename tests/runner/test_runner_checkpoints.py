@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from row_contract import assert_reads_back_as_written
 
 from agent_standin import MODEL_CALL, canonical
 from eloledger.ledger.schema import undocumented
@@ -168,6 +169,7 @@ def test_token_checkpoints_follow_the_grid_with_exact_budgets_and_judged_snapsho
     every = [json.loads(x) for x in spec.ledger.read_text().splitlines() if x.strip()]
     assert {r["role"] for r in every} == {"sample", "call", "checkpoint"}
     assert not undocumented(every)
+    assert_reads_back_as_written(spec.ledger)  # of the types LedgerRow declares, read as written
 
 
 def test_turn_checkpoints_and_the_session_row_is_the_same_as_without(

@@ -14,6 +14,7 @@ from typing import Any
 
 from eloledger.agents.importer import find_logs, log_format
 from eloledger.agents.logscan import LogScanner
+from eloledger.ledger.row import LedgerRow
 
 SETTLE_S = 2.0  # a live view may show a call 2 s after its last line was written
 RELIST_S = 2.0  # how often the log folders are listed again for new session files
@@ -32,7 +33,7 @@ class AgentLogFollower:
     ) -> None:
         self.kind = kind
         self.roots = [Path(r) for r in roots]
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[LedgerRow] = []
         self.scanner = LogScanner(log_format(kind), emit=self._rows.append, settle_s=settle_s)
         self._skip_existing = not from_start
         self._files: list[Path] = []
@@ -46,7 +47,7 @@ class AgentLogFollower:
             self._listed_at = now
         return self._files
 
-    def poll(self) -> list[dict[str, Any]]:
+    def poll(self) -> list[LedgerRow]:
         self.scanner.scan(self.files())
         rows, self._rows[:] = list(self._rows), []
         if self._skip_existing:  # --from-end: what was logged before the watch is only indexed

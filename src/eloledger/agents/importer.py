@@ -28,6 +28,7 @@ from eloledger.agents.logscan import FileState, LogScanner, ScanReport
 from eloledger.clientfacts import client_name
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write
+from eloledger.ledger.row import LedgerRow, row_from_dict
 from eloledger.ledger.writer import LedgerWriter, encode_row
 
 STATE_VERSION = 1
@@ -202,7 +203,7 @@ class _Batch:
         self.pending = 0
         self.zero_usage = 0
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: LedgerRow) -> None:
         self.append_line(encode_row(row))
 
     def append_line(self, data: bytes) -> None:
@@ -226,10 +227,10 @@ class _Batch:
         self.zero_usage += 1
         row["usage_source"] = "missing"
         row["error_class"] = row.get("error_class") or "zero_usage"
-        return orjson.dumps(row) + b"\n"
+        return encode_row(row_from_dict(row))  # a row read back: its names are checked again
 
 
-# A count starting with 0 as encode_row writes it (orjson, compact): the only rows worth parsing
+# A count starting with 0 as encode_row writes it (msgspec, compact): the only rows worth parsing
 # here (JSON has no 01, so this is 0 itself or 0.x, which the parse then tells apart).
 _ZERO_PROMPT = b'"prompt_tokens":0'
 _ZERO_TOTAL = b'"total_tokens":0'

@@ -11,7 +11,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from msgspec import UNSET
+
 from eloledger.agents.usage import CallUsage
+from eloledger.ledger.row import LedgerRow
 
 # How to merge two lines that carry the same call key inside one file: Claude Code repeats a
 # message once per content block (keep the largest usage), Gemini CLI writes an id twice (keep
@@ -36,26 +39,25 @@ class Call:
     merge: Merge = "first"
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def row(self, source: str) -> dict[str, Any]:
-        """The ledger row of this call (``usage_source = "log"``)."""
-        row: dict[str, Any] = {
-            "source": source,
-            "session": self.session,
-            "project": self.project,
-            "model": self.model,
-            "role": "sample",
-            "status": "ok",
-            "usage_source": "log",
-            **self.usage.as_row(),
-            "call_id": self.call_id or self.key,
-        }
-        if self.key != row["call_id"]:
-            row["dedupe_key"] = self.key
+    def row(self, source: str) -> LedgerRow:
+        """The ledger row of this call (``usage_source = "log"``); ``extra`` names ledger
+        fields (a name that is not one is a TypeError)."""
+        call_id = self.call_id or self.key
         ts = parse_ts(self.ts)
-        if ts is not None:
-            row["ts"] = ts
-        row.update(self.extra)
-        return row
+        return LedgerRow(
+            source=source,
+            session=self.session,
+            project=self.project,
+            model=self.model,
+            role="sample",
+            status="ok",
+            usage_source="log",
+            **self.usage.as_row(),
+            call_id=call_id,
+            dedupe_key=self.key if self.key != call_id else UNSET,
+            ts=UNSET if ts is None else ts,
+            **self.extra,
+        )
 
 
 class FileParser:

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 import orjson
 
 from eloledger.agents.logcall import FALLBACK, Call, Unknown
+from eloledger.ledger.row import LedgerRow
 from eloledger.ledger.writer import encode_row
 
 CHUNK = 1 << 20
@@ -105,7 +106,7 @@ class LogScanner:
         self,
         fmt: LogFormat,
         *,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[LedgerRow], None],
         emit_line: Callable[[bytes], None] | None = None,
         keys: set[str] | None = None,
         files: dict[str, FileState] | None = None,

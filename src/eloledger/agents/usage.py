@@ -18,7 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypedDict
+
+
+class UsageFields(TypedDict):
+    """The ledger's token fields of one usage (typed, so ``LedgerRow(**usage.as_row())`` is
+    checked field by field)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    total_tokens: int
 
 
 @dataclass(frozen=True)
@@ -44,7 +56,7 @@ class CallUsage:
             **{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)}
         )
 
-    def as_row(self) -> dict[str, int]:
+    def as_row(self) -> UsageFields:
         """The ledger fields of this usage."""
         return {  # spelled out: dataclasses.fields() per call was a tenth of an import's time
             "prompt_tokens": self.prompt_tokens,

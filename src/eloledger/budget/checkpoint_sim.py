@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.row import LedgerRow
+
 KINDS = ("passfail", "levels", "continuous")
 SHAPES: dict[str, Callable[[int], int]] = {
     "sampler": lambda n: n,
@@ -48,25 +50,26 @@ def agent_rows(
         raise ValueError(f"kind must be one of {KINDS}")
     rng = np.random.default_rng(seed)
     grow = SHAPES[shape]
-    rows: list[dict[str, Any]] = []
+    rows: list[LedgerRow] = []
     ts = 1.0e9
     for t in range(tasks):
         task = (float(rng.uniform(0.05, 0.6)), float(rng.uniform(0.5, 4.5)))
         for s in range(sessions):
             draws = _draws(rng, kind, grow(attempts), task)
-            base = {"v": 1, "run_id": "sim", "task_id": f"t{t:03d}", "arm": shape,
-                    "agent": "sim", "model": "sim-model", "session": s, "sample": 0}  # fmt: skip
+            base: dict[str, Any] = {"run_id": "sim", "task_id": f"t{t:03d}", "arm": shape,
+                                    "agent": "sim", "model": "sim-model", "session": s,
+                                    "sample": 0}  # fmt: skip
             for n in range(1, attempts + 1):
                 ts += 1.0
-                rows.append({**base, "ts": ts, "role": "checkpoint", "checkpoint": n - 1,
-                             "budget_tokens": n * cost, "budget_turns": n,
-                             **_judged(kind, float(draws[: grow(n)].max()))})  # fmt: skip
+                rows.append(LedgerRow(**base, ts=ts, role="checkpoint", checkpoint=n - 1,
+                                      budget_tokens=n * cost, budget_turns=n,
+                                      **_judged(kind, float(draws[: grow(n)].max()))))  # fmt: skip
             ts += 1.0
-            rows.append({**base, "ts": ts, "role": "sample", "status": "ok",
-                         "prompt_tokens": attempts * cost // 2,
-                         "completion_tokens": attempts * cost - attempts * cost // 2,
-                         "turns": attempts, **_judged(kind, float(draws.max()))})  # fmt: skip
-    return rows
+            rows.append(LedgerRow(**base, ts=ts, role="sample", status="ok",
+                                  prompt_tokens=attempts * cost // 2,
+                                  completion_tokens=attempts * cost - attempts * cost // 2,
+                                  turns=attempts, **_judged(kind, float(draws.max()))))  # fmt: skip
+    return [row.to_dict() for row in rows]  # as a reader hands rows over
 
 
 def _judged(kind: str, value: float) -> dict[str, Any]:

@@ -78,8 +78,8 @@ def _ledger(arms: Sequence[tuple[str, int, str, Groups]]) -> list[dict[str, Any]
         per_task = [outcome for count, outcome in groups for _ in range(count)]
         for t, (n, c) in enumerate(per_task):
             for k in range(n):
-                row = _row(t, arm, 0, k, tokens, passed=k < c, score=float(k < c))
-                rows.append({**row, "run_id": "guide-example", "model": model})
+                rows.append(_row(t, arm, 0, k, tokens, passed=k < c, score=float(k < c),
+                                 run_id="guide-example", model=model))  # fmt: skip
     return rows
 
 

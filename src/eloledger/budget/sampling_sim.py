@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.row import LedgerRow
+
 
 def sampling_sessions(
     *,
@@ -119,19 +121,20 @@ def _level(score: float, levels: int) -> float:
     return float(np.searchsorted(cuts, score)) / (levels - 1)
 
 
-def _row(t: int, arm: str, s: int, k: int, tokens: int, **scores: Any) -> dict[str, Any]:
-    """Sample ``k`` of session ``s`` of ``arm`` on task ``t``: a successful call, server usage."""
-    return {
-        "task_id": f"task{t:03d}",
-        "arm": arm,
-        "session": f"{arm}-{t}-{s}",
-        "sample": k,
-        "role": "sample",
-        "status": "ok",
-        "usage_source": "server",
-        "total_tokens": tokens,
-        **scores,
-    }
+def _row(t: int, arm: str, s: int, k: int, tokens: int, **fields: Any) -> dict[str, Any]:
+    """Sample ``k`` of session ``s`` of ``arm`` on task ``t``: a successful call, server usage,
+    and ``fields`` (its scores): built as a ledger row, handed over as a reader would."""
+    return LedgerRow(
+        task_id=f"task{t:03d}",
+        arm=arm,
+        session=f"{arm}-{t}-{s}",
+        sample=k,
+        role="sample",
+        status="ok",
+        usage_source="server",
+        total_tokens=tokens,
+        **fields,
+    ).to_dict()
 
 
 COT_ELO = {"base": 0.0, "cot": 60.0, "cot_long": 100.0}  # true Elo over "base"

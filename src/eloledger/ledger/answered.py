@@ -20,6 +20,7 @@ from typing import Any
 
 from eloledger.gateway.wire import same_model
 from eloledger.ledger.linegrep import SAMPLE_ROLES, scan_lines
+from eloledger.ledger.row import AnyRow
 from eloledger.words import plural
 
 FIELD = "model_answered"
@@ -34,7 +35,7 @@ class Answered:
         self.calls: Counter[str] = Counter()  # asked -> ok calls that named who answered
         self.first: dict[tuple[str, str], str] = {}  # (asked, answered) -> file:line
 
-    def record(self, row: dict[str, Any], where: str = "") -> None:
+    def record(self, row: AnyRow, where: str = "") -> None:
         asked, answered = row.get("model"), row.get(FIELD)
         if row.get("status", "ok") != "ok" or not isinstance(asked, str):
             return

@@ -1,6 +1,7 @@
-"""Ledger row schema v1: the canonical field names, what each means and which rows carry it
-(``FIELD_GROUPS``, which docs/make_ledger_reference.py turns into docs/ledger-reference.md), and
-the names found in the wild.
+"""Ledger row schema v1: the canonical field names (``FIELDS``, LedgerRow's in ``row.py``, the
+one place they are listed), what each means and which rows carry it (``FIELD_GROUPS``, which
+docs/make_ledger_reference.py turns into docs/ledger-reference.md), and the names found in the
+wild.
 
 A row is one model call (or one attempt of it). ``session`` is an independent attempt
 sequence of one arm on one task (budget curves cut sessions at token checkpoints);
@@ -14,64 +15,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA_VERSION = 1
+from eloledger.ledger.row import SCHEMA_VERSION as SCHEMA_VERSION
+from eloledger.ledger.row import LedgerRow
 
-# Canonical fields, in the order a writer emits them.
-FIELDS: tuple[str, ...] = (
-    "v",
-    "run_id",
-    "experiment",
-    "task_id",
-    "arm",
-    "session",
-    "sample",
-    "round",
-    "role",  # sample | select | judge | probe
-    "model",
-    "profile",
-    "base_url",
-    "wire_api",
-    "prompt_tokens",
-    "completion_tokens",
-    "total_tokens",
-    "reasoning_tokens",
-    "cached_tokens",
-    "usage_source",  # server | estimated | missing
-    "latency_ms",
-    "ttft_ms",
-    "status",  # ok | error
-    "error_class",
-    "error",
-    "http_status",
-    "attempt",
-    "will_retry",  # true on an error row that the runner retries (so it is not final)
-    "finish_reason",
-    "max_tokens",
-    "temperature",
-    "ts",
-    "content",
-    "score",
-    "passed",
-    # Agent sessions and imported logs.
-    "source",  # where an imported row came from: claude-code | codex | gemini-cli | inspect
-    "agent",  # the agent CLI of an agent arm
-    "project",  # the working directory a logged session ran in
-    "call_id",  # the provider's id of one model call (message.id, response_id, ...)
-    "cache_write_tokens",  # prompt tokens written to the cache (part of prompt_tokens)
-    "turns",  # model turns of an agent session
-    "tool_calls",  # tool calls of an agent session
-    "usage_check",  # agree | disagree | unchecked: the final report vs the session log
-    "request_id",  # the gateway's id of the request (x-request-id, x-litellm-call-id)
-    "model_answered",  # the model that answered (gateway header, else the body): fallbacks show
-    "sandbox",  # judged rows: what the judged code ran in (bwrap | none)
-    # Arms and splits: written by the runner on its rows.
-    "split",  # train | val | test: the task's split (or the spec's [tasks] split)
-    "tags",  # the task's tags (problem type, source, ...), a list of strings
-    "prompt_hash",  # a hash of the arm's system prompt and template (the full text: run JSON)
-    "feedback",  # debate/refine rounds: what the call was shown (none | debaters | self | tests)
-    "test_detail",  # a refine arm's failing-tests message, quoted back in its next round
-    "judge_flags",  # judge rows: positions (A, B) whose answer speaks to the judge
-)
+# Canonical fields, in the order a writer emits them: LedgerRow's (the one row contract).
+FIELDS: tuple[str, ...] = LedgerRow.__struct_fields__
 
 # checkpoint: an agent's snapshot; call: one gateway call of an agent session (agent_run.py)
 ROLES = ("sample", "select", "judge", "probe", "checkpoint", "call")
@@ -115,11 +63,10 @@ def judgeable(row: Mapping[str, Any]) -> bool:
 @dataclass(frozen=True)
 class FieldDoc:
     """One ledger field as docs/ledger-reference.md shows it (made by
-    docs/make_ledger_reference.py; a test keeps the page equal to this table, and another checks
-    that what the writers write is in it)."""
+    docs/make_ledger_reference.py, which takes the field's JSON type from LedgerRow; a test keeps
+    the page equal to this table, another this table's names equal to LedgerRow's fields)."""
 
     name: str
-    type: str  # the JSON type(s)
     rows: str  # the roles whose rows carry it ("every": all of them)
     meaning: str
 
@@ -129,134 +76,134 @@ _CALLS = "sample, select, judge, probe, call"
 
 FIELD_GROUPS: tuple[tuple[str, tuple[FieldDoc, ...]], ...] = (
     ("Identity", (
-        FieldDoc("v", "integer", "every", "schema version (1)"),
-        FieldDoc("run_id", "string", "every", "the run that wrote the row"),
-        FieldDoc("experiment", "string", "every", "the spec's experiment name"),
-        FieldDoc("task_id", "string", "every", "the task"),
-        FieldDoc("arm", "string", "every",
+        FieldDoc("v", "every", "schema version (1)"),
+        FieldDoc("run_id", "every", "the run that wrote the row"),
+        FieldDoc("experiment", "every", "the spec's experiment name"),
+        FieldDoc("task_id", "every", "the task"),
+        FieldDoc("arm", "every",
                  "the arm (a strategy or agent); `judge` on judge rows"),
-        FieldDoc("session", "integer or string", "every",
+        FieldDoc("session", "every",
                  "one independent attempt sequence of one arm on one task (an imported "
                  "session's id)"),
-        FieldDoc("sample", "integer", "every",
+        FieldDoc("sample", "every",
                  "the sample inside a session; on judge rows the match"),
-        FieldDoc("round", "integer", _CALLS,
+        FieldDoc("round", _CALLS,
                  "the round of a multi-round strategy; the order the answers were shown on "
                  "judge rows; the call's number inside its session on call rows"),
-        FieldDoc("role", "string", "every",
+        FieldDoc("role", "every",
                  "sample | select | judge | probe | checkpoint | call"),
-        FieldDoc("attempt", "integer", _CALLS, "the try of one call (retries count up)"),
-        FieldDoc("ts", "number", "every", "Unix time in seconds when the row was written"),
+        FieldDoc("attempt", _CALLS, "the try of one call (retries count up)"),
+        FieldDoc("ts", "every", "Unix time in seconds when the row was written"),
     )),
     ("Model and gateway", (
-        FieldDoc("model", "string", "every", "the model asked for"),
-        FieldDoc("model_answered", "string", _CALLS,
+        FieldDoc("model", "every", "the model asked for"),
+        FieldDoc("model_answered", _CALLS,
                  "the model that answered (gateway header, else the body): fallbacks show"),
-        FieldDoc("profile", "string", _CALLS, "the profile the run used"),
-        FieldDoc("base_url", "string", _CALLS, "the gateway root (secrets scrubbed)"),
-        FieldDoc("wire_api", "string", _CALLS,
+        FieldDoc("profile", _CALLS, "the profile the run used"),
+        FieldDoc("base_url", _CALLS, "the gateway root (secrets scrubbed)"),
+        FieldDoc("wire_api", _CALLS,
                  "openai-chat | openai-responses | anthropic | gemini"),
-        FieldDoc("request_id", "string", _CALLS,
+        FieldDoc("request_id", _CALLS,
                  "the gateway's id of the request (x-request-id, x-litellm-call-id)"),
-        FieldDoc("call_id", "string", _CHAT,
+        FieldDoc("call_id", _CHAT,
                  "the provider's id of one model call (message.id, response_id, ...); an "
                  "agent session's id on its session row"),
     )),
     ("Tokens", (
-        FieldDoc("prompt_tokens", "integer or null", _CALLS,
+        FieldDoc("prompt_tokens", _CALLS,
                  "all input tokens, cache reads and writes included"),
-        FieldDoc("completion_tokens", "integer or null", _CALLS,
+        FieldDoc("completion_tokens", _CALLS,
                  "all output tokens, reasoning included"),
-        FieldDoc("total_tokens", "integer or null", _CALLS, "prompt + completion"),
-        FieldDoc("reasoning_tokens", "integer", _CALLS, "part of completion_tokens"),
-        FieldDoc("cached_tokens", "integer", _CALLS, "cache reads, part of prompt_tokens"),
-        FieldDoc("cache_write_tokens", "integer", _CALLS,
+        FieldDoc("total_tokens", _CALLS, "prompt + completion"),
+        FieldDoc("reasoning_tokens", _CALLS, "part of completion_tokens"),
+        FieldDoc("cached_tokens", _CALLS, "cache reads, part of prompt_tokens"),
+        FieldDoc("cache_write_tokens", _CALLS,
                  "prompt tokens written to the cache, part of prompt_tokens"),
-        FieldDoc("usage_source", "string", _CALLS,
+        FieldDoc("usage_source", _CALLS,
                  "server | estimated | missing | log | report: where the counts came from"),
-        FieldDoc("usage_note", "string", "sample, call",
+        FieldDoc("usage_note", "sample, call",
                  "no_usage | zero_usage: the gateway sent no usage, or all zeros"),
     )),
     ("Outcome", (
-        FieldDoc("status", "string", _CALLS, "ok | error"),
-        FieldDoc("error_class", "string", _CALLS,
+        FieldDoc("status", _CALLS, "ok | error"),
+        FieldDoc("error_class", _CALLS,
                  "what kind of error (auth, rate_limit, api, timeout, max_turns, ...)"),
-        FieldDoc("error", "string", _CALLS, "the error's message (secrets scrubbed)"),
-        FieldDoc("http_status", "integer", _CALLS, "the gateway's HTTP status"),
-        FieldDoc("will_retry", "boolean", _CALLS,
+        FieldDoc("error", _CALLS, "the error's message (secrets scrubbed)"),
+        FieldDoc("http_status", _CALLS, "the gateway's HTTP status"),
+        FieldDoc("will_retry", _CALLS,
                  "true on an error row the runner retries (so it is not final)"),
-        FieldDoc("finish_reason", "string", _CHAT, "stop | length | ..., as the gateway said"),
-        FieldDoc("max_tokens", "integer", _CHAT, "the call's output limit"),
-        FieldDoc("temperature", "number", _CHAT, "the call's sampling temperature"),
-        FieldDoc("latency_ms", "number", _CALLS,
+        FieldDoc("finish_reason", _CHAT, "stop | length | ..., as the gateway said"),
+        FieldDoc("max_tokens", _CHAT, "the call's output limit"),
+        FieldDoc("temperature", _CHAT, "the call's sampling temperature"),
+        FieldDoc("latency_ms", _CALLS,
                  "wall time of the call (of the whole session on an agent's session row)"),
-        FieldDoc("ttft_ms", "number or null", _CALLS, "time to the first streamed token"),
-        FieldDoc("content", "string", _CHAT,
+        FieldDoc("ttft_ms", _CALLS, "time to the first streamed token"),
+        FieldDoc("content", _CHAT,
                  "the answer's text (an agent's final message, cut to its first part)"),
-        FieldDoc("warning", "string", "sample",
+        FieldDoc("warning", "sample",
                  "a note on an agent session's count (estimated or no model call seen)"),
     )),
     ("Scores", (
-        FieldDoc("score", "number or null", "sample, select, checkpoint",
+        FieldDoc("score", "sample, select, checkpoint",
                  "the task's score of the answer (or of the snapshot)"),
-        FieldDoc("passed", "boolean or null", "sample, select, checkpoint",
+        FieldDoc("passed", "sample, select, checkpoint",
                  "whether the answer (or the snapshot) passes the task"),
-        FieldDoc("direction", "string", "sample, checkpoint",
+        FieldDoc("direction", "sample, checkpoint",
                  "max | min: whether a higher score is better (scored tasks)"),
-        FieldDoc("sandbox", "string", "sample, checkpoint",
+        FieldDoc("sandbox", "sample, checkpoint",
                  "bwrap | none: what the judged code ran in"),
     )),
     ("Arms and tasks", (
-        FieldDoc("split", "string or null", "every", "train | val | test: the task's split"),
-        FieldDoc("tags", "array of strings", "every",
+        FieldDoc("split", "every", "train | val | test: the task's split"),
+        FieldDoc("tags", "every",
                  "the task's tags (problem type, source, ...)"),
-        FieldDoc("prompt_hash", "string", "sample, select",
+        FieldDoc("prompt_hash", "sample, select",
                  "a hash of the arm's system prompt and template"),
-        FieldDoc("feedback", "string", "sample",
+        FieldDoc("feedback", "sample",
                  "none | debaters | self | tests: what a debate or refine round was shown"),
-        FieldDoc("test_detail", "string", "sample",
+        FieldDoc("test_detail", "sample",
                  "a refine arm's failing-tests message, quoted back in its next round"),
     )),
     ("Judge rows", (
-        FieldDoc("judged", "string", "judge",
+        FieldDoc("judged", "judge",
                  "what the judge compared: `a vs b` (two arms) or one arm (a knockout)"),
-        FieldDoc("winner", "string", "judge", "the arm the verdict chose (no tie)"),
-        FieldDoc("opponent", "string", "judge", "the arm it chose against"),
-        FieldDoc("judge_flags", "array of strings", "judge",
+        FieldDoc("winner", "judge", "the arm the verdict chose (no tie)"),
+        FieldDoc("opponent", "judge", "the arm it chose against"),
+        FieldDoc("judge_flags", "judge",
                  "positions (A, B) whose answer speaks to the judge"),
     )),
     ("Agent sessions", (
-        FieldDoc("agent", "string", "sample, call, checkpoint",
+        FieldDoc("agent", "sample, call, checkpoint",
                  "the agent CLI of an agent arm (claude-code | codex | gemini-cli)"),
-        FieldDoc("turns", "integer", "sample", "model turns of the session"),
-        FieldDoc("tool_calls", "integer", "sample", "tool calls of the session"),
-        FieldDoc("calls", "integer", "sample", "model calls the meter saw in the session"),
-        FieldDoc("max_turns", "integer or null", "sample", "the arm's turn limit"),
-        FieldDoc("usage_check", "string", "sample",
+        FieldDoc("turns", "sample", "model turns of the session"),
+        FieldDoc("tool_calls", "sample", "tool calls of the session"),
+        FieldDoc("calls", "sample", "model calls the meter saw in the session"),
+        FieldDoc("max_turns", "sample", "the arm's turn limit"),
+        FieldDoc("usage_check", "sample",
                  "agree | disagree | unchecked: the CLI's own report against the meter"),
-        FieldDoc("usage_check_detail", "string", "sample", "what disagreed"),
-        FieldDoc("meter_refused", "integer", "sample",
+        FieldDoc("usage_check_detail", "sample", "what disagreed"),
+        FieldDoc("meter_refused", "sample",
                  "requests the meter refused (without the session's token)"),
-        FieldDoc("evidence", "string", "sample",
+        FieldDoc("evidence", "sample",
                  "the folder holding the session's files, logs and snapshots"),
     )),
     ("Checkpoints", (
-        FieldDoc("checkpoint", "integer", "checkpoint", "the snapshot's number in its session"),
-        FieldDoc("final", "boolean", "checkpoint", "the snapshot taken at the session's end"),
-        FieldDoc("budget_tokens", "integer", "checkpoint",
+        FieldDoc("checkpoint", "checkpoint", "the snapshot's number in its session"),
+        FieldDoc("final", "checkpoint", "the snapshot taken at the session's end"),
+        FieldDoc("budget_tokens", "checkpoint",
                  "the session's tokens when the snapshot was taken (the meter's count)"),
-        FieldDoc("budget_turns", "integer", "checkpoint", "its turns then"),
-        FieldDoc("budget_seconds", "number", "checkpoint", "its seconds then"),
-        FieldDoc("snapshot", "string", "checkpoint",
+        FieldDoc("budget_turns", "checkpoint", "its turns then"),
+        FieldDoc("budget_seconds", "checkpoint", "its seconds then"),
+        FieldDoc("snapshot", "checkpoint",
                  "the snapshot's folder, relative to the ledger's"),
     )),
     ("Imported logs", (
-        FieldDoc("source", "string", "sample",
+        FieldDoc("source", "sample",
                  "claude-code | codex | gemini-cli | inspect: where the row came from"),
-        FieldDoc("project", "string", "sample", "the working directory the session ran in"),
-        FieldDoc("dedupe_key", "string", "sample",
+        FieldDoc("project", "sample", "the working directory the session ran in"),
+        FieldDoc("dedupe_key", "sample",
                  "the key the import knows the call by, where it is not call_id"),
-        FieldDoc("sidechain", "boolean", "sample", "a Claude Code sidechain (subagent) call"),
+        FieldDoc("sidechain", "sample", "a Claude Code sidechain (subagent) call"),
     )),
 )  # fmt: skip
 

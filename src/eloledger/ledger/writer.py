@@ -15,13 +15,15 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
+from msgspec import UNSET
 
 from eloledger.errors import UserError
-from eloledger.ledger.schema import SCHEMA_VERSION
+from eloledger.ledger.row import LedgerRow, plain, row_from_dict
 from eloledger.ledger.sources import check_writable
 from eloledger.redact import scrub
 
@@ -60,7 +62,12 @@ class LedgerWriter:
             raise
         self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
 
-    def append(self, row: dict[str, Any]) -> None:
+    def append(self, row: LedgerRow | Mapping[str, Any]) -> None:
+        """Append one row. The writers build :class:`LedgerRow`; a mapping (a test's literal, a
+        row read back) goes through :func:`~eloledger.ledger.row.row_from_dict`, which refuses
+        a name the schema does not have."""
+        if not isinstance(row, LedgerRow):
+            row = row_from_dict(row)
         self.append_line(encode_row(row))
 
     def append_line(self, data: bytes) -> None:
@@ -107,15 +114,22 @@ class LedgerWriter:
         self.close()
 
 
-def encode_row(row: dict[str, Any]) -> bytes:
-    """One ledger line: schema version first, ``ts`` defaulted to now, secrets scrubbed."""
-    record = {"v": SCHEMA_VERSION, **row}
-    record.setdefault("ts", time.time())
+def encode_row(row: LedgerRow) -> bytes:
+    """One ledger line: fields in LedgerRow's order (the version first), ``ts`` defaulted to
+    now, secrets scrubbed; the row itself is left as it was."""
+    changes: dict[str, Any] = {}
+    if row.ts is UNSET:
+        changes["ts"] = time.time()
     for field in _SCRUBBED_FIELDS:
-        value = record.get(field)
-        if isinstance(value, str):
-            record[field] = scrub(value)
-    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n"
+        value = getattr(row, field)
+        if isinstance(value, str) and (clean := scrub(value)) != value:
+            changes[field] = clean
+    if changes:
+        row = msgspec.structs.replace(row, **changes)
+    return _encode(row) + b"\n"
+
+
+_encode = msgspec.json.Encoder(enc_hook=plain).encode
 
 
 def lock_path(path: Path) -> Path:

@@ -10,9 +10,11 @@ A call whose answer carried no usage, or only zeros, is never a 0-token success:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from msgspec import UNSET
 
 from eloledger.agents.usage import CallUsage
+from eloledger.ledger.row import LedgerRow
 
 ROLE = "call"  # an agent session's model call: its tokens are in the session row's sum
 
@@ -47,30 +49,28 @@ class MeteredCall:
             return self.usage
         return self.estimate if self.ok else CallUsage()
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> LedgerRow:
         """The ledger fields of this call (the session's identity fields are added by the
         runner)."""
-        row: dict[str, Any] = {
-            "role": ROLE,
-            "round": self.index,
-            "wire_api": self.wire,
-            "model": self.model_asked,
-            "model_answered": self.model_answered,
+        ok = self.ok
+        return LedgerRow(
+            role=ROLE,
+            round=self.index,
+            wire_api=self.wire,
+            model=self.model_asked,
+            model_answered=self.model_answered,
             **self.counted.as_row(),
-            "usage_source": "server" if self.usage is not None else "estimated",
-            "latency_ms": round(self.latency_ms, 1),
-            "ttft_ms": None if self.ttft_ms is None else round(self.ttft_ms, 1),
-            "http_status": self.http_status,
-            "status": "ok" if self.ok else "error",
-            "request_id": self.request_id,
-            "ts": self.ts,
-        }
-        if self.usage_note:
-            row["usage_note"] = self.usage_note
-        if not self.ok:
-            row["error_class"] = "api"
-            row["error"] = self.error or f"HTTP {self.http_status}"
-        return row
+            usage_source="server" if self.usage is not None else "estimated",
+            latency_ms=round(self.latency_ms, 1),
+            ttft_ms=None if self.ttft_ms is None else round(self.ttft_ms, 1),
+            http_status=self.http_status,
+            status="ok" if ok else "error",
+            request_id=self.request_id,
+            ts=self.ts,
+            usage_note=self.usage_note or UNSET,
+            error_class=UNSET if ok else "api",
+            error=UNSET if ok else self.error or f"HTTP {self.http_status}",
+        )
 
 
 def session_usage(calls: list[MeteredCall]) -> tuple[CallUsage, str]:

@@ -14,9 +14,9 @@ import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from eloledger.agents.usage import CallUsage
+from eloledger.ledger.row import LedgerRow
 from eloledger.meter import MeteredCall
 from eloledger.runner.evidence import private_logs
 
@@ -27,7 +27,7 @@ AGREE, DISAGREE, UNCHECKED = "agree", "disagree", "unchecked"
 @dataclass
 class LogUsage:
     total: CallUsage
-    calls: list[dict[str, Any]] = field(default_factory=list)  # one ledger-shaped row per call
+    calls: list[LedgerRow] = field(default_factory=list)  # one ledger row per call
 
 
 def read_log_usage(agent: str, home: Path) -> LogUsage | None:
@@ -38,7 +38,7 @@ def read_log_usage(agent: str, home: Path) -> LogUsage | None:
         from eloledger.agents.logscan import LogScanner  # type: ignore[import-not-found]
     except ImportError:
         return None
-    rows: list[dict[str, Any]] = []
+    rows: list[LedgerRow] = []
     scanner = LogScanner(logs, emit=rows.append, settle_s=0.0)
     with private_logs(home) as copy:  # the agent's HOME is never read in place
         if copy is None:

@@ -23,10 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
 from eloledger.agents.events import SessionState
 from eloledger.agents.usage import CallUsage
 from eloledger.errors import UserError
 from eloledger.judges.scorer import is_scored
+from eloledger.ledger.row import LedgerRow
 from eloledger.meter import Meter, session_usage
 from eloledger.runner.agent_clis import (
     HEADLESS,
@@ -172,7 +176,7 @@ class AgentSessions:
         sample: int,
         attempt: int = 1,
         on_progress: Callable[[SessionState], None] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[LedgerRow]:
         """The session's rows: its final row, after an ``interrupted`` one when an earlier
         process died during this session (its evidence is there but no row is)."""
         a = arm.agent
@@ -220,8 +224,8 @@ class AgentSessions:
             self.live.pop(key, None)
         cpu0 = time.process_time()
         row = await asyncio.to_thread(self._row, task, arm, session, sample, ep, outcome)
-        row["attempt"] = attempt
-        calls = [{**_identity(row), **call.row()} for call in outcome.calls]
+        row.attempt = attempt
+        calls = [msgspec.structs.replace(call.row(), **_identity(row)) for call in outcome.calls]
         marks = (
             await asyncio.to_thread(checkpoint_rows, row, outcome, task, self.spec.ledger)
             if a.checkpoints
@@ -239,33 +243,33 @@ class AgentSessions:
         attempt: int,
         ep: AgentEndpoint,
         evidence: Path,
-    ) -> dict[str, Any]:
+    ) -> LedgerRow:
         """A row for a session whose process was killed: the tokens its session log shows
         were billed, so they are counted; ``will_retry`` keeps the session unfinished."""
         a = arm.agent
         assert a is not None
         metered = read_metered(evidence)
         logged = read_log_usage(a.agent, evidence / "home")
-        row: dict[str, Any] = {
-            "run_id": self.run_id, "experiment": self.spec.name, "task_id": task.task_id,
-            "arm": arm.name, "session": session, "sample": sample, "round": 0,
-            "role": "sample", "agent": a.agent, "model": ep.model, "profile": ep.profile,
-            "base_url": ep.root_url, "wire_api": WIRE_OF[a.agent], "status": "error",
-            "error_class": "interrupted", "attempt": attempt, "will_retry": True,
-            "error": "eloledger stopped during this session; it is run again",
-            "evidence": str(evidence), "ts": time.time(),
-        }  # fmt: skip
+        row = LedgerRow(
+            run_id=self.run_id, experiment=self.spec.name, task_id=task.task_id,
+            arm=arm.name, session=session, sample=sample, round=0,
+            role="sample", agent=a.agent, model=ep.model, profile=ep.profile,
+            base_url=ep.root_url, wire_api=WIRE_OF[a.agent], status="error",
+            error_class="interrupted", attempt=attempt, will_retry=True,
+            error="eloledger stopped during this session; it is run again",
+            evidence=str(evidence), ts=time.time(),
+        )  # fmt: skip
         if metered is not None:  # the meter's record, written as each call ended
             usage, count = metered
             row.update(usage.as_row())
-            row["usage_source"] = "server"
-            row["calls"] = count
+            row.usage_source = "server"
+            row.calls = count
         elif logged is not None and logged.calls:
             row.update(logged.total.as_row())
-            row["usage_source"] = "log"
-            row["turns"] = len(logged.calls)
+            row.usage_source = "log"
+            row.turns = len(logged.calls)
         else:
-            row["usage_source"] = "missing"  # no log reader, or the CLI wrote no log yet
+            row.usage_source = "missing"  # no log reader, or the CLI wrote no log yet
         return row
 
     @staticmethod
@@ -283,7 +287,7 @@ class AgentSessions:
         sample: int,
         ep: AgentEndpoint,
         outcome: SessionOutcome,
-    ) -> dict[str, Any]:
+    ) -> LedgerRow:
         s = outcome.state
         a = arm.agent
         assert a is not None
@@ -294,63 +298,63 @@ class AgentSessions:
             _write_calls(outcome.evidence_dir / "calls.jsonl", logged.calls)
         asked = list(dict.fromkeys(c.model_asked for c in calls if c.model_asked))
         answered = list(dict.fromkeys(c.model_answered for c in calls if c.model_answered))
-        row: dict[str, Any] = {
-            "run_id": self.run_id,
-            "experiment": self.spec.name,
-            "task_id": task.task_id,
-            "arm": arm.name,
-            "session": session,
-            "sample": sample,
-            "round": 0,
-            "role": "sample",
-            "agent": a.agent,
-            "model": ",".join(asked) if asked else s.model,
-            "model_answered": ",".join(answered) if answered else None,
-            "profile": ep.profile,
-            "base_url": ep.root_url,
-            "wire_api": WIRE_OF[a.agent],
-            "call_id": s.session_id,
-        }
+        row = LedgerRow(
+            run_id=self.run_id,
+            experiment=self.spec.name,
+            task_id=task.task_id,
+            arm=arm.name,
+            session=session,
+            sample=sample,
+            round=0,
+            role="sample",
+            agent=a.agent,
+            model=",".join(asked) if asked else s.model,
+            model_answered=",".join(answered) if answered else None,
+            profile=ep.profile,
+            base_url=ep.root_url,
+            wire_api=WIRE_OF[a.agent],
+            call_id=s.session_id,
+        )
         metered, source = session_usage(calls)
         if calls:
             row.update(metered.as_row())  # the meter's: the sum of the session's calls
-            row["usage_source"] = source
+            row.usage_source = source
             if source == "estimated":
-                row["usage_note"] = "no_usage"
-                row["warning"] = "the gateway sent no usage for some calls: estimated from bytes"
+                row.usage_note = "no_usage"
+                row.warning = "the gateway sent no usage for some calls: estimated from bytes"
         else:  # no model call went out: whatever the CLI claims, nothing was metered
-            row["usage_source"] = "missing"
-            row["warning"] = "the meter saw no model call in this session"
-        row["usage_check"] = check
+            row.usage_source = "missing"
+            row.warning = "the meter saw no model call in this session"
+        row.usage_check = check
         if detail:
-            row["usage_check_detail"] = detail
-        row["calls"] = len(calls)
+            row.usage_check_detail = detail
+        row.calls = len(calls)
         if outcome.refused:
-            row["meter_refused"] = outcome.refused  # requests without the session's token
-        row["turns"] = s.turns
-        row["tool_calls"] = s.tool_calls
-        row["latency_ms"] = round(outcome.wall_s * 1000, 1)
-        row["status"] = "ok" if s.error_class is None else "error"
+            row.meter_refused = outcome.refused  # requests without the session's token
+        row.turns = s.turns
+        row.tool_calls = s.tool_calls
+        row.latency_ms = round(outcome.wall_s * 1000, 1)
+        row.status = "ok" if s.error_class is None else "error"
         if s.error_class is not None:
-            row["error_class"] = s.error_class
-            row["error"] = s.error
-        row["attempt"] = 1
-        row["max_turns"] = a.max_turns
-        row["content"] = s.result_text[:_CONTENT_KEEP]
+            row.error_class = s.error_class
+            row.error = s.error
+        row.attempt = 1
+        row.max_turns = a.max_turns
+        row.content = s.result_text[:_CONTENT_KEEP]
         if outcome.verdict is not None:
-            row["score"] = outcome.verdict.score
-            row["passed"] = outcome.verdict.passed
-            row["sandbox"] = getattr(outcome.verdict, "sandbox", None)
+            row.score = outcome.verdict.score
+            row.passed = outcome.verdict.passed
+            row.sandbox = getattr(outcome.verdict, "sandbox", None)
             if is_scored(task):
-                row["direction"] = task.direction
-        row["evidence"] = str(outcome.evidence_dir)
-        row["ts"] = time.time()
+                row.direction = task.direction
+        row.evidence = str(outcome.evidence_dir)
+        row.ts = time.time()
         return row
 
 
 def checkpoint_rows(
-    session_row: dict[str, Any], outcome: SessionOutcome, task: Task, ledger: Path
-) -> list[dict[str, Any]]:
+    session_row: LedgerRow, outcome: SessionOutcome, task: Task, ledger: Path
+) -> list[LedgerRow]:
     """The session's judged snapshots as ``role = "checkpoint"`` rows (the row contract shared
     with the rating side): increasing budgets on the session row's own (metered) count, the last
     one the final folder with the session's own verdict. No token fields: never counted."""
@@ -363,37 +367,34 @@ def checkpoint_rows(
         [m for m, _ in outcome.checkpoints], final_tokens, final_turns, final_s, final_tokens
     )
     verdicts = {id(m): v for m, v in outcome.checkpoints}
-    base = {
-        "run_id": session_row["run_id"], "experiment": session_row.get("experiment"),
-        "role": "checkpoint", "task_id": session_row["task_id"], "arm": session_row["arm"],
-        "agent": session_row["agent"], "model": session_row.get("model"),
-        "session": session_row["session"], "sample": session_row["sample"],
-    }  # fmt: skip
     steps = [
         (b.tokens, b.turns, b.seconds, verdicts.get(id(m)), m.path) for m, b in kept
     ] + [(final_tokens, final_turns, final_s, outcome.verdict, outcome.evidence_dir / "work")]
-    rows = []
-    for index, (tokens, turns, seconds, verdict, path) in enumerate(steps):
-        row = {**base, "checkpoint": index, "final": index == len(steps) - 1,
-               "budget_tokens": tokens, "budget_turns": turns, "budget_seconds": seconds,
-               "score": verdict.score if verdict else None,
-               "passed": verdict.passed if verdict else None,
-               "sandbox": getattr(verdict, "sandbox", None),
-               "snapshot": os.path.relpath(path, ledger.resolve().parent)}  # fmt: skip
-        if is_scored(task):
-            row["direction"] = task.direction
-        row["ts"] = time.time()
-        rows.append(row)
-    return rows
+    r = session_row
+    return [
+        LedgerRow(
+            run_id=r.run_id, experiment=r.experiment, role="checkpoint", task_id=r.task_id,
+            arm=r.arm, agent=r.agent, model=r.model, session=r.session, sample=r.sample,
+            checkpoint=index, final=index == len(steps) - 1,
+            budget_tokens=tokens, budget_turns=turns, budget_seconds=seconds,
+            score=verdict.score if verdict else None,
+            passed=verdict.passed if verdict else None,
+            sandbox=getattr(verdict, "sandbox", None),
+            snapshot=os.path.relpath(path, ledger.resolve().parent),
+            direction=task.direction if is_scored(task) else UNSET,
+            ts=time.time(),
+        )  # fmt: skip
+        for index, (tokens, turns, seconds, verdict, path) in enumerate(steps)
+    ]
 
 
 _IDENTITY = ("run_id", "experiment", "task_id", "arm", "session", "sample", "agent", "profile",
              "base_url", "attempt")  # fmt: skip
 
 
-def _identity(session_row: dict[str, Any]) -> dict[str, Any]:
-    """The fields a call row shares with its session's row."""
-    return {k: session_row[k] for k in _IDENTITY if k in session_row}
+def _identity(session_row: LedgerRow) -> dict[str, Any]:
+    """The fields a call row shares with its session's row (those it has)."""
+    return {k: v for k in _IDENTITY if (v := getattr(session_row, k)) is not UNSET}
 
 
 def read_metered(evidence: Path) -> tuple[CallUsage, int] | None:
@@ -415,12 +416,11 @@ def read_metered(evidence: Path) -> tuple[CallUsage, int] | None:
     return (total, count) if count else None
 
 
-def _write_calls(path: Path, rows: list[dict[str, Any]]) -> None:
-    import orjson
-
+def _write_calls(path: Path, rows: list[LedgerRow]) -> None:
+    """The session log's calls as the log tells them (evidence, not ledger rows: no time
+    stamped on a call the log gave none)."""
     with open(path, "wb") as fh:
-        for row in rows:
-            fh.write(orjson.dumps(row) + b"\n")
+        fh.write(b"".join(msgspec.json.encode(row) + b"\n" for row in rows))
 
 
 def agents_only_endpoint(spec: ExperimentSpec) -> Endpoint | None:

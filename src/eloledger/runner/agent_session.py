@@ -35,12 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from eloledger import sandbox
 from eloledger.agents.events import CRASH, TIMEOUT, LaunchRequest, SessionState
 from eloledger.judges.rule import Verdict
 from eloledger.judges.scorer import judge_work
+from eloledger.ledger.writer import encode_row
 from eloledger.meter import Meter, MeteredCall, Upstream, behind_meter, client_root
 from eloledger.redact import register_secret, scrub
 from eloledger.runner.agent_clis import HEADLESS
@@ -212,7 +211,7 @@ def _on_call(
     call is on disk at once (a run killed mid-session still knows what it spent)."""
     state.add_metered(call.counted)
     with open(evidence / METER_LOG, "ab") as fh:
-        fh.write(orjson.dumps(call.row()) + b"\n")
+        fh.write(encode_row(call.row()))  # a ledger-shaped line, secrets scrubbed
     if on_progress is not None:
         on_progress(state)
 

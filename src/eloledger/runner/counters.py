@@ -14,6 +14,8 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from eloledger.ledger.row import AnyRow
+
 # Usage the gateway reported: in its answer (server), in an agent CLI's final report of the
 # session (report), or in the session log the CLI wrote (log). Only "estimated" is eloledger's.
 EXACT_USAGE = frozenset({"server", "report", "log"})
@@ -100,7 +102,7 @@ class RunCounters:
             self.estimated_tokens -= n
             self.arm(arm).estimated_tokens -= n
 
-    def apply_row(self, row: dict[str, Any]) -> None:
+    def apply_row(self, row: AnyRow) -> None:
         """Fold one finished ledger row into the counters (used live and when watching)."""
         role = row.get("role") or "sample"
         if role in ("judge", "probe", "checkpoint", "call"):  # agent calls: in their session row
@@ -174,12 +176,12 @@ def _int(value: Any) -> int:
     return 0
 
 
-def _is_final_attempt(row: dict[str, Any]) -> bool:
+def _is_final_attempt(row: AnyRow) -> bool:
     """An error row is final unless the runner marked it ``will_retry``."""
     return not row.get("will_retry", False)
 
 
-def _says_zero(row: dict[str, Any], total: int) -> bool:
+def _says_zero(row: AnyRow, total: int) -> bool:
     """The rule ``tokens`` and ``doctor --ledger`` apply (:func:`ledger.summary.counted_usage`):
     a 0 total, or an explicit 0 prompt count, is usage the gateway did not pass on."""
     prompt = row.get("prompt_tokens")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from eloledger.judges.compare import ArmResult
 from eloledger.judges.llm import both_orders, judge_request, parse_verdict
 from eloledger.judges.rows import judge_fields, pair_arms, verdict_fields
+from eloledger.ledger.row import AnyRow, LedgerRow
 from eloledger.runner.result import RunResult
 from eloledger.runner.selection import fill
 from eloledger.runner.spec import ArmSpec, ExperimentSpec
@@ -25,7 +25,7 @@ from eloledger.runner.state import LedgerState
 from eloledger.tasks import Task
 
 # makes one logical call (retries included) and returns its final row, None if never made
-CallFn = Callable[..., Awaitable[dict[str, Any] | None]]
+CallFn = Callable[..., Awaitable[LedgerRow | None]]
 
 
 class LlmJudge:
@@ -142,7 +142,7 @@ class LlmJudge:
         pair: tuple[str, str] | None = None,
     ) -> float | None:
         key = (task.task_id, arm, session, match, order)
-        row = self.state.judges.get(key)
+        row: AnyRow | None = self.state.judges.get(key)
         if row is None:
             fields = judge_fields(task.task_id, arm, session, match, order)
             j = self.spec.judge

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from eloledger.gateway.causes import config_key, unsupported_params, which_gateway
+from eloledger.ledger.row import AnyRow
 from eloledger.words import plural
 
 BREAK_AFTER = 5
@@ -151,7 +152,7 @@ class Breaker:
         self.after_cooldown = False
         self.error = ""  # the message of the last failure counted
 
-    def record(self, row: dict[str, Any]) -> None:
+    def record(self, row: AnyRow) -> None:
         if row.get("status") == "ok":
             self.run = 0
             self.streak.clear()

@@ -51,7 +51,7 @@ from eloledger.judges.compare import (
     write_results,
 )
 from eloledger.judges.verdicts import mostly_missing, verdict_warning
-from eloledger.ledger import LedgerWriter
+from eloledger.ledger import LedgerRow, LedgerWriter
 from eloledger.ledger.answered import Answered
 from eloledger.ledger.sources import check_writable
 from eloledger.runner import agent_run, strategies
@@ -63,6 +63,7 @@ from eloledger.runner.progress import planned_calls
 from eloledger.runner.providers import RETRYABLE, CallResult, Provider
 from eloledger.runner.resolve import Endpoint, resolve_endpoint, resolve_tasks
 from eloledger.runner.result import RunResult
+from eloledger.runner.rows import call_row, task_labels
 from eloledger.runner.scoring import score_sample
 from eloledger.runner.selection import select
 from eloledger.runner.shard import Shard
@@ -406,7 +407,7 @@ class _Run:
         sample: int,
         round_: int,
         rows: strategies.Rows,
-    ) -> dict[str, Any] | None:
+    ) -> LedgerRow | None:
         """One chat call of an arm: the strategy's prompt, the arm's system, model and route."""
         key = (task.task_id, arm.name, session, sample, round_)
         prompt, feedback = strategies.prompt_for(task, arm, sample, round_, rows)
@@ -474,10 +475,10 @@ class _Run:
                 c.settle_estimate(arm, shown)
         for row in rows:
             row.update(self._task_labels(call.task))
-            if row.get("role") in ("checkpoint", "call"):  # a snapshot; a call in its session's sum
+            if row.role in ("checkpoint", "call"):  # a snapshot; a call in its session's sum
                 self.writer.append(row)
                 continue
-            if _answer_only(call.task) and row.get("status") == "ok" and row.get("score") is None:
+            if _answer_only(call.task) and row.status == "ok" and row.get("score") is None:
                 # the CLI's final message is the answer: judged like a chat reply
                 await score_sample(row, call.task, self.spec.judge, self.tests_gate)
             self.writer.append(row)
@@ -521,8 +522,8 @@ class _Run:
         model: str | None = None,
         system: str | None = None,
         route: _Route | None = None,
-        annotate: Callable[[dict[str, Any]], None] | None = None,
-    ) -> dict[str, Any] | None:
+        annotate: Callable[[LedgerRow], None] | None = None,
+    ) -> LedgerRow | None:
         """Make one logical call; every attempt is a ledger row. None if never made (stop).
         ``annotate`` adds fields read from an ok answer (a judge's winner) before it is written."""
         route = route or self.routes[None]
@@ -559,13 +560,15 @@ class _Run:
                     c.in_flight -= 1
             if role == "sample":
                 c.settle_estimate(arm, res.streamed_estimate)
-            row = self._row(
-                fields, res, attempt, max_tokens, temperature, model, route.endpoint, task
-            )
+            row = call_row(
+                fields, res, run_id=self.run_id, experiment=self.spec.name, model=model,
+                endpoint=route.endpoint, labels=self._task_labels(task), attempt=attempt,
+                max_tokens=max_tokens, temperature=temperature,
+            )  # fmt: skip
             if res.status == "ok" and role == "sample":
                 verdict = await score_sample(row, task, self.spec.judge, self.tests_gate)
                 if verdict is not None and verdict.detail and "feedback" in fields:
-                    row["test_detail"] = verdict.detail[:2000]  # a refine round quotes it
+                    row.test_detail = verdict.detail[:2000]  # a refine round quotes it
             if res.status == "ok" and annotate is not None:
                 annotate(row)
             retry = (
@@ -575,7 +578,7 @@ class _Run:
                 and not self._stopping()
             )
             if retry:
-                row["will_retry"] = True
+                row.will_retry = True
             self._append(row)
             self.breaker.record(row)
             self.answered.record(row)
@@ -591,7 +594,7 @@ class _Run:
             await asyncio.sleep(self._backoff(attempt, res))
             attempt += 1
 
-    def _append(self, row: dict[str, Any]) -> None:
+    def _append(self, row: LedgerRow) -> None:
         try:
             self.writer.append(row)
         except UserError as exc:  # the writer's account of a full or read-only file system
@@ -616,36 +619,8 @@ class _Run:
         step = min(r.cap_s, r.base_s * (2 ** (attempt - 1)))
         return step / 2 + self.rng.uniform(0, step / 2)
 
-    def _row(
-        self,
-        fields: dict[str, Any],
-        res: CallResult,
-        attempt: int,
-        max_tokens: int,
-        temperature: float,
-        model: str | None,
-        endpoint: Endpoint,
-        task: Task,
-    ) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "experiment": self.spec.name,
-            **fields,
-            "model": model or endpoint.model,
-            "profile": endpoint.profile,
-            "base_url": endpoint.base_url,
-            "wire_api": endpoint.wire_api,
-            **res.ledger_fields(),
-            **self._task_labels(task),
-            "attempt": attempt,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "ts": time.time(),
-        }
-
     def _task_labels(self, task: Task) -> dict[str, Any]:
-        """``split`` and ``tags`` on every row, so the gates select rows by them."""
-        return {"split": task.split or self.spec.split, "tags": list(task.tags)}
+        return task_labels(task, self.spec.split)
 
     # ----------------------------------------------------------------------------- judging
     def _llm_judge(self) -> LlmJudge:

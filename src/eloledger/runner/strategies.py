@@ -11,12 +11,11 @@ previous round's calls are final.
 
 from __future__ import annotations
 
-from typing import Any
-
+from eloledger.ledger.row import AnyRow
 from eloledger.runner.spec import ArmSpec
 from eloledger.tasks import Task
 
-Rows = dict[tuple[int, int], dict[str, Any]]  # (sample, round) -> the call's final row
+Rows = dict[tuple[int, int], AnyRow]  # (sample, round) -> the call's final row
 
 _FEEDBACK_KEEP = 1500  # characters of a test failure message quoted back to the model
 
@@ -31,7 +30,7 @@ def prompt_for(task: Task, arm: ArmSpec, sample: int, round_: int, rows: Rows) -
     return _refine(base, rows[(sample, round_ - 1)])
 
 
-def _answer(row: dict[str, Any] | None) -> str:
+def _answer(row: AnyRow | None) -> str:
     if row is None or row.get("status") != "ok":
         return "(no answer: the call failed)"
     return str(row.get("content") or "").strip() or "(empty answer)"
@@ -50,7 +49,7 @@ def _debate(base: str, arm: ArmSpec, sample: int, round_: int, rows: Rows) -> st
     )
 
 
-def _refine(base: str, previous: dict[str, Any]) -> tuple[str, str]:
+def _refine(base: str, previous: AnyRow) -> tuple[str, str]:
     feedback, source = "", "self"
     if previous.get("passed") is False and previous.get("test_detail"):
         message = str(previous["test_detail"])[:_FEEDBACK_KEEP]
@@ -64,7 +63,7 @@ def _refine(base: str, previous: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def final_rows(arm: ArmSpec, rows: Rows) -> list[dict[str, Any] | None]:
+def final_rows(arm: ArmSpec, rows: Rows) -> list[AnyRow | None]:
     """The rows the arm's answer is selected from: each chain's last round (None: not done)."""
     last = arm.rounds - 1
     return [rows.get((sample, last)) for sample in range(arm.n)]

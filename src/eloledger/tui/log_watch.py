@@ -10,24 +10,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from eloledger.ledger.row import LedgerRow
 from eloledger.runner.counters import RunCounters
 from eloledger.tui.app import EloLedgerApp
 from eloledger.tui.sources import POLL_INTERVAL_S, LedgerWatch, _one_line
 
+if TYPE_CHECKING:
+    from eloledger.agents.follow import AgentLogFollower
+
 LABELS = {"claude-code": "Claude Code", "codex": "Codex", "gemini-cli": "Gemini CLI"}
 
 
-def display_row(row: dict[str, Any]) -> dict[str, Any]:
+def display_row(row: LedgerRow) -> LedgerRow:
     """An imported row as the Run view groups it: arm = session + model, task = project."""
     session = str(row.get("session") or "?")
     project = str(row.get("project") or "")
-    return {
-        **row,
-        "arm": f"{session[:8]} {row.get('model') or '?'}",
-        "task_id": Path(project).name or project,
-    }
+    return msgspec.structs.replace(
+        row, arm=f"{session[:8]} {row.get('model') or '?'}", task_id=Path(project).name or project
+    )
 
 
 class AgentLogWatch(LedgerWatch):
@@ -36,6 +40,8 @@ class AgentLogWatch(LedgerWatch):
     The controls (pause, stop, the polling loop) are LedgerWatch's; only where rows come from
     and the detail line differ, so ``LedgerWatch.__init__`` (which opens a ledger) is not run.
     """
+
+    follower: AgentLogFollower  # type: ignore[assignment]  # LedgerWatch's reads a ledger
 
     def __init__(
         self,
