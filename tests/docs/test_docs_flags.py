@@ -57,6 +57,7 @@ OTHER_PROGRAMS = {
     "--guide": "bench/bench_ledger.py, the guide's field set without ts",
     "--guide-memory": "bench/bench_ledger.py",
     "--collide": "bench/bench_ledger.py",
+    "--floor": "bench/bench_meter.py, a bare Python pipe and socat beside the meter",
     "--screenshot": "Chromium's, in the one-shot browser visits",
 }
 """Flags the docs name that belong to another program, one at a time with the reason, so that
