@@ -172,9 +172,8 @@ def _count(value: Any) -> int | None:
 
 
 def _field(obj: Any, name: str) -> int | None:
-    if type(obj) is dict:  # a decoded JSON object, without the Mapping ABC's slow check
-        return _count(obj.get(name))
-    return _count(obj.get(name)) if isinstance(obj, Mapping) else None
+    # a decoded JSON object first: the Mapping ABC's check is slow, and the meter reads here
+    return _count(obj.get(name)) if type(obj) is dict or isinstance(obj, Mapping) else None
 
 
 def _first(obj: Mapping[str, Any], *names: str) -> int | None:

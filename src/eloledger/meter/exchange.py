@@ -50,7 +50,7 @@ class Exchange:
         self.agent = agent
         self.record = record  # numbers the call in its session, in the order calls end
         self.forget = forget  # the session stops tracking it (it ended)
-        self.source: Source | None = None
+        self.source: Source | None = None  # what the gateway leg's send returned: to pause
         self.started, self.wall = time.perf_counter(), time.time()
         self.ended = False
         self._headed = False
@@ -68,8 +68,8 @@ class Exchange:
         agent.on_lost = self._agent_gone
 
     # ------------------------------------------------------------------- what the gateway calls
-    def head(self, status: int, headers: list[tuple[str, str]], source: Source) -> None:
-        self._headed, self._status, self._headers, self.source = True, status, headers, source
+    def head(self, status: int, headers: list[tuple[str, str]]) -> None:
+        self._headed, self._status, self._headers = True, status, headers
         self._streamed = "text/event-stream" in next(
             (v for k, v in headers if k == "content-type"), ""
         )

@@ -44,12 +44,12 @@ class Source(Protocol):
 
 
 class Sink(Protocol):
-    """Takes one answer: ``head`` once (with the source, to pause), then ``piece`` for each part
-    of the body, ``last`` on the call that ends it cleanly (its data may be empty, so the last
-    piece and the end go out in one write); or ``failed`` instead, at any point. A sink may
-    raise ConnectionError from ``piece`` to end the answer (a body over a cap)."""
+    """Takes one answer: ``head`` once, then ``piece`` for each part of the body, ``last`` on
+    the call that ends it cleanly (its data may be empty, so the last piece and the end go out
+    in one write); or ``failed`` instead, at any point. A sink may raise ConnectionError from
+    ``piece`` to end the answer (a body over a cap). What to pause is what the send returned."""
 
-    def head(self, status: int, headers: list[tuple[str, str]], source: Source) -> None: ...
+    def head(self, status: int, headers: list[tuple[str, str]]) -> None: ...
 
     def piece(self, data: bytes, last: bool) -> None: ...
 
@@ -102,7 +102,7 @@ def send_through_httpx(
             return
         try:
             items = [(k.lower(), v) for k, v in response.headers.multi_items()]
-            sink.head(response.status_code, items, switch)
+            sink.head(response.status_code, items)
             sink.piece(b"", False)
             async for data in response.aiter_bytes():
                 sink.piece(data, False)
@@ -144,7 +144,8 @@ class Gateway:
     ) -> Source:
         """Send one request at once on a kept-alive connection, else on a new one; the answer
         goes to ``sink``. A kept-alive connection the gateway closed meanwhile is replaced once
-        (nothing of the answer had come). Returns what to close to abandon the call."""
+        (nothing of the answer had come). Returns the call's :class:`Source`: to pause reading
+        it while the agent's side is full, or to close it."""
         head = [f"{method} {self.prefix}{target} HTTP/1.1", f"host: {self.authority}"]
         head += [f"{k}: {v}" for k, v in headers]
         head.append(f"content-length: {len(body)}")
@@ -357,7 +358,7 @@ class _Connection(asyncio.BufferedProtocol):
         length = None if chunked or "content-length" not in fields else _length(fields)
         self.reusable = "close" not in fields.get("connection", "").lower()
         self._headed = True  # framing read first: a bad one fails before the head is handed on
-        call.sink.head(status, headers, call)
+        call.sink.head(status, headers)
         if self._method == "HEAD" or status in (204, 304) or status < 200 or length == 0:
             self._ended(b"", buf, call)
             return b""
