@@ -34,7 +34,7 @@ class RequestFramer:
     """Whole requests out of a connection's bytes (Content-Length or chunked bodies)."""
 
     def __init__(self) -> None:
-        self._buf = b""
+        self._buf = bytearray()  # appended to in place: a big body comes in many reads
         self._head: tuple[str, str, dict[str, str]] | None = None  # read, body still due
         self._length = 0
         self._chunks: Unchunk | None = None
@@ -46,7 +46,7 @@ class RequestFramer:
         return len(self._buf)
 
     def feed(self, data: bytes) -> None:
-        self._buf = self._buf + data if self._buf else data
+        self._buf += data
 
     def next(self) -> Request | None:
         """The next whole request, or None until more bytes come; BadRequest if they are not
@@ -59,8 +59,8 @@ class RequestFramer:
                 return None
             if end + 4 > MAX_HEADER_BYTES:
                 raise BadRequest("request head too large")
-            self._head = parse_head(self._buf[:end])
-            self._buf = self._buf[end + 4 :]
+            self._head = parse_head(bytes(self._buf[:end]))
+            del self._buf[: end + 4]
             headers = self._head[2]
             self._chunks = Unchunk() if is_chunked(headers) else None
             self._length = 0 if self._chunks else body_length(headers)
@@ -78,16 +78,17 @@ class RequestFramer:
     def _sized_body(self) -> bytes | None:
         if len(self._buf) < self._length:
             return None
-        body, self._buf = self._buf[: self._length], self._buf[self._length :]
+        body = bytes(self._buf[: self._length])
+        del self._buf[: self._length]
         return body
 
     def _chunked_body(self) -> bytes | None:
         assert self._chunks is not None
         try:
-            payload = self._chunks.feed(self._buf)
+            payload = self._chunks.feed(bytes(self._buf))
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
-        self._buf = b""
+        self._buf.clear()
         self._size += len(payload)
         if self._size > MAX_BODY_BYTES:
             raise BadRequest("request body too large")
@@ -95,7 +96,7 @@ class RequestFramer:
             self._parts.append(payload)
         if not self._chunks.done:
             return None
-        body, self._buf = b"".join(self._parts), self._chunks.rest
+        body, self._buf = b"".join(self._parts), bytearray(self._chunks.rest)
         self._chunks, self._parts, self._size = None, [], 0
         return body
 
