@@ -38,7 +38,16 @@ def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "case", ["no ts", "repeated ts", "two files", "a copy", "overlapping shards", "cat L L"]
+    "case",
+    [
+        "no ts",
+        "repeated ts",
+        "two files",
+        "a copy",
+        "a middle copy",
+        "overlapping shards",
+        "cat L L",
+    ],
 )
 @pytest.mark.parametrize(("by", "workers"), [("arm", 1), ("task", 2), ("model", 2)])
 def test_every_shape_streams_and_equals_the_whole_read(
@@ -62,6 +71,8 @@ def test_every_shape_streams_and_equals_the_whole_read(
         paths = [path, write(tmp_path / "b.jsonl", varied_rows(5, 200))]
     if case == "a copy":
         paths = [path, write(tmp_path / "copy.jsonl", rows[:50])]
+    if case == "a middle copy":  # its first batch is new: a slice finds the repeat
+        paths = [path, write(tmp_path / "copy.jsonl", varied_rows(7, 30) + rows[250:300])]
     if case == "overlapping shards":  # the same calls recorded again, with other latencies
         again = [{**r, "latency_ms": 1.5, "sample": i % 3} for i, r in enumerate(rows[100:160])]
         paths = [path, write(tmp_path / "b.jsonl", again + varied_rows(6, 40))]
@@ -71,8 +82,47 @@ def test_every_shape_streams_and_equals_the_whole_read(
     no_fallback(monkeypatch)
     tallied = read_tally(paths, columns(by, True), by, PRICES, workers=workers)
     same(tallied, expected)
-    if case in ("repeated ts", "a copy", "overlapping shards", "cat L L"):
+    if case in ("repeated ts", "a copy", "a middle copy", "overlapping shards", "cat L L"):
         assert any("duplicate" in w for w in tallied[1])
+
+
+def new_calls(seed: int) -> list[dict]:
+    """Rows whose calls no other file records (their task ids are new)."""
+    return [{**r, "task_id": f"new-{seed}-{i}"} for i, r in enumerate(varied_rows(seed, 300))]
+
+
+@pytest.mark.parametrize("case", ["a copy", "shards meeting at a seam", "a middle copy"])
+def test_only_the_file_that_repeats_an_earlier_one_is_folded_in_one_pass(
+    tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """The files before it keep their parallel fold; a file whose first batch repeats an
+    earlier file's row (cat L L, shards overlapping at the seam) is not folded apart first."""
+    rows = varied_rows(4, 600, ts="none")
+    seam = [{**r, "latency_ms": 9.5} for r in rows[-30:]]  # the same calls, other bytes
+    second = {
+        "a copy": rows,
+        "shards meeting at a seam": seam + new_calls(8),
+        "a middle copy": [*new_calls(9), *rows[250:260], *new_calls(10)],
+    }[case]
+    paths = [write(tmp_path / "a.jsonl", rows), write(tmp_path / "b.jsonl", second)]
+    paths.append(write(tmp_path / "c.jsonl", varied_rows(11, 200) + rows[:5]))
+    apart, in_order = [], []
+    slices, one_pass = streamfold._in_slices, streamfold._Folding.fold_in_order
+    monkeypatch.setattr(
+        streamfold,
+        "_in_slices",
+        lambda path, *a: apart.append(path.name) or slices(path, *a),
+    )
+    monkeypatch.setattr(
+        streamfold._Folding,
+        "fold_in_order",
+        lambda self, s, n: in_order.append(s) or one_pass(self, s, n),
+    )
+    tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=2)
+    same(tallied, whole(paths, "arm", PRICES))
+    assert in_order == [1, 2]
+    assert apart == (["a.jsonl", "b.jsonl"] if case == "a middle copy" else ["a.jsonl"])
+    assert any("duplicate" in w for w in tallied[1])
 
 
 def test_a_blank_line_still_takes_the_exact_path(tmp_path: Path) -> None:

@@ -121,11 +121,16 @@ def _hashes(items: Sequence[Any], check: Callable[[Any], Any]) -> tuple[np.ndarr
 class Repeats:
     """The duplicate rules over batches of rows in reading order (see the module's doc).
 
-    ``calls``: look for calls repeated across files (default: when there are several)."""
+    ``calls``: look for calls repeated across files (default: when there are several).
+    ``last_file_calls``: keep the last file's calls too (a worker hands them back); otherwise
+    no later file can repeat them, and they are not stored (two shards: half the store)."""
 
-    def __init__(self, sources: Sequence[Path], *, calls: bool | None = None) -> None:
+    def __init__(
+        self, sources: Sequence[Path], *, calls: bool | None = None, last_file_calls: bool = False
+    ) -> None:
         self.sources = [str(s) for s in sources]
         self.check_calls = len(self.sources) > 1 if calls is None else calls
+        self.last_file_calls = last_file_calls
         self.lines = SeenKeys()  # only the hashes: a repeat's first line is found by settle()
         self.calls = SeenKeys(2)  # calls of the earlier files: (second hash, place)
         self.file_seen = SeenKeys(2)  # the calls this file recorded first
@@ -164,7 +169,8 @@ class Repeats:
         repeat[inside] = True
         self.lines.add(keys[~repeat])
         if self.check_calls:
-            repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of)
+            store = self.last_file_calls or source < len(self.sources) - 1
+            repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of, store)
         self._record(places[repeat], repeat_of[repeat], keys[repeat])
         return ~repeat
 
@@ -215,8 +221,10 @@ class Repeats:
         places: np.ndarray,
         repeat: np.ndarray,
         repeat_of: np.ndarray,
+        store: bool,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Rows whose call an earlier file recorded (rows that repeat a line excepted)."""
+        """Rows whose call an earlier file recorded (rows that repeat a line excepted); with
+        ``store``, this file's new calls are kept for the files after it."""
         found = _identities(data, count)
         if found is None:
             raise NeedsExactPath
@@ -232,6 +240,8 @@ class Repeats:
         repeat, repeat_of = repeat.copy(), repeat_of.copy()
         repeat[fresh[seen]] = True
         repeat_of[fresh[seen]] = seen_places[seen]
+        if not store:
+            return repeat, repeat_of
         keys, checks, places = keys[~seen], checks[~seen], places[fresh[~seen]]
         known, known_checks, _ = self.file_seen.lookup(keys)
         if (known & (known_checks != checks)).any():
@@ -342,7 +352,7 @@ class _Range:
     repeats: Repeats
     answered: bool = False  # a line names ``model_answered`` (the answered-model warning)
     line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
-    call_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
+    calls: tuple[np.ndarray, ...] = (_EMPTY, _EMPTY, _EMPTY)  # key, check, place
 
 
 def _fold_range(
@@ -382,13 +392,13 @@ def _worker(
 ) -> _Range:
     """A slice folded in a worker process, against nothing seen before it; what goes back is
     the tally, the repeats found, and the keys of its distinct lines and calls."""
-    repeats = Repeats([path], calls=calls)
+    repeats = Repeats([path], calls=calls, last_file_calls=True)
     folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
     repeats.settle([(0, path, start, end)])
     keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
     keys.sort()
     folded.line_keys = keys
-    folded.call_keys = repeats.file_calls()[0] if calls else _EMPTY
+    folded.calls = repeats.file_calls() if calls else (_EMPTY, _EMPTY, _EMPTY)
     return folded
 
 
@@ -404,8 +414,37 @@ class Folded:
     answered: bool
 
 
-class _Overlap(Exception):
-    """A slice repeats a row of an earlier slice: fold again in one pass, in order."""
+@dataclass
+class _Folding:
+    """The files folded so far, whichever way: the in-order fold goes on from here."""
+
+    paths: Sequence[Path]
+    tally: Any
+    repeats: Repeats
+    warnings: list[str] = field(default_factory=list)
+    located: dict[int, str] = field(default_factory=dict)
+    answered: bool = False
+    ranges: list[tuple[int, Path, int, int]] = field(default_factory=list)
+
+    def fold_in_order(self, source: int, names: Sequence[str]) -> None:
+        """Fold file ``source`` in one pass against everything folded before it."""
+        from eloledger.ledger.reader import _inspect, _torn_message
+
+        path = self.paths[source]
+        end, torn = _inspect(path)
+        folded = _fold_range(path, 0, end, names, self.tally, self.repeats, source, 1)
+        self.ranges.append((source, path, 0, end))
+        self.answered = self.answered or folded.answered
+        self.located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
+        self.repeats.end_of_file()
+        if torn:
+            self.warnings.append(_torn_message(path, folded.lines + 1, torn))
+
+    def result(self) -> Folded:
+        self.repeats.settle(self.ranges)
+        message = self.repeats.message()
+        warnings = self.warnings + ([message] if message else [])
+        return Folded(self.tally, warnings, self.located.__getitem__, self.answered)
 
 
 def fold_files(
@@ -416,97 +455,143 @@ def fold_files(
     tally's evidence rows. NeedsExactPath if a line needs the exact reader.
 
     Big files are folded in slices by worker processes, each slice against nothing seen
-    before it; when a slice repeats an earlier one's row (``cat L L``, overlapping shards) the
-    files are folded again in one process, in order, which applies the rules exactly."""
-    from eloledger.ledger.fastread import _auto_workers
+    before it. From the first file that repeats an earlier file's row (or whose slices
+    repeat each other's: ``cat L L``), the files are folded in one process, in order, which
+    applies the rules exactly; the files before it are not folded again."""
+    from eloledger.ledger.fastread import _PARALLEL_MIN_BYTES, _auto_workers
 
     sizes = [p.stat().st_size for p in paths]
     count = workers if workers is not None else _auto_workers(max(sizes, default=0))
-    if count > 1:
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            return _fold_parallel(paths, names, new, count)
-        except (_Overlap, BrokenProcessPool):
-            pass
-    return _fold_in_order(paths, names, new)
-
-
-def _fold_in_order(paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any]) -> Folded:
-    from eloledger.ledger.reader import _inspect, _torn_message
-
-    tally, repeats = new(), Repeats(paths)
-    warnings: list[str] = []
-    located: dict[int, str] = {}
-    answered = False
-    folded_ranges = []
-    for source, path in enumerate(paths):
-        end, torn = _inspect(path)
-        folded = _fold_range(path, 0, end, names, tally, repeats, source, 1)
-        folded_ranges.append((source, path, 0, end))
-        answered = answered or folded.answered
-        located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
-        repeats.end_of_file()
-        if torn:
-            warnings.append(_torn_message(path, folded.lines + 1, torn))
-    repeats.settle(folded_ranges)
-    message = repeats.message()
-    warnings += [message] if message else []
-    return Folded(tally, warnings, located.__getitem__, answered)
+    folding = _Folding(paths, new(), Repeats(paths))
+    smallest = 0 if workers else _PARALLEL_MIN_BYTES  # asked for: every file is split
+    done = _fold_parallel(folding, names, new, count, smallest) if count > 1 else 0
+    for source in range(done, len(paths)):
+        folding.fold_in_order(source, names)
+    return folding.result()
 
 
 def _fold_parallel(
-    paths: Sequence[Path], names: Sequence[str], new: Callable[[], Any], count: int
-) -> Folded:
-    """Every file in ``count`` slices folded at once; the slices' tallies merged in order.
-    Only the keys of the lines (and calls) seen are kept here: any match is an overlap."""
+    folding: _Folding, names: Sequence[str], new: Callable[[], Any], count: int, smallest: int
+) -> int:
+    """Fold the files one after another, each of ``smallest`` bytes or more in ``count``
+    slices at once, until one
+    repeats a row of an earlier one (or its slices repeat each other's): how many were
+    folded so. Each slice is folded against nothing; what it saw (the keys of its lines and
+    calls) goes into ``folding.repeats``, so the in-order fold of the rest starts from there."""
     import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    repeats = folding.repeats
+    context = multiprocessing.get_context("fork")
+    for source, path in enumerate(folding.paths):
+        if source and _head_repeats(path, repeats):
+            return source  # cat L L, overlapping shards: no use folding it apart first
+        try:
+            slices = (count, smallest, context)
+            parts, end, torn = _in_slices(path, names, new, repeats.check_calls, slices)
+        except BrokenProcessPool:
+            return source
+        if _overlaps(parts, repeats):
+            return source
+        _commit(folding, source, path, parts, end, torn)
+    return len(folding.paths)
+
+
+def _head_repeats(path: Path, repeats: Repeats) -> bool:
+    """Whether the file's first batch repeats a line or a call of the files folded before:
+    where ``cat L L`` and overlapping shards repeat rows (found before the work, not after)."""
+    for _, _, view in read_batches(path, 0, path.stat().st_size, _BATCH_BYTES):
+        data = bytes(view)
+        stripped = list(map(bytes.strip, batch_lines(data)))
+        keys = np.fromiter(map(hash, stripped), dtype=np.int64, count=len(stripped))
+        if repeats.lines.lookup(keys)[0].any():
+            return True
+        found = _identities(data, len(stripped)) if repeats.check_calls else None
+        if found is None:
+            return False
+        idents, has = found
+        mine = [ident for ident, flag in zip(idents, has.tolist(), strict=True) if flag]
+        calls = np.fromiter(map(hash, mine), dtype=np.int64, count=len(mine))
+        return bool(repeats.calls.lookup(calls)[0].any())
+    return False
+
+
+def _in_slices(
+    path: Path, names: Sequence[str], new: Callable[[], Any], calls: bool, slices: tuple
+) -> tuple[list[_Range], int, int]:
+    """One file folded in ``count`` slices when it has ``smallest`` bytes or more (``slices``:
+    count, smallest, the fork context; this process folds the first slice, and the workers
+    are gone before the slices are merged): the slices in order, the file's end and its torn
+    tail."""
     from concurrent.futures import ProcessPoolExecutor
 
     from eloledger.ledger.fastread import _split
-    from eloledger.ledger.reader import _inspect, _torn_message
+    from eloledger.ledger.reader import _inspect
 
-    tally, repeats = new(), Repeats(paths)
-    lines: list[np.ndarray] = []  # each slice's sorted line keys (never one copy of them all)
-    calls = _EMPTY  # sorted keys of the earlier files' calls
-    warnings: list[str] = []
-    located: dict[int, str] = {}
-    answered = False
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(count - 1, mp_context=context) as pool:
-        for source, path in enumerate(paths):
-            end, torn = _inspect(path)
-            bounds = _split(path, end, count)
-            check = repeats.check_calls
-            futures = [pool.submit(_worker, path, a, b, names, new, check) for a, b in bounds[1:]]
-            try:
-                pending = [_worker(path, *bounds[0], names, new, check), *futures]
-                offset, file_calls = 0, []
-                for item in pending:
-                    part = item if isinstance(item, _Range) else item.result()
-                    answered = answered or part.answered
-                    if any(_any_in(part.line_keys, seen) for seen in lines):
-                        raise _Overlap  # a slice repeats a line of an earlier one
-                    lines.append(part.line_keys)
-                    if len(calls) and _any_in(part.call_keys, calls):
-                        raise _Overlap
-                    file_calls.append(part.call_keys)
-                    shift = (source << 40) + offset
-                    repeats.shown = (repeats.shown + [(a + shift, b + shift) for a, b in part.repeats.shown])[:_SHOW]  # fmt: skip
-                    repeats.count += part.repeats.count
-                    rows = tally.rows
-                    tally.merge(part.tally)
-                    located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
-                    offset += part.lines
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            calls = np.union1d(calls, np.concatenate(file_calls))
-            if torn:
-                warnings.append(_torn_message(path, offset + 1, torn))
-    message = repeats.message()
-    warnings += [message] if message else []
-    return Folded(tally, warnings, located.__getitem__, answered)
+    count, smallest, context = slices
+    end, torn = _inspect(path)
+    if end < smallest:
+        return [_worker(path, 0, end, names, new, calls)], end, torn
+    bounds = _split(path, end, count)
+    with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
+        futures = [pool.submit(_worker, path, a, b, names, new, calls) for a, b in bounds[1:]]
+        try:
+            parts = [_worker(path, *bounds[0], names, new, calls)]
+            parts += [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return parts, end, torn
+
+
+def _overlaps(parts: Sequence[_Range], repeats: Repeats) -> bool:
+    """Whether a slice repeats a line of an earlier slice or file, or a call of an earlier
+    file (then the file is folded again, in order, from what ``repeats`` holds now)."""
+    for k, part in enumerate(parts):
+        if repeats.lines.lookup(part.line_keys)[0].any():
+            return True
+        if any(_any_in(part.line_keys, earlier.line_keys) for earlier in parts[:k]):
+            return True
+        keys, checks, _ = part.calls
+        seen, seen_checks, _ = repeats.calls.lookup(keys)
+        if (seen & (seen_checks != checks)).any():
+            raise NeedsExactPath  # two calls share a 64-bit hash: be exact
+        if seen.any():
+            return True
+    return False
+
+
+def _commit(
+    folding: _Folding, source: int, path: Path, parts: Sequence[_Range], end: int, torn: int
+) -> None:
+    """Add a file's slices to ``folding`` in order: the tally, the repeats found, and (unless
+    it is the last file, which no later one can repeat) its lines and calls, each call at its
+    first place (a call repeated inside one file is not a duplicate)."""
+    from eloledger.ledger.reader import _torn_message
+
+    repeats, tally = folding.repeats, folding.tally
+    keep = source < len(folding.paths) - 1
+    offset = 0
+    for part in parts:
+        folding.answered = folding.answered or part.answered
+        shift = (source << 40) + offset
+        repeats.shown = (repeats.shown + [(a + shift, b + shift) for a, b in part.repeats.shown])[:_SHOW]  # fmt: skip
+        repeats.count += part.repeats.count
+        rows = tally.rows
+        tally.merge(part.tally)
+        folding.located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
+        if keep:
+            repeats.lines.add(part.line_keys)
+            keys, checks, places = part.calls
+            known, known_checks, _ = repeats.file_seen.lookup(keys)
+            if (known & (known_checks != checks)).any():
+                raise NeedsExactPath
+            repeats.file_seen.add(keys[~known], checks[~known], places[~known] + shift)
+        offset += part.lines
+    repeats.end_of_file()
+    folding.ranges.append((source, path, 0, end))
+    if torn:
+        folding.warnings.append(_torn_message(path, offset + 1, torn))
 
 
 def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
