@@ -198,3 +198,39 @@ def test_two_lines_that_share_a_hash_across_batches_are_read_exactly(
     tally, warnings = read_tally(path, columns("arm", False), "arm", None, workers=1)
     assert tally.rows == 400 and not any("duplicate" in w for w in warnings)
     assert sum(g["total_tokens"] for g in tally.groups()) == sum(r["total_tokens"] for r in rows)
+
+
+def test_two_calls_that_share_a_hash_across_files_are_read_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the hash of each call is kept, so a row whose call hash an earlier file had is
+    left out at once; settle() then reads the files again, finds two different calls under
+    that hash, and the files are read whole: both rows count, neither is called a repeat."""
+    first = {"task_id": "t1", "arm": "a", "sample": 0, "total_tokens": 10}
+    other = {"task_id": "t2", "arm": "a", "sample": 0, "total_tokens": 20}
+    paths = [write(tmp_path / "a.jsonl", [first]), write(tmp_path / "b.jsonl", [other])]
+    real_hash = hash
+
+    def colliding(value: object) -> int:
+        if isinstance(value, tuple) and "t2" in value:
+            return real_hash(tuple("t1" if v == "t2" else v for v in value))
+        return real_hash(value)
+
+    monkeypatch.setattr(streamfold, "hash", colliding, raising=False)
+    with pytest.raises(NeedsExactPath):
+        streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
+    tally, warnings = read_tally(paths, columns("arm", False), "arm", None, workers=1)
+    assert tally.rows == 2 and not any("duplicate" in w for w in warnings)
+    assert sum(g["total_tokens"] for g in tally.groups()) == 30
+
+
+def test_a_call_recorded_again_in_another_file_names_its_first_line(tmp_path: Path) -> None:
+    rows = [{"task_id": f"t{i}", "arm": "a", "sample": 0, "total_tokens": i} for i in range(5)]
+    again = {**rows[3], "latency_ms": 12.0}  # the same call, other bytes
+    paths = [
+        write(tmp_path / "a.jsonl", rows),
+        write(tmp_path / "b.jsonl", [rows[0] | {"task_id": "new"}, again]),
+    ]
+    folded = streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
+    assert folded.tally.rows == 6
+    assert folded.warnings == [duplicate_message([(f"{paths[1]}:2", f"{paths[0]}:4")])]

@@ -11,7 +11,10 @@ the rules need to recognise a later repeat of it:
   checks every later one against it byte for byte, so a hash collision can only send the read
   to the exact path;
 * with several files, its call identity (the tuple :func:`dedupe.identity` makes): its seeded
-  hash, the hash of it salted (a second, independent digest), and its place: 24 bytes.
+  hash, 8 bytes (none for the last file's calls: no later file can repeat them). A row whose
+  call an earlier file recorded is left out at once; :meth:`Repeats.settle` reads the files
+  again (only if that happened) and checks that every row with that hash records the same
+  call.
 
 The hashes are kept in sorted numpy runs split into buckets by the hash's top bits (merging a
 bucket never copies the whole set). The rules
@@ -40,7 +43,6 @@ from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
-_SALT = "\x00eloledger-identity-check"
 _EMPTY = np.zeros(0, dtype=np.int64)
 _ANSWERED = b'"model_answered"'
 
@@ -111,11 +113,11 @@ def _merge(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.nda
     return tuple(out)
 
 
-def _hashes(items: Sequence[Any], check: Callable[[Any], Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(Python's seeded hash of each item, of ``check(item)``) as int64 arrays."""
-    keys = np.fromiter(map(hash, items), dtype=np.int64, count=len(items))
-    checks = np.fromiter(map(hash, map(check, items)), dtype=np.int64, count=len(items))
-    return keys, checks
+def call_keys(idents: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    """Python's seeded hash of each call identity, never 0 (0 marks "no call" in arrays)."""
+    keys = np.fromiter(map(hash, idents), dtype=np.int64, count=len(idents))
+    keys[keys == 0] = 1
+    return keys
 
 
 class Repeats:
@@ -132,12 +134,14 @@ class Repeats:
         self.check_calls = len(self.sources) > 1 if calls is None else calls
         self.last_file_calls = last_file_calls
         self.lines = SeenKeys()  # only the hashes: a repeat's first line is found by settle()
-        self.calls = SeenKeys(2)  # calls of the earlier files: (second hash, place)
-        self.file_seen = SeenKeys(2)  # the calls this file recorded first
+        self.calls = SeenKeys()  # the earlier files' calls (hashes: confirmed by settle())
+        self.file_seen = SeenKeys()  # the calls this file recorded first
         self.count = 0
         self.shown: list[tuple[int, int]] = []  # (repeat, first) places
         self.unplaced: dict[int, int] = {}  # shown index -> its line's hash (first: settle())
+        self.unplaced_calls: dict[int, int] = {}  # shown index -> its call's hash
         self.pending: list[np.ndarray] = []  # hashes of lines repeated from an earlier batch
+        self.pending_calls: list[np.ndarray] = []  # hashes of calls an earlier file recorded
 
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
@@ -170,16 +174,26 @@ class Repeats:
         self.lines.add(keys[~repeat])
         if self.check_calls:
             store = self.last_file_calls or source < len(self.sources) - 1
-            repeat, repeat_of = self._calls(data, count, places, repeat, repeat_of, store)
-        self._record(places[repeat], repeat_of[repeat], keys[repeat])
+            calls = self._calls(data, count, repeat, store)
+            repeat = repeat | (calls != 0)
+            keys = np.where(calls != 0, calls, keys)  # a call repeat is placed by its call
+        else:
+            calls = np.zeros(count, dtype=np.int64)
+        self._record(places[repeat], repeat_of[repeat], keys[repeat], calls[repeat] != 0)
         return ~repeat
 
     def settle(self, ranges: Sequence[tuple[int, Path, int, int]]) -> None:
-        """Confirm the lines :meth:`keep` left out for a hash an earlier batch had: read
-        ``ranges`` (source, file, start, end: what was folded) again in order, find the first
-        line with each such hash, and check every later one against it byte for byte (read
-        back from the file). Fills in the shown repeats' first lines. NeedsExactPath on a
-        mismatch: two different lines shared a 64-bit hash."""
+        """Confirm what :meth:`keep` left out for a hash seen before: the lines (byte for
+        byte, :meth:`_settle_lines`) and the calls (:meth:`_settle_calls`). ``ranges``:
+        (source, file, start, end), what was folded, in order. Fills in the shown repeats'
+        first places. NeedsExactPath on a mismatch: two different lines or calls shared a
+        64-bit hash."""
+        self._settle_lines(ranges)
+        self._settle_calls(ranges)
+
+    def _settle_lines(self, ranges: Sequence[tuple[int, Path, int, int]]) -> None:
+        """Read ``ranges`` again in order, find the first line with each hash a left-out line
+        had, and check every later one against it byte for byte (read back from the file)."""
         if not self.pending:
             return
         wanted = np.unique(np.concatenate(self.pending))
@@ -214,51 +228,65 @@ class Repeats:
             self.shown[index] = (self.shown[index][0], int(first_place[slot]))
         self.pending, self.unplaced = [], {}
 
-    def _calls(
-        self,
-        data: bytes,
-        count: int,
-        places: np.ndarray,
-        repeat: np.ndarray,
-        repeat_of: np.ndarray,
-        store: bool,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Rows whose call an earlier file recorded (rows that repeat a line excepted); with
-        ``store``, this file's new calls are kept for the files after it."""
+    def _settle_calls(self, ranges: Sequence[tuple[int, Path, int, int]]) -> None:
+        """Read ``ranges`` again in order, find the first row with each call hash a left-out
+        row had, and check that every row with that hash records the same call."""
+        if not self.pending_calls:
+            return
+        wanted = np.unique(np.concatenate(self.pending_calls))
+        first_place = np.full(len(wanted), -1, dtype=np.int64)
+        first_call: dict[int, tuple[Any, ...]] = {}
+        for source, path, start, end in ranges:
+            for number, _, view in read_batches(path, start, end, _BATCH_BYTES):
+                data = bytes(view)
+                found = _identities(data, len(batch_lines(data)))
+                if found is None:
+                    raise NeedsExactPath  # (the fold read these lines: the file changed)
+                idents, has = found
+                rows = np.flatnonzero(has)
+                mine = [idents[i] for i in rows.tolist()]
+                keys = call_keys(mine)
+                at = np.minimum(np.searchsorted(wanted, keys), len(wanted) - 1)
+                for k in np.flatnonzero(wanted[at] == keys).tolist():
+                    slot = int(at[k])
+                    if slot not in first_call:
+                        first_call[slot] = mine[k]
+                        first_place[slot] = (source << 40) + number + int(rows[k])
+                    elif mine[k] != first_call[slot]:
+                        raise NeedsExactPath
+        for index, key in self.unplaced_calls.items():
+            slot = int(np.searchsorted(wanted, key))
+            self.shown[index] = (self.shown[index][0], int(first_place[slot]))
+        self.pending_calls, self.unplaced_calls = [], {}
+
+    def _calls(self, data: bytes, count: int, repeat: np.ndarray, store: bool) -> np.ndarray:
+        """For each row whose call an earlier file recorded (rows that repeat a line
+        excepted), the call's hash; 0 for the others. With ``store``, this file's new calls
+        are kept for the files after it. Only hashes are kept: :meth:`settle` confirms."""
         found = _identities(data, count)
         if found is None:
             raise NeedsExactPath
         idents, has = found
+        calls = np.zeros(count, dtype=np.int64)
         fresh = np.flatnonzero(~repeat & has)
         if not len(fresh):
-            return repeat, repeat_of
+            return calls
         mine = [idents[i] for i in fresh.tolist()]
-        keys, checks = _hashes(mine, _salted)
-        seen, seen_checks, seen_places = self.calls.lookup(keys)
-        if (seen & (seen_checks != checks)).any():
-            raise NeedsExactPath
-        repeat, repeat_of = repeat.copy(), repeat_of.copy()
-        repeat[fresh[seen]] = True
-        repeat_of[fresh[seen]] = seen_places[seen]
-        if not store:
-            return repeat, repeat_of
-        keys, checks, places = keys[~seen], checks[~seen], places[fresh[~seen]]
-        known, known_checks, _ = self.file_seen.lookup(keys)
-        if (known & (known_checks != checks)).any():
-            raise NeedsExactPath
-        keys, checks, places = keys[~known], checks[~known], places[~known]
-        first = _firsts(keys, checks) == np.arange(len(keys))
-        self.file_seen.add(keys[first], checks[first], places[first])
-        return repeat, repeat_of
+        keys = call_keys(mine)
+        (seen,) = self.calls.lookup(keys)
+        if seen.any():
+            self.pending_calls.append(keys[seen])
+            calls[fresh[seen]] = keys[seen]
+        if store:
+            new = np.unique(keys[~seen])
+            (known,) = self.file_seen.lookup(new)
+            self.file_seen.add(new[~known])
+        return calls
 
-    def file_calls(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The calls this file recorded first (taken: the next file starts afresh)."""
-        runs = [run for bucket in self.file_seen.runs for run in bucket]
-        self.file_seen = SeenKeys(2)
-        if not runs:
-            return _EMPTY, _EMPTY, _EMPTY
-        keys, checks, places = (np.concatenate(x) for x in zip(*runs, strict=True))
-        return keys, checks, places
+    def file_calls(self) -> np.ndarray:
+        """The calls this file recorded (taken: the next file starts afresh)."""
+        keys, self.file_seen = self.file_seen.keys(), SeenKeys()
+        return keys
 
     def end_of_file(self) -> None:
         """This file's calls become "recorded by an earlier file" for the next ones (a call
@@ -267,17 +295,23 @@ class Repeats:
         for bucket in self.file_seen.runs:
             for run in bucket:
                 self.calls.add(*run)
-        self.file_seen = SeenKeys(2)
+        self.file_seen = SeenKeys()
 
-    def _record(self, rows: np.ndarray, firsts: np.ndarray, keys: np.ndarray) -> None:
-        """Count the repeats; keep the first few pairs (a first of -1: found by settle())."""
+    def _record(
+        self, rows: np.ndarray, firsts: np.ndarray, keys: np.ndarray, calls: np.ndarray
+    ) -> None:
+        """Count the repeats; keep the first few pairs (a first of -1: found by settle(),
+        from the line's hash, or the call's where ``calls``)."""
         self.count += len(rows)
         room = _SHOW - len(self.shown)
-        for row, first, key in zip(rows[:room].tolist(), firsts[:room].tolist(),
-                                   keys[:room].tolist(), strict=True):  # fmt: skip
-            if first < 0:
+        for row, first, key, call in zip(rows[:room].tolist(), firsts[:room].tolist(),
+                                         keys[:room].tolist(), calls[:room].tolist(),
+                                         strict=True):  # fmt: skip
+            if call:
+                self.unplaced_calls[len(self.shown)] = key
+            elif first < 0:
                 self.unplaced[len(self.shown)] = key
-            self.shown.append((row, first))
+            self.shown.append((row, -1 if call else first))
 
     def message(self) -> str | None:
         if not self.count:
@@ -318,10 +352,6 @@ def _refuse_deep(
             raise _too_deep(f"{source}:{first_line + index}")
 
 
-def _salted(ident: tuple[Any, ...]) -> tuple[Any, ...]:
-    return (_SALT, *ident)
-
-
 def _firsts(keys: np.ndarray, checks: np.ndarray | None = None) -> np.ndarray:
     """For each position, the first position with the same key (its check must match)."""
     if not len(keys):
@@ -352,7 +382,7 @@ class _Range:
     repeats: Repeats
     answered: bool = False  # a line names ``model_answered`` (the answered-model warning)
     line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
-    calls: tuple[np.ndarray, ...] = (_EMPTY, _EMPTY, _EMPTY)  # key, check, place
+    calls: np.ndarray = field(default_factory=lambda: _EMPTY)  # hashes of its calls
 
 
 def _fold_range(
@@ -398,7 +428,7 @@ def _worker(
     keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
     keys.sort()
     folded.line_keys = keys
-    folded.calls = repeats.file_calls() if calls else (_EMPTY, _EMPTY, _EMPTY)
+    folded.calls = repeats.file_calls() if calls else _EMPTY
     return folded
 
 
@@ -511,8 +541,7 @@ def _head_repeats(path: Path, repeats: Repeats) -> bool:
             return False
         idents, has = found
         mine = [ident for ident, flag in zip(idents, has.tolist(), strict=True) if flag]
-        calls = np.fromiter(map(hash, mine), dtype=np.int64, count=len(mine))
-        return bool(repeats.calls.lookup(calls)[0].any())
+        return bool(repeats.calls.lookup(call_keys(mine))[0].any())
     return False
 
 
@@ -530,9 +559,9 @@ def _in_slices(
 
     count, smallest, context = slices
     end, torn = _inspect(path)
-    if end < smallest:
+    bounds = _split(path, end, count) if end >= smallest else [(0, end)]
+    if len(bounds) == 1:  # a small file, or one line longer than a slice
         return [_worker(path, 0, end, names, new, calls)], end, torn
-    bounds = _split(path, end, count)
     with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
         futures = [pool.submit(_worker, path, a, b, names, new, calls) for a, b in bounds[1:]]
         try:
@@ -552,11 +581,7 @@ def _overlaps(parts: Sequence[_Range], repeats: Repeats) -> bool:
             return True
         if any(_any_in(part.line_keys, earlier.line_keys) for earlier in parts[:k]):
             return True
-        keys, checks, _ = part.calls
-        seen, seen_checks, _ = repeats.calls.lookup(keys)
-        if (seen & (seen_checks != checks)).any():
-            raise NeedsExactPath  # two calls share a 64-bit hash: be exact
-        if seen.any():
+        if repeats.calls.lookup(part.calls)[0].any():
             return True
     return False
 
@@ -565,8 +590,7 @@ def _commit(
     folding: _Folding, source: int, path: Path, parts: Sequence[_Range], end: int, torn: int
 ) -> None:
     """Add a file's slices to ``folding`` in order: the tally, the repeats found, and (unless
-    it is the last file, which no later one can repeat) its lines and calls, each call at its
-    first place (a call repeated inside one file is not a duplicate)."""
+    it is the last file, which no later one can repeat) the hashes of its lines and calls."""
     from eloledger.ledger.reader import _torn_message
 
     repeats, tally = folding.repeats, folding.tally
@@ -582,11 +606,8 @@ def _commit(
         folding.located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
         if keep:
             repeats.lines.add(part.line_keys)
-            keys, checks, places = part.calls
-            known, known_checks, _ = repeats.file_seen.lookup(keys)
-            if (known & (known_checks != checks)).any():
-                raise NeedsExactPath
-            repeats.file_seen.add(keys[~known], checks[~known], places[~known] + shift)
+            (known,) = repeats.file_seen.lookup(part.calls)
+            repeats.file_seen.add(part.calls[~known])
         offset += part.lines
     repeats.end_of_file()
     folding.ranges.append((source, path, 0, end))
