@@ -234,3 +234,13 @@ def test_a_call_recorded_again_in_another_file_names_its_first_line(tmp_path: Pa
     folded = streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
     assert folded.tally.rows == 6
     assert folded.warnings == [duplicate_message([(f"{paths[1]}:2", f"{paths[0]}:4")])]
+
+
+def test_draining_the_seen_keys_gives_them_all_sorted_and_empties_the_store() -> None:
+    rng = np.random.default_rng(3)
+    store = streamfold.SeenKeys()
+    every = np.unique(rng.integers(-(2**63), 2**63 - 1, 50_000, dtype=np.int64))
+    for part in np.array_split(rng.permutation(every), 7):
+        store.add(part)
+    assert np.array_equal(store.drain(), every)
+    assert store.size == 0 and not store.lookup(every)[0].any()

@@ -74,9 +74,21 @@ class SeenKeys:
                         value[rows[hit]] = run_value[at[hit]]
         return (found, *values)
 
-    def keys(self) -> np.ndarray:
-        """Every key (unordered)."""
-        return np.concatenate([_EMPTY] + [run[0] for bucket in self.runs for run in bucket])
+    def drain(self) -> np.ndarray:
+        """Every key, sorted, the store emptied as they are copied out (a worker's keys go
+        back to the parent: the peak is the keys once and a bucket, not the keys twice)."""
+        out = np.empty(self.size, dtype=np.int64)
+        at = 0
+        half = 1 << (_BUCKET_BITS - 1)  # buckets with the sign bit set sort first as int64
+        for b in [*range(half, 2 * half), *range(half)]:
+            runs, self.runs[b] = self.runs[b], []
+            while len(runs) > 1:
+                runs.append(_merge(runs.pop(-2), runs.pop()))
+            if runs:
+                out[at : at + len(runs[0][0])] = runs[0][0]
+                at += len(runs[0][0])
+        self.size = 0
+        return out[:at]
 
     def add(self, keys: np.ndarray, *payloads: np.ndarray) -> None:
         """Add keys not seen before (distinct among themselves too)."""
@@ -285,8 +297,7 @@ class Repeats:
 
     def file_calls(self) -> np.ndarray:
         """The calls this file recorded (taken: the next file starts afresh)."""
-        keys, self.file_seen = self.file_seen.keys(), SeenKeys()
-        return keys
+        return self.file_seen.drain()
 
     def end_of_file(self) -> None:
         """This file's calls become "recorded by an earlier file" for the next ones (a call
@@ -425,9 +436,7 @@ def _worker(
     repeats = Repeats([path], calls=calls, last_file_calls=True)
     folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
     repeats.settle([(0, path, start, end)])
-    keys, repeats.lines = repeats.lines.keys(), SeenKeys()  # (the store goes before the sort)
-    keys.sort()
-    folded.line_keys = keys
+    folded.line_keys = repeats.lines.drain()
     folded.calls = repeats.file_calls() if calls else _EMPTY
     return folded
 
