@@ -19,7 +19,7 @@ eloledger's rules give the same sums; the script checks that they are identical.
     .venv/bin/python bench/bench_ledger.py --memory 4          # peak memory, 1M and 4M rows
     .venv/bin/python bench/bench_ledger.py --outcomes --rows 128000  # elo --ledger's reader
     .venv/bin/python bench/bench_ledger.py --guide          # the guide's rows (no ts) vs DuckDB
-    .venv/bin/python bench/bench_ledger.py --guide-memory 4  # their peak memory, three shapes
+    .venv/bin/python bench/bench_ledger.py --guide-memory 4  # peak memory: 3 shapes, imported log
     .venv/bin/python bench/bench_ledger.py --collide --rows 80000  # hash-flooding task_ids
 
 ``--guide`` and ``--guide-memory`` use the field set the Elo-per-token guides' ledgers carry
@@ -563,17 +563,50 @@ def bench_guide(folder: Path, rows: int, repeat: int) -> int:
     return 0 if same else 1
 
 
+def generate_imported(path: Path, rows: int, folder: Path) -> None:
+    """Claude Code calls as ``eloledger import claude-code`` writes them: a small corpus of
+    session logs (``bench_import``'s generator) imported for real, then its rows repeated with
+    fresh sessions, call ids and timestamps up to ``rows``. The importer's fields, in its
+    order; timestamps rise within a session and fall back between sessions (no order overall)."""
+    from bench_import import make_corpus
+
+    with tempfile.TemporaryDirectory(dir=folder, prefix="import-home") as home:
+        template = Path(home) / "imported.jsonl"  # (with the import's state file beside it)
+        make_corpus(Path(home), 2, seed=7, partial=0.0)
+        command = [sys.executable, "-m", "eloledger", "import", "claude-code", "-o", str(template)]
+        env = {**os.environ, "HOME": home}
+        subprocess.run([*command, "--settle", "0", "--no-progress"], env=env, check=True,
+                       capture_output=True)  # fmt: skip
+        base = [orjson.loads(line) for line in template.read_bytes().splitlines()]
+    with open(path, "wb") as fh:
+        for start in range(0, rows, 20000):
+            lines = []
+            for i in range(start, min(start + 20000, rows)):
+                copy, row = divmod(i, len(base))
+                call = dict(base[row])
+                call["session"] = f"{call['session']}-{copy}"
+                call["ts"] = call["ts"] + copy * 0.5
+                for key in ("call_id", "dedupe_key"):
+                    call[key] = f"{call[key]}-{copy}"
+                lines.append(orjson.dumps(call))
+            fh.write(b"\n".join(lines) + b"\n")
+
+
 def guide_memory(folder: Path, rows: int, scale: int) -> int:
-    """Peak memory of the ``tokens`` CLI (process tree) on the guides' rows at ``rows`` and
-    ``scale`` x ``rows``: one file without ts, two shards (a hundredth of the rows repeated
-    in both), one file with shuffled and repeated ts."""
+    """Peak memory of the ``tokens`` CLI (process tree) at ``rows`` and ``scale`` x ``rows``:
+    the guides' rows in one file without ts, in two shards (a hundredth of the rows repeated
+    in both), in one file with shuffled and repeated ts; and an imported Claude Code log."""
     print(f"peak memory of the tokens CLI on the guides' rows (sampled every 20 ms); {_load()}")
     print(f"{'shape':28} {'rows':>11} {'MB files':>9} {'seconds':>8} {'peak MB':>8}")
     worst, flat = 0, True
-    for shape in ("one file, no ts", "two shards, no ts", "one file, unordered ts"):
+    shapes = ("one file, no ts", "two shards, no ts", "one file, unordered ts", "imported log")
+    for shape in shapes:
         peaks = []
         for count in (rows, rows * scale):
-            if shape.startswith("two"):
+            if shape == "imported log":
+                paths = [folder / "imported.jsonl"]
+                generate_imported(paths[0], count, folder)
+            elif shape.startswith("two"):
                 paths = [folder / "shard-0.jsonl", folder / "shard-1.jsonl"]
                 generate_guide(paths, count, overlap=count // 100)
             else:
@@ -675,7 +708,8 @@ def main() -> int:
         type=int,
         metavar="SCALE",
         default=0,
-        help="peak memory on the guides' rows at --rows and SCALE x --rows, three shapes",
+        help="peak memory at --rows and SCALE x --rows: the guides' rows, three shapes; an "
+        "imported log",
     )
     parser.add_argument(
         "--collide",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -36,3 +37,28 @@ def test_bench_guide_rows_against_duckdb_small() -> None:
 def test_bench_colliding_ids_small() -> None:
     done = _bench("--collide", "--rows", "300")
     assert "colliding / ordinary:" in done.stdout, done.stdout + done.stderr
+
+
+def test_bench_memory_shapes_small() -> None:
+    """Every shape runs the CLI at both sizes, the imported Claude Code log included."""
+    done = _bench("--guide-memory", "2", "--rows", "2000")
+    assert "peak" in done.stdout, done.stdout + done.stderr
+    for shape in ("one file, no ts", "two shards, no ts", "one file, unordered ts", "imported log"):
+        assert done.stdout.count(shape) == 2, done.stdout
+
+
+def test_the_imported_log_has_the_importers_fields_and_no_order(tmp_path: Path) -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import bench_ledger
+
+        path = tmp_path / "imported.jsonl"
+        bench_ledger.generate_imported(path, 5000, tmp_path)
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == 5000 and len({r["dedupe_key"] for r in rows}) == 5000
+    assert rows[0]["source"] == "claude-code" and rows[0]["usage_source"] == "log"
+    stamps = [r["ts"] for r in rows]
+    assert any(b < a for a, b in zip(stamps, stamps[1:], strict=False))  # sessions interleave
+    assert not list(tmp_path.glob("import-home*"))  # the corpus is gone

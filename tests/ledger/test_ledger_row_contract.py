@@ -132,8 +132,13 @@ def _runner_rows() -> list[LedgerRow]:
                                           finish_reason="stop", response_id="chatcmpl-1",
                                           model_answered="sim-small"))  # fmt: skip
     sample.score, sample.passed = 1.0, True  # as score_sample sets them
-    failed = _chat_row(SAMPLE, CallResult(status="error", error_class="rate_limit",
-                                          error="429 slow down", http_status=429), attempt=2)
+    failed = _chat_row(
+        SAMPLE,
+        CallResult(
+            status="error", error_class="rate_limit", error="429 slow down", http_status=429
+        ),
+        attempt=2,
+    )
     failed.will_retry = True
     identity = judge_fields("t1", "best_of_1 vs best_of_2", 0, 3, 1)
     judge = _chat_row({**identity, "judge_flags": ["B"]}, CallResult(content="VERDICT: A"))
@@ -144,19 +149,49 @@ def _runner_rows() -> list[LedgerRow]:
 def _agent_rows(tmp_path: Path) -> list[LedgerRow]:
     """An agent session's rows as the agent runner builds them: a metered call (with the
     session's identity) and the session's checkpoint."""
-    session = LedgerRow(run_id="r1", experiment="exp", task_id="t1", arm="agent", session=0,
-                        sample=0, role="sample", agent="claude-code", model=None, profile="sim",
-                        base_url="http://127.0.0.1:9", attempt=1, total_tokens=40, turns=3)
+    session = LedgerRow(
+        run_id="r1",
+        experiment="exp",
+        task_id="t1",
+        arm="agent",
+        session=0,
+        sample=0,
+        role="sample",
+        agent="claude-code",
+        model=None,
+        profile="sim",
+        base_url="http://127.0.0.1:9",
+        attempt=1,
+        total_tokens=40,
+        turns=3,
+    )
     call = MeteredCall(index=1, wire="anthropic", path="/v1/messages", model_asked="m",
                        model_answered=None, http_status=200, streamed=True,
                        usage=CallUsage(prompt_tokens=30, completion_tokens=10),
                        usage_note=None, estimate=CallUsage(), latency_ms=12.34, ttft_ms=None,
                        error=None, request_id=None, ts=1.7e9)  # fmt: skip
-    identity = {k: session[k] for k in ("run_id", "experiment", "task_id", "arm", "session",
-                                        "sample", "agent", "profile", "base_url", "attempt")}
+    identity = {
+        k: session[k]
+        for k in (
+            "run_id",
+            "experiment",
+            "task_id",
+            "arm",
+            "session",
+            "sample",
+            "agent",
+            "profile",
+            "base_url",
+            "attempt",
+        )
+    }
     metered = msgspec.structs.replace(call.row(), **identity)
-    outcome = SimpleNamespace(verdict=Verdict(score=1.0, passed=True, answer=None),
-                              checkpoints=[], wall_s=2.5, evidence_dir=tmp_path / "ev")
+    outcome = SimpleNamespace(
+        verdict=Verdict(score=1.0, passed=True, answer=None),
+        checkpoints=[],
+        wall_s=2.5,
+        evidence_dir=tmp_path / "ev",
+    )
     marks = checkpoint_rows(session, outcome, TASK, tmp_path / "l.jsonl")  # type: ignore[arg-type]
     return [session, metered, *marks]
 
@@ -165,13 +200,22 @@ def test_every_writers_rows_read_back_as_written(tmp_path: Path) -> None:
     codex = Call(key="resp_9", usage=CallUsage(prompt_tokens=50, completion_tokens=5,
                                                 reasoning_tokens=2), session="thread-1",
                  model="gpt-x", project="/p", ts=1.8e12, call_id="")  # fmt: skip
-    inspect = Call(key="ev/1", usage=CallUsage(prompt_tokens=4, completion_tokens=1),
-                   session="log-1", model="m", call_id="c1", extra={"task_id": "17"})
+    inspect = Call(
+        key="ev/1",
+        usage=CallUsage(prompt_tokens=4, completion_tokens=1),
+        session="log-1",
+        model="m",
+        call_id="c1",
+        extra={"task_id": "17"},
+    )
     parser = claude.Parser(Path("/logs/s-claude.jsonl"))
     token = parser.peek(_claude_line())
     assert type(token) is tuple
-    sims = [*agent_rows(1, tasks=1, sessions=1, attempts=2, kind="levels"),
-            *four_arm_design(tasks=1, seed=1)[:3], *guide_decision_example()[:2]]
+    sims = [
+        *agent_rows(1, tasks=1, sessions=1, attempts=2, kind="levels"),
+        *four_arm_design(tasks=1, seed=1)[:3],
+        *guide_decision_example()[:2],
+    ]
     ledger = tmp_path / "ledger.jsonl"
     with LedgerWriter(ledger) as writer:
         for row in [*_runner_rows(), *_agent_rows(tmp_path), codex.row("codex"),

@@ -6,18 +6,14 @@ names exactly the rows the line-by-line duplicate finder keeps and names."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_ledger_dedupe_bulk import ledgers
 from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
 
 from eloledger.ledger import merge, streamfold
+from eloledger.ledger import repeats as repeat_rules
 from eloledger.ledger.columns import NeedsExactPath
 from eloledger.ledger.dedupe import duplicate_message
 from eloledger.ledger.tally import TokenTally, read_tally
@@ -133,49 +129,6 @@ def test_a_blank_line_still_takes_the_exact_path(tmp_path: Path) -> None:
     same(read_tally(path, columns("arm", False), "arm", None), whole(path, "arm", None))
 
 
-def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
-    pairs = [("a:2", "a:1"), ("a:3", "a:1"), ("a:4", "a:1")]
-    every = pairs + [("a:9", "a:1")] * 997
-    assert duplicate_message(pairs, total=1000) == duplicate_message(every)
-    assert "1000 duplicate rows" in duplicate_message(pairs, total=1000)
-
-
-@settings(max_examples=120, deadline=None)
-@given(ledgers(), st.sampled_from([40, 150, 1 << 20]))
-def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
-    """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
-    another way), blank lines left out (those take the exact path), in batches of ``size``;
-    a repeat of an earlier batch's line is confirmed when settle() reads the files again, and
-    the shown pairs name the same first lines."""
-    files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
-    files = [body for body in files if body]
-    if not files:
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = [Path(tmp) / f"l{i}.jsonl" for i in range(len(files))]
-        for path, body in zip(paths, files, strict=True):
-            path.write_bytes(body)
-        data = [(str(path), body) for path, body in zip(paths, files, strict=True)]
-        expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
-        repeats = streamfold.Repeats(paths)
-        keep = []
-        for source, body in enumerate(files):
-            number, pos = 1, 0
-            while pos < len(body):
-                cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
-                chunk = body[pos:cut]
-                keep += repeats.keep(source, number, chunk).tolist()
-                number += chunk.count(b"\n")
-                pos = cut
-            repeats.end_of_file()
-        repeats.settle(
-            [(i, p, 0, len(b)) for i, (p, b) in enumerate(zip(paths, files, strict=True))]
-        )
-    assert keep == np.asarray(expected_keep).tolist()
-    assert repeats.count == len(expected_pairs)
-    assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]
-
-
 def test_two_lines_that_share_a_hash_across_batches_are_read_exactly(
     tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,7 +145,7 @@ def test_two_lines_that_share_a_hash_across_batches_are_read_exactly(
     def colliding(value: object) -> int:
         return real_hash(one) if value == other else real_hash(value)
 
-    monkeypatch.setattr(streamfold, "hash", colliding, raising=False)
+    monkeypatch.setattr(repeat_rules, "hash", colliding, raising=False)
     with pytest.raises(NeedsExactPath):
         streamfold.fold_files([path], columns("arm", False), TokenTally, workers=1)
     tally, warnings = read_tally(path, columns("arm", False), "arm", None, workers=1)
@@ -216,7 +169,7 @@ def test_two_calls_that_share_a_hash_across_files_are_read_exactly(
             return real_hash(tuple("t1" if v == "t2" else v for v in value))
         return real_hash(value)
 
-    monkeypatch.setattr(streamfold, "hash", colliding, raising=False)
+    monkeypatch.setattr(repeat_rules, "hash", colliding, raising=False)
     with pytest.raises(NeedsExactPath):
         streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
     tally, warnings = read_tally(paths, columns("arm", False), "arm", None, workers=1)
@@ -234,13 +187,3 @@ def test_a_call_recorded_again_in_another_file_names_its_first_line(tmp_path: Pa
     folded = streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
     assert folded.tally.rows == 6
     assert folded.warnings == [duplicate_message([(f"{paths[1]}:2", f"{paths[0]}:4")])]
-
-
-def test_draining_the_seen_keys_gives_them_all_sorted_and_empties_the_store() -> None:
-    rng = np.random.default_rng(3)
-    store = streamfold.SeenKeys()
-    every = np.unique(rng.integers(-(2**63), 2**63 - 1, 50_000, dtype=np.int64))
-    for part in np.array_split(rng.permutation(every), 7):
-        store.add(part)
-    assert np.array_equal(store.drain(), every)
-    assert store.size == 0 and not store.lookup(every)[0].any()
