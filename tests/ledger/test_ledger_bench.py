@@ -62,3 +62,35 @@ def test_the_imported_log_has_the_importers_fields_and_no_order(tmp_path: Path) 
     stamps = [r["ts"] for r in rows]
     assert any(b < a for a, b in zip(stamps, stamps[1:], strict=False))  # sessions interleave
     assert not list(tmp_path.glob("import-home*"))  # the corpus is gone
+
+
+def test_bench_engine_floor_small() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH.parent / "bench_engine_floor.py"), "--rows", "3000",
+         "--repeat", "1"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "floor" in done.stdout and "(1.00x)" in done.stdout
+
+
+def test_the_engine_floors_checks_refuse_what_duckdbs_typed_read_takes(tmp_path: Path) -> None:
+    """A number written as text and a bool where a count belongs: DuckDB's typed read takes
+    both as numbers; the strict query counts them, and msgspec's exact types refuse them."""
+    import duckdb
+    import msgspec
+
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import bench_engine_floor as floor
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    path = tmp_path / "odd.jsonl"
+    rows = [{"arm": "a", "sample": "5", "total_tokens": 3}, {"arm": "a", "total_tokens": True}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lax = duckdb.sql(floor.DUCKDB_TYPED_SQL.format(path=path)).fetchall()
+    assert lax[0][1] == 4  # 3 + true: taken as numbers
+    ((_, _, count, _, wrong),) = duckdb.sql(floor.strict_duckdb_sql(path)).fetchall()
+    assert (count, wrong) == (2, 2)
+    with pytest.raises(msgspec.ValidationError):
+        floor.typed_lines(str(path), 0, path.stat().st_size)
