@@ -109,3 +109,17 @@ def test_bad_price_tables_are_one_line(
     assert main(["tokens", str(ledger)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and needle in err
+
+
+def test_a_ledger_without_arms_points_to_the_groups_it_has(
+    ledger: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An imported agent log names no arm: the default --by arm is one "(none)" row, and
+    the warning names the groupings that fit it; a ledger with arms gets no such line."""
+    assert main(["tokens", str(ledger)]) == 0
+    err = capsys.readouterr().err
+    assert "no row names an arm" in err and "--by model" in err
+    with_arms = tmp_path / "arms.jsonl"
+    with_arms.write_text("".join(json.dumps({**r, "arm": "a"}) + "\n" for r in ROWS))
+    assert main(["tokens", str(with_arms)]) == 0
+    assert "no row names an arm" not in capsys.readouterr().err

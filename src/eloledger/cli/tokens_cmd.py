@@ -86,6 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.columns import PRICE_COLUMNS, SUMMARY_COLUMNS
     from eloledger.ledger.prices import load_prices
+    from eloledger.ledger.summary import MISSING_NAME
     from eloledger.ledger.tally import read_tally, tally_ledger
     from eloledger.tables import render, table_width, to_json
 
@@ -112,6 +113,11 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     has_cost = any(g.get("cost") is not None for g in groups)
     table_columns = _columns(args.by, has_cost, args.format, groups)
+    if args.by == "arm" and [g["name"] for g in groups] == [MISSING_NAME]:
+        warnings.append(
+            "no row names an arm (an imported agent log?): group the calls with --by model, "
+            "--by project, --by source or --by session"
+        )
     if judge is not None:
         warnings.append(
             f"the LLM judge made {judge['calls']:,} call(s) for {judge['total_tokens']:,} tokens: "
