@@ -105,6 +105,11 @@ def _merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return merged
 
 
+def line_keys(lines: Sequence[bytes]) -> np.ndarray:
+    """Python's seeded hash of each (stripped) line."""
+    return np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines))
+
+
 def call_keys(idents: Sequence[tuple[Any, ...]]) -> np.ndarray:
     """Python's seeded hash of each call identity, never 0 (0 marks "no call" in arrays)."""
     keys = np.fromiter(map(hash, idents), dtype=np.int64, count=len(idents))
@@ -138,6 +143,29 @@ class Repeats:
     def where(self, place: int) -> str:
         return f"{self.sources[place >> 40]}:{place & _LINE_MASK}"
 
+    def needed_later(self, source: int) -> bool:
+        """Whether the keys of file ``source`` must be kept: a later file can repeat them
+        (a worker keeps them anyway, to hand them back)."""
+        return self.last_file_calls or source < len(self.sources) - 1
+
+    def seen_before(self, data: bytes) -> bool:
+        """Whether a line of ``data`` (whole lines), or one of its calls, was kept already:
+        a cheap look before folding a file apart (no state changes)."""
+        lines = list(map(bytes.strip, batch_lines(data)))
+        if self.lines.lookup(line_keys(lines)).any():
+            return True
+        found = _identities(data, len(lines)) if self.check_calls else None
+        if found is None:
+            return False
+        idents, has = found
+        mine = [ident for ident, flag in zip(idents, has.tolist(), strict=True) if flag]
+        return bool(self.calls.lookup(call_keys(mine)).any())
+
+    def remember_calls(self, keys: np.ndarray) -> None:
+        """Keep this file's calls (hashes) for the files after it; once each."""
+        new = np.unique(keys)
+        self.file_seen.add(new[~self.file_seen.lookup(new)])
+
     def keep(self, source: int, first_line: int, data: bytes) -> np.ndarray:
         """The rows of ``data`` (whole lines, one row each, the first being line
         ``first_line`` of file ``source``) that repeat nothing seen before.
@@ -151,7 +179,7 @@ class Repeats:
         lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
         _refuse_deep(self.sources[source], first_line, raw, bytes_, ends)
         places = (source << 40) + first_line + np.arange(count, dtype=np.int64)
-        keys = np.fromiter(map(hash, lines), dtype=np.int64, count=count)
+        keys = line_keys(lines)
         first = _firsts(keys)
         inside = np.flatnonzero(first != np.arange(count))
         pairs = zip(inside.tolist(), first[inside].tolist(), strict=True)
@@ -165,8 +193,7 @@ class Repeats:
         repeat[inside] = True
         self.lines.add(keys[~repeat])
         if self.check_calls:
-            store = self.last_file_calls or source < len(self.sources) - 1
-            calls = self._calls(data, count, repeat, store)
+            calls = self._calls(data, count, repeat, self.needed_later(source))
             repeat = repeat | (calls != 0)
             keys = np.where(calls != 0, calls, keys)  # a call repeat is placed by its call
         else:
@@ -198,7 +225,7 @@ class Repeats:
                 for number, pos, view in read_batches(path, start, end, BATCH_BYTES):
                     data = bytes(view)
                     lines = list(map(bytes.strip, batch_lines(data)))
-                    keys = np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines))
+                    keys = line_keys(lines)
                     at = np.minimum(np.searchsorted(wanted, keys), len(wanted) - 1)
                     rows = np.flatnonzero(wanted[at] == keys)
                     if not len(rows):
@@ -270,9 +297,7 @@ class Repeats:
             self.pending_calls.append(keys[seen])
             calls[fresh[seen]] = keys[seen]
         if store:
-            new = np.unique(keys[~seen])
-            known = self.file_seen.lookup(new)
-            self.file_seen.add(new[~known])
+            self.remember_calls(keys[~seen])
         return calls
 
     def file_calls(self) -> np.ndarray:
@@ -351,4 +376,4 @@ def _firsts(keys: np.ndarray) -> np.ndarray:
     return first[inverse.reshape(-1)]
 
 
-__all__ = ["Repeats", "SeenKeys", "call_keys"]
+__all__ = ["Repeats", "SeenKeys", "call_keys", "line_keys"]

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.ledger.batches import BATCH_BYTES, batch_lines, decode_batch, read_batches
+from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, alias_swaps
-from eloledger.ledger.dedupe import _SHOW, _identities
-from eloledger.ledger.repeats import Repeats, call_keys
+from eloledger.ledger.dedupe import _SHOW
+from eloledger.ledger.repeats import Repeats
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -175,17 +175,14 @@ def _fold_parallel(
     other's): how many were folded so. Each slice is folded against nothing; what it saw (the
     keys of its lines and calls) goes into ``folding.repeats``, so the in-order fold of the
     rest starts from there."""
-    import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     repeats = folding.repeats
-    context = multiprocessing.get_context("fork")
     for source, path in enumerate(folding.paths):
         if source and _head_repeats(path, repeats):
             return source  # cat L L, overlapping shards: no use folding it apart first
         try:
-            slices = (count, smallest, context)
-            parts, end, torn = _in_slices(path, names, new, repeats.check_calls, slices)
+            parts, end, torn = _in_slices(path, names, new, repeats.check_calls, count, smallest)
         except BrokenProcessPool:
             return source
         if _overlaps(parts, repeats):
@@ -198,37 +195,32 @@ def _head_repeats(path: Path, repeats: Repeats) -> bool:
     """Whether the file's first batch repeats a line or a call of the files folded before:
     where ``cat L L`` and overlapping shards repeat rows (found before the work, not after)."""
     for _, _, view in read_batches(path, 0, path.stat().st_size, _BATCH_BYTES):
-        data = bytes(view)
-        stripped = list(map(bytes.strip, batch_lines(data)))
-        keys = np.fromiter(map(hash, stripped), dtype=np.int64, count=len(stripped))
-        if repeats.lines.lookup(keys).any():
-            return True
-        found = _identities(data, len(stripped)) if repeats.check_calls else None
-        if found is None:
-            return False
-        idents, has = found
-        mine = [ident for ident, flag in zip(idents, has.tolist(), strict=True) if flag]
-        return bool(repeats.calls.lookup(call_keys(mine)).any())
+        return repeats.seen_before(bytes(view))
     return False
 
 
 def _in_slices(
-    path: Path, names: Sequence[str], new: Callable[[], Any], calls: bool, slices: tuple
+    path: Path,
+    names: Sequence[str],
+    new: Callable[[], Any],
+    calls: bool,
+    count: int,
+    smallest: int,
 ) -> tuple[list[_Range], int, int]:
-    """One file folded in ``count`` slices when it has ``smallest`` bytes or more (``slices``:
-    count, smallest, the fork context; this process folds the first slice, and the workers
-    are gone before the slices are merged): the slices in order, the file's end and its torn
-    tail."""
+    """One file folded in ``count`` slices when it has ``smallest`` bytes or more (this
+    process folds the first slice, and the workers are gone before the slices are merged):
+    the slices in order, the file's end and its torn tail."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from eloledger.ledger.fastread import _split
     from eloledger.ledger.reader import _inspect
 
-    count, smallest, context = slices
     end, torn = _inspect(path)
     bounds = _split(path, end, count) if end >= smallest else [(0, end)]
     if len(bounds) == 1:  # a small file, or one line longer than a slice
         return [_worker(path, 0, end, names, new, calls)], end, torn
+    context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
         futures = [pool.submit(_worker, path, a, b, names, new, calls) for a, b in bounds[1:]]
         try:
@@ -261,7 +253,7 @@ def _commit(
     from eloledger.ledger.reader import _torn_message
 
     repeats, tally = folding.repeats, folding.tally
-    keep = source < len(folding.paths) - 1
+    keep = repeats.needed_later(source)
     offset = 0
     for part in parts:
         folding.answered = folding.answered or part.answered
@@ -273,8 +265,7 @@ def _commit(
         folding.located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
         if keep:
             repeats.lines.add(part.line_keys)
-            known = repeats.file_seen.lookup(part.calls)
-            repeats.file_seen.add(part.calls[~known])
+            repeats.remember_calls(part.calls)
         offset += part.lines
     repeats.end_of_file()
     folding.ranges.append((source, path, 0, end))
