@@ -24,16 +24,16 @@ import multiprocessing
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import msgspec
 
-from bench_ledger import DUCKDB_SQL, DUCKDB_TYPED_SQL, _load, generate_guide
+from bench_ledger import DUCKDB_SQL, DUCKDB_TYPED_SQL, GUIDE_TYPES, _load, generate_guide
 
-FIELDS = ("run_id", "task_id", "arm", "sample", "model", "prompt_tokens", "completion_tokens",
-          "total_tokens", "error")  # fmt: skip
-NUMBERS = ("sample", "prompt_tokens", "completion_tokens", "total_tokens")
+FIELDS = tuple(GUIDE_TYPES)
+NUMBERS = tuple(name for name, kind in GUIDE_TYPES.items() if kind == "BIGINT")
 
 
 def strict_duckdb_sql(path: Path) -> str:
@@ -91,9 +91,9 @@ def msgspec_check(path: Path) -> int:
         return typed_lines(str(path), 0, middle) + other.result()
 
 
-def timed(run: object) -> float:
+def timed(run: Callable[[], object]) -> float:
     start = time.perf_counter()
-    run()  # type: ignore[operator]
+    run()
     return time.perf_counter() - start
 
 

@@ -432,13 +432,14 @@ DUCKDB_LINES_SQL = (
 # do not would need the lines' bytes. Not what eloledger does: DuckDB's typed read is lax
 # (it takes "5" and true as numbers, an object as text, NaN and a trailing comma, and skips
 # blank lines), so an engine built on it would still need the strict rules checked apart.
+GUIDE_TYPES = {"run_id": "VARCHAR", "task_id": "VARCHAR", "arm": "VARCHAR", "sample": "BIGINT",
+               "model": "VARCHAR", "prompt_tokens": "BIGINT", "completion_tokens": "BIGINT",
+               "total_tokens": "BIGINT", "error": "VARCHAR"}  # fmt: skip
 DUCKDB_TYPED_SQL = (
-    "select arm, sum(total_tokens), count(*), count(distinct hash(run_id, task_id, arm, "
-    "sample, model, prompt_tokens, completion_tokens, total_tokens, error)) from read_json("
-    "'{path}', format='newline_delimited', columns={{'run_id': 'VARCHAR', 'task_id': "
-    "'VARCHAR', 'arm': 'VARCHAR', 'sample': 'BIGINT', 'model': 'VARCHAR', 'prompt_tokens': "
-    "'BIGINT', 'completion_tokens': 'BIGINT', 'total_tokens': 'BIGINT', 'error': 'VARCHAR'}})"
-    " group by arm"
+    f"select arm, sum(total_tokens), count(*), count(distinct hash({', '.join(GUIDE_TYPES)})) "
+    "from read_json('{path}', format='newline_delimited', columns={{"
+    + ", ".join(f"'{name}': '{kind}'" for name, kind in GUIDE_TYPES.items())
+    + "}}) group by arm"
 )
 
 
