@@ -41,7 +41,10 @@ async def test_elo_tab_table_sort_threshold_knee_and_export(tmp_path: Path, monk
             lambda: (
                 tables_measured(app)
                 and tab.has_focus_within
-                and all(words in screen_text(app) for words in ("knee:", "tokens per task"))
+                and all(
+                    words in screen_text(app)
+                    for words in ("knee:", "tokens per task", "d_elo/1k")  # the table drawn
+                )
             )
         ), screen_text(app)
         table = app.query_one("#elo-table", DataTable)
