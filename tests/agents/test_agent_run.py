@@ -284,6 +284,7 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
     plan = json.loads((clients / "plan.json").read_text())
     (clients / "plan.json").write_text(json.dumps({**plan, "delay": 3}))
     (clients / "calls.log").unlink(missing_ok=True)
+    (clients / "answers.log").unlink(missing_ok=True)
     arms = FIX_VS_LAZY.replace('model = "fixer"', 'model = "slowfix"')
     path = _spec(tmp_path, arms, limit=2, extra="")
     ledger = tmp_path / "agents.ledger.jsonl"
@@ -293,7 +294,7 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # lazy sessions end at once, slowfix ones after 3 s
-        if ledger.exists() and _rows(ledger):
+        if ledger.exists() and _rows(ledger) and _calls_settled(clients):
             break
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -332,6 +333,22 @@ def test_killed_run_resumes_without_rerunning_finished_sessions(
 
 
 _FIRST_FILE = {t.task_id: sorted(t.files or {})[0] for t in load_tasks("builtin:agent-code")}
+
+
+def _calls_settled(clients: Path) -> bool:
+    """Every CLI started so far has had its model call answered, and no CLI started in the
+    last 0.2 s: the sessions in flight are sleeping after their call, so the meter's record
+    of each is on disk (a kill during a call would leave only the session log)."""
+
+    def lines(name: str) -> int:
+        path = clients / name
+        return len(path.read_text().splitlines()) if path.exists() else 0
+
+    started = lines("calls.log")
+    if lines("answers.log") != started:
+        return False
+    time.sleep(0.2)
+    return lines("calls.log") == lines("answers.log") == started
 
 
 def _unit(task_id: str, arm: str) -> tuple[str, str]:
