@@ -67,3 +67,32 @@ def test_draining_the_seen_keys_gives_them_all_sorted_and_empties_the_store() ->
         store.add(part)
     assert np.array_equal(store.drain(), every)
     assert store.size == 0 and not store.lookup(every).any()
+
+
+def test_seen_keys_answer_as_a_set_for_sorted_unsorted_and_sliced_lookups(monkeypatch) -> None:
+    """Keys go in unsorted (a batch) or sorted (a worker's drained keys, not sorted again);
+    a lookup of more keys than a slice is done a slice at a time: the answers are a set's."""
+    monkeypatch.setattr(repeat_rules, "_SLICE", 1000)
+    rng = np.random.default_rng(5)
+    every = np.unique(rng.integers(-(2**63), 2**63 - 1, 40_000, dtype=np.int64))
+    every = np.concatenate((every, [np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1]))
+    every = rng.permutation(np.unique(every))
+    stored, others = every[:30_000], every[30_000:]
+    store = repeat_rules.SeenKeys()
+    store.add(stored[:10_000])  # unsorted
+    store.add(np.sort(stored[10_000:]))  # sorted, as a drain gives them
+    asked = rng.permutation(np.concatenate((stored[::3], others)))
+    expected = np.isin(asked, stored)
+    assert np.array_equal(store.lookup(asked), expected) and expected.any() and not expected.all()
+    assert np.array_equal(store.drain(), np.sort(stored))
+
+
+@given(st.lists(st.sampled_from(b'{[a]}"\n\xfb\xdb'), max_size=600))
+def test_brackets_are_counted_per_line_as_the_lines_hold_them(chars: list[int]) -> None:
+    data = bytes(chars)
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()  # (a batch's last line may lack its newline: it counts)
+    raw = np.frombuffer(data, dtype=np.uint8)
+    counts = repeat_rules._brackets_per_line(raw, np.flatnonzero(raw == 10), len(lines), 0)
+    assert counts.tolist() == [line.count(b"{") + line.count(b"[") for line in lines]

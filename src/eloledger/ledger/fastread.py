@@ -144,11 +144,16 @@ def decode_msgspec(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tup
                 raise NeedsExactPath from exc
         except (msgspec.DecodeError, RecursionError) as exc:  # the exact path names the line
             raise NeedsExactPath from exc
-    raw = np.frombuffer(batch, dtype=np.uint8)
-    step = 1 << 22  # count newlines a slice at a time: one huge line needs no copy of itself
-    newlines = sum(int(np.count_nonzero(raw[i : i + step] == 10)) for i in range(0, len(raw), step))
-    lines = newlines + (0 if raw[-1] == 10 else 1)
-    del raw  # the mapping can only close once no array points into it
+    lines = count_newlines(batch, len(batch)) + (0 if batch[-1] == 10 else 1)
     if not structs or len(structs) != lines:  # blank or multi-line records: be exact
         raise NeedsExactPath
     return columns_from_structs(structs, names, tight=tight), len(structs)
+
+
+def count_newlines(data: Any, end: int) -> int:
+    """The newlines in ``data[:end]``: numpy, a 4 MB slice at a time (a fifth of the time
+    of ``bytes.count``; one huge line needs no copy of itself). No array is left pointing
+    into ``data`` (a mapping can only close once none does)."""
+    raw = np.frombuffer(data, dtype=np.uint8, count=end)
+    step = 1 << 22
+    return sum(int(np.count_nonzero(raw[i : i + step] == 10)) for i in range(0, end, step))

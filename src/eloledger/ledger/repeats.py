@@ -35,6 +35,7 @@ from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
 from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
+_SLICE = 1 << 18  # keys looked up at a time (a few MB of arrays for any number of keys)
 
 
 class SeenKeys:
@@ -46,15 +47,22 @@ class SeenKeys:
         self.size = 0
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """For each key, whether it was seen."""
+        """For each key, whether it was seen. A worker's millions of keys are looked up a
+        slice at a time: the lookup's own arrays stay a few MB, not several times the keys."""
         found = np.zeros(len(keys), dtype=bool)
-        bucket = _bucket(keys)
-        for b in np.unique(bucket).tolist():
-            rows = np.flatnonzero(bucket == b)
-            mine = keys[rows]
-            for run in self.runs[b]:
-                at = np.minimum(np.searchsorted(run, mine), len(run) - 1)
-                found[rows[run[at] == mine]] = True
+        if not self.size:
+            return found
+        for start in range(0, len(keys), _SLICE):
+            order = start + np.argsort(keys[start : start + _SLICE])
+            mine = keys[order]  # sorted: each bucket's keys in one piece, searched in order
+            for b, runs in enumerate(self.runs):
+                lo, hi = _bucket_span(mine, b) if runs else (0, 0)
+                if lo == hi:
+                    continue
+                wanted, rows = mine[lo:hi], order[lo:hi]
+                for run in runs:
+                    at = np.minimum(np.searchsorted(run, wanted), len(run) - 1)
+                    found[rows[run[at] == wanted]] = True
         return found
 
     def drain(self) -> np.ndarray:
@@ -74,13 +82,13 @@ class SeenKeys:
         return out[:at]
 
     def add(self, keys: np.ndarray) -> None:
-        """Add keys not seen before (distinct among themselves too)."""
-        bucket = _bucket(keys)
-        order = np.lexsort((keys, bucket))
-        keys = keys[order]
-        bounds = np.searchsorted(bucket[order], np.arange((1 << _BUCKET_BITS) + 1))
+        """Add keys not seen before (distinct among themselves too). Sorted as int64, a
+        bucket's keys are one piece (buckets 8..15 hold the negative ones); a worker's keys
+        come sorted already (:meth:`drain`), and are not copied to sort them."""
+        if len(keys) > 1 and not bool((keys[1:] > keys[:-1]).all()):
+            keys = np.sort(keys)
         for b in range(1 << _BUCKET_BITS):
-            lo, hi = int(bounds[b]), int(bounds[b + 1])
+            lo, hi = _bucket_span(keys, b)
             if lo == hi:
                 continue
             runs = self.runs[b]
@@ -90,8 +98,14 @@ class SeenKeys:
         self.size += len(keys)
 
 
-def _bucket(keys: np.ndarray) -> np.ndarray:
-    return (keys.view(np.uint64) >> np.uint64(64 - _BUCKET_BITS)).astype(np.int64)
+def _bucket_span(keys: np.ndarray, b: int) -> tuple[int, int]:
+    """Where bucket ``b``'s keys are in ``keys`` (sorted as int64): ``[lo, hi)``."""
+    shift = 64 - _BUCKET_BITS
+    low = (b - (1 << _BUCKET_BITS) if b >= 1 << (_BUCKET_BITS - 1) else b) << shift
+    lo = int(np.searchsorted(keys, low))
+    if b == (1 << (_BUCKET_BITS - 1)) - 1:  # the largest positive keys: the end
+        return lo, len(keys)
+    return lo, int(np.searchsorted(keys, low + (1 << shift)))
 
 
 def _merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -359,13 +373,20 @@ def _refuse_deep(
     unknown field without building it, so a line of 100k nested brackets would pass as a row.
     Brackets are counted per line with numpy; only a line with more than MAX_DEPTH of them is
     scanned exactly."""
-    opens = np.flatnonzero((data == 0x7B) | (data == 0x5B))
-    if len(opens) <= MAX_DEPTH:
-        return
-    per_line = np.bincount(np.searchsorted(ends, opens), minlength=len(raw) + 1)
-    for index in np.flatnonzero(per_line[: len(raw)] > MAX_DEPTH).tolist():
+    per_line = _brackets_per_line(data, ends, len(raw), MAX_DEPTH)
+    for index in np.flatnonzero(per_line > MAX_DEPTH).tolist():
         if _depth_over(raw[index], MAX_DEPTH):
             raise _too_deep(f"{source}:{first_line + index}")
+
+
+def _brackets_per_line(data: np.ndarray, ends: np.ndarray, lines: int, least: int) -> np.ndarray:
+    """How many ``{`` and ``[`` each of the ``lines`` lines of ``data`` holds (``ends``: its
+    newlines); all zeros when the whole batch has no more than ``least`` of them."""
+    opens = np.flatnonzero((data & 0xDF) == 0x5B)  # "{" (0x7B) and "[" (0x5B): no other byte
+    if len(opens) <= least:
+        return np.zeros(lines, dtype=np.int64)
+    before = np.searchsorted(opens, ends)  # brackets before each newline (then: the last line)
+    return np.diff(np.concatenate((before, [len(opens)])), prepend=0)[:lines]
 
 
 def _firsts(keys: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, alias_swaps
 from eloledger.ledger.dedupe import _SHOW
-from eloledger.ledger.repeats import Repeats
+from eloledger.ledger.repeats import _SLICE, Repeats
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -274,10 +274,16 @@ def _commit(
 
 
 def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
-    if not len(keys) or not len(sorted_keys):
+    """Whether any of ``keys`` is in ``sorted_keys``, a slice of ``keys`` at a time (two
+    slices' millions of keys: arrays of a few MB, not twice their size)."""
+    if not len(sorted_keys):
         return False
-    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-    return bool((sorted_keys[at] == keys).any())
+    for start in range(0, len(keys), _SLICE):
+        mine = keys[start : start + _SLICE]
+        at = np.minimum(np.searchsorted(sorted_keys, mine), len(sorted_keys) - 1)
+        if (sorted_keys[at] == mine).any():
+            return True
+    return False
 
 
 __all__ = ["Folded", "fold_files"]
