@@ -72,8 +72,12 @@ def _line_length(fh: Any, pos: int, end: int) -> int:
     return length
 
 
-def decode_batch(lines: memoryview, names: Sequence[str], swaps: Any) -> tuple[Any, int, Load]:
-    columns, length = _decode_batch(lines, names, swaps)
+def decode_batch(
+    lines: memoryview, names: Sequence[str], swaps: Any, count: int | None = None
+) -> tuple[Any, int, Load]:
+    """The batch's columns, its row count and a loader of one more column (``count``: the
+    batch's lines, when the caller counted them already)."""
+    columns, length = _decode_batch(lines, names, swaps, count)
 
     def load(name: str) -> Any:  # called while ``lines`` is still open
         return _decode_batch(lines, (name,), swaps)[0][name]

@@ -181,6 +181,8 @@ def _relevel(codes: np.ndarray, raw_levels: list[Any]) -> Factor:
 
 def to_float(values: Sequence[Any]) -> np.ndarray:
     """float64 column; None and anything not a number become NaN (bools count as 0/1)."""
+    if isinstance(values, list) and values.count(None) == len(values):
+        return np.full(len(values), np.nan)  # a field no row has: np.array of Nones is 80x slower
     try:
         return np.array(values, dtype=np.float64)
     except (TypeError, ValueError):

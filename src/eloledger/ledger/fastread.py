@@ -126,13 +126,18 @@ def _mapped(fh: Any, end: int) -> mmap.mmap:
         raise NeedsExactPath from exc
 
 
-def _decode_batch(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
+def _decode_batch(
+    batch: memoryview, names: Sequence[str], swaps: Swaps, lines: int | None = None
+) -> tuple[Columns, int]:
     """A batch's columns, decoded by msgspec."""
-    return decode_msgspec(batch, names, swaps)
+    return decode_msgspec(batch, names, swaps, lines)
 
 
-def decode_msgspec(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tuple[Columns, int]:
-    """A batch's columns by msgspec: tightly typed first, loosely when a row needs it."""
+def decode_msgspec(
+    batch: memoryview, names: Sequence[str], swaps: Swaps, lines: int | None = None
+) -> tuple[Columns, int]:
+    """A batch's columns by msgspec: tightly typed first, loosely when a row needs it.
+    ``lines``: how many lines the batch has, when the caller counted them already."""
     structs, tight = None, True
     for tight in (True, False):
         try:
@@ -144,7 +149,8 @@ def decode_msgspec(batch: memoryview, names: Sequence[str], swaps: Swaps) -> tup
                 raise NeedsExactPath from exc
         except (msgspec.DecodeError, RecursionError) as exc:  # the exact path names the line
             raise NeedsExactPath from exc
-    lines = count_newlines(batch, len(batch)) + (0 if batch[-1] == 10 else 1)
+    if lines is None:
+        lines = count_newlines(batch, len(batch)) + (0 if batch[-1] == 10 else 1)
     if not structs or len(structs) != lines:  # blank or multi-line records: be exact
         raise NeedsExactPath
     return columns_from_structs(structs, names, tight=tight), len(structs)

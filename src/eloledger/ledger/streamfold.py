@@ -72,8 +72,8 @@ def _fold_range(
         answered = answered or _ANSWERED in whole
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
-        columns, length, load = decode_batch(data, names, swaps)
-        keep = repeats.keep(source, first_line + number - 1, whole)
+        keep = repeats.keep(source, first_line + number - 1, whole)  # (it counts the lines)
+        columns, length, load = decode_batch(data, names, swaps, len(keep))
         before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
         kept = {name: _kept(column, keep) for name, column in columns.items()}
         tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
