@@ -393,6 +393,9 @@ def _firsts(keys: np.ndarray) -> np.ndarray:
     """For each position, the first position with the same key."""
     if not len(keys):
         return np.zeros(0, dtype=np.int64)
+    ordered = np.sort(keys)  # a tenth of unique's stable sort: most batches repeat nothing
+    if not (ordered[1:] == ordered[:-1]).any():
+        return np.arange(len(keys))
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     return first[inverse.reshape(-1)]
 
