@@ -9,13 +9,12 @@ reader starts again on the exact, line-by-line path.
 
 from __future__ import annotations
 
+import functools
 import mmap
-import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from eloledger.ledger.columns import (
     concat,
     row_decoder,
 )
+from eloledger.ledger.slices import read_slices, stop_if_told
 
 _PARALLEL_MIN_BYTES = 48 << 20
 
@@ -45,15 +45,7 @@ def fast_columns(
     if len(bounds) == 1:
         return _read_chunk(str(path), 0, end, names)
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
-            futures = [pool.submit(_read_chunk, str(path), a, b, names) for a, b in bounds[1:]]
-            try:
-                parts = [_read_chunk(str(path), *bounds[0], names)]  # this process works too
-            except NeedsExactPath:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            parts += [f.result() for f in futures]
+        parts = read_slices(functools.partial(_read_chunk, str(path), names=names), bounds)
     except (BrokenProcessPool, OSError, ValueError):
         return _read_chunk(str(path), 0, end, names)
     return concat([c for c, _ in parts], names), sum(n for _, n in parts)
@@ -106,6 +98,7 @@ def _read_chunk(path: str, start: int, end: int, names: Sequence[str]) -> tuple[
         try:
             pos = start
             while pos < end:
+                stop_if_told()
                 stop = mapped.find(b"\n", min(pos + _BATCH_BYTES, end) - 1, end) + 1 or end
                 with view[pos:stop] as batch:
                     columns, n = _decode_batch(batch, names, swaps)

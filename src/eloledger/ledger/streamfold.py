@@ -26,6 +26,7 @@ from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, alias_swaps
 from eloledger.ledger.dedupe import _SHOW
 from eloledger.ledger.repeats import _SLICE, Repeats
+from eloledger.ledger.slices import read_slices, stop_if_told
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -68,6 +69,7 @@ def _fold_range(
     seen; line numbers start at ``first_line``."""
     swaps, lines, evidence, answered = None, 0, {}, False
     for number, _pos, data in read_batches(path, start, end, _BATCH_BYTES):
+        stop_if_told()
         whole = bytes(data)
         answered = answered or _ANSWERED in whole
         if swaps is None:
@@ -210,26 +212,13 @@ def _in_slices(
     """One file folded in ``count`` slices when it has ``smallest`` bytes or more (this
     process folds the first slice, and the workers are gone before the slices are merged):
     the slices in order, the file's end and its torn tail."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     from eloledger.ledger.fastread import _split
     from eloledger.ledger.reader import _inspect
 
     end, torn = _inspect(path)
     bounds = _split(path, end, count) if end >= smallest else [(0, end)]
-    if len(bounds) == 1:  # a small file, or one line longer than a slice
-        return [_worker(path, 0, end, names, new, calls)], end, torn
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
-        futures = [pool.submit(_worker, path, a, b, names, new, calls) for a, b in bounds[1:]]
-        try:
-            parts = [_worker(path, *bounds[0], names, new, calls)]
-            parts += [future.result() for future in futures]
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-    return parts, end, torn
+    read = functools.partial(_worker, path, names=names, new=new, calls=calls)
+    return read_slices(read, bounds), end, torn
 
 
 def _overlaps(parts: Sequence[_Range], repeats: Repeats) -> bool:

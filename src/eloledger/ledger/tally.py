@@ -20,10 +20,8 @@ to :func:`eloledger.ledger.merge.read_ledgers`, read whole and folded as one bat
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from eloledger.ledger.batches import BATCH_BYTES as _BATCH_BYTES
 from eloledger.ledger.batches import Load, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.fastread import _auto_workers, _split
+from eloledger.ledger.slices import read_slices, stop_if_told
 from eloledger.ledger.summary import (
     ARM_ROLES,
     MISSING_NAME,
@@ -588,19 +587,13 @@ def stream_tally(
 def _fold_parallel(
     path: str, bounds: list[tuple[int, int]], names: Sequence[str], new: Callable[[], TokenTally]
 ) -> TokenTally | None:
+    read = functools.partial(_fold_range, path, names=names, new=new)
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(len(bounds) - 1, mp_context=context) as pool:
-            futures = [pool.submit(_fold_range, path, a, b, names, new) for a, b in bounds[1:]]
-            try:
-                tally = _fold_range(path, *bounds[0], names, new)  # this process works too
-            except NeedsExactPath:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-            for future in futures:
-                tally.merge(future.result())
+        tally, *rest = read_slices(read, bounds)
     except (BrokenProcessPool, OSError, ValueError):
         return _fold_range(path, 0, bounds[-1][1], names, new)
+    for part in rest:
+        tally.merge(part)
     return tally
 
 
@@ -617,6 +610,7 @@ def _fold_range(
     tally = new()
     swaps = None
     for _, _, lines in read_batches(Path(path), start, end, _BATCH_BYTES):
+        stop_if_told()
         if swaps is None:
             first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
             swaps = alias_swaps(first, names)
