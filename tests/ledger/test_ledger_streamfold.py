@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
 
@@ -162,19 +163,31 @@ def test_two_calls_that_share_a_hash_across_files_are_read_exactly(
     first = {"task_id": "t1", "arm": "a", "sample": 0, "total_tokens": 10}
     other = {"task_id": "t2", "arm": "a", "sample": 0, "total_tokens": 20}
     paths = [write(tmp_path / "a.jsonl", [first]), write(tmp_path / "b.jsonl", [other])]
-    real_hash = hash
+    real = repeat_rules.call_hashes
 
-    def colliding(value: object) -> int:
-        if isinstance(value, tuple) and "t2" in value:
-            return real_hash(tuple("t1" if v == "t2" else v for v in value))
-        return real_hash(value)
+    def colliding(chunk: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+        found = real(chunk, count)  # every call under one hash
+        return None if found is None else (np.full_like(found[0], 12345), found[1])
 
-    monkeypatch.setattr(repeat_rules, "hash", colliding, raising=False)
+    monkeypatch.setattr(repeat_rules, "call_hashes", colliding)
     with pytest.raises(NeedsExactPath):
         streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
     tally, warnings = read_tally(paths, columns("arm", False), "arm", None, workers=1)
     assert tally.rows == 2 and not any("duplicate" in w for w in warnings)
     assert sum(g["total_tokens"] for g in tally.groups()) == 30
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_call_written_plainly_and_another_way_is_one_call(tmp_path: Path, workers: int) -> None:
+    """Plain lines are hashed as msgspec decodes them, others from their identity's tuple: the
+    same call, its arm under the guides' name and its sample as text, is still one call."""
+    rows = [{"task_id": f"t{i}", "arm": "a", "sample": i % 3, "total_tokens": i} for i in range(9)]
+    other = {"task_id": "t4", "strategy": "a", "sample": "1", "role": None, "total_tokens": 99}
+    paths = [write(tmp_path / "a.jsonl", rows), write(tmp_path / "b.jsonl", [other, rows[0]])]
+    tally, warnings = read_tally(paths, columns("arm", False), "arm", None, workers=workers)
+    assert sum(g["total_tokens"] for g in tally.groups()) == sum(range(9))
+    assert any(f"{paths[1]}:1 repeats {paths[0]}:5" in w for w in warnings)
+    assert any(f"{paths[1]}:2 repeats {paths[0]}:1" in w for w in warnings)
 
 
 def test_a_call_recorded_again_in_another_file_names_its_first_line(tmp_path: Path) -> None:

@@ -349,6 +349,81 @@ def _identities(chunk: bytes, count: int) -> tuple[list[Any], np.ndarray] | None
     return list(zip(*values, strict=True)), has
 
 
+def call_hashes(chunk: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """A seeded 64-bit hash of each line's :func:`identity` (equal identities, equal hashes)
+    and whether it has one; None when a line needs the exact path.
+
+    A plain line (as the runner writes them) is hashed as the :class:`_Call` msgspec decodes,
+    in C (less than half the time of building the identity's tuple); any other line as the
+    :class:`_Call` its identity equals when there is one (:func:`_as_call`), else as the tuple."""
+    plain = _plain_identities(chunk, count)
+    if plain is not None:
+        calls, has = plain
+        return np.fromiter(map(hash, calls), dtype=np.int64, count=count), has
+    found = _identities(chunk, count)
+    if found is None:
+        return None
+    idents, has = found
+    return np.fromiter(map(_identity_hash, idents), dtype=np.int64, count=count), has
+
+
+def call_identities(chunk: bytes, count: int) -> list[tuple[Any, ...]] | None:
+    """:func:`identity`'s tuple of each line (for a line without one, what it has of it):
+    what :func:`call_hashes` hashed, to compare two calls that share a hash."""
+    plain = _plain_identities(chunk, count)
+    if plain is not None:
+        return [_call_identity(call) for call in plain[0]]
+    found = _identities(chunk, count)
+    return None if found is None else found[0]
+
+
+def _identity_hash(ident: tuple[Any, ...]) -> int:
+    call = _as_call(ident)
+    return hash(ident if call is None else call)
+
+
+def _as_call(ident: tuple[Any, ...]) -> _Call | None:
+    """The :class:`_Call` whose identity is ``ident`` (ids text, counters whole numbers written
+    as :func:`identity` writes them), or None when no plain line has this identity."""
+    run_id, task_id, arm, session, sample, round_, attempt, role, call_id, judged = ident
+    texts = (run_id, arm, session, call_id, judged)
+    if type(task_id) is not str or type(role) is not str:
+        return None
+    if not all(v is None or type(v) is str for v in texts):
+        return None
+    counters = []
+    for value in (sample, round_, attempt):
+        number = _whole_number(value)
+        if number is False:
+            return None
+        counters.append(number)
+    return _Call(task_id, run_id, arm, session, *counters, role, call_id, judged)
+
+
+def _whole_number(value: Any) -> int | None | bool:
+    """A counter as a plain line holds it: None, or the int whose text ``value`` is (the text
+    exactly as ``str`` writes that int, in 64 bits); False for anything else."""
+    if value is None:
+        return None
+    if type(value) is not str:
+        return False
+    try:
+        number = int(value)
+    except ValueError:
+        return False
+    if str(number) != value or not -(1 << 63) <= number < 1 << 63:
+        return False
+    return number
+
+
+def _call_identity(call: _Call) -> tuple[Any, ...]:
+    """:func:`identity`'s tuple for a plain line's :class:`_Call`."""
+    counters = (call.sample, call.round, call.attempt)
+    sample, round_, attempt = (None if v is None else str(v) for v in counters)
+    return (call.run_id, call.task_id, call.arm, call.session, sample, round_, attempt,
+            call.role, call.call_id, call.judged)  # fmt: skip
+
+
 def _coalesce(values: list[Any], alias: list[Any]) -> list[Any]:
     """``values``, with ``alias`` where a value is null (as :func:`_get` reads a row)."""
     if None not in values or alias.count(None) == len(alias):

@@ -31,7 +31,7 @@ import numpy as np
 
 from eloledger.ledger.batches import BATCH_BYTES, batch_lines, read_batches
 from eloledger.ledger.columns import NeedsExactPath
-from eloledger.ledger.dedupe import _SHOW, _identities, duplicate_message
+from eloledger.ledger.dedupe import _SHOW, call_hashes, call_identities, duplicate_message
 from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
 
 _BUCKET_BITS = 4  # 16 buckets: merging the biggest run of one copies a sixteenth of the set
@@ -124,9 +124,9 @@ def line_keys(lines: Sequence[bytes]) -> np.ndarray:
     return np.fromiter(map(hash, lines), dtype=np.int64, count=len(lines))
 
 
-def call_keys(idents: Sequence[tuple[Any, ...]]) -> np.ndarray:
-    """Python's seeded hash of each call identity, never 0 (0 marks "no call" in arrays)."""
-    keys = np.fromiter(map(hash, idents), dtype=np.int64, count=len(idents))
+def call_keys(hashes: np.ndarray) -> np.ndarray:
+    """Calls' hashes (:func:`dedupe.call_hashes`), never 0 (0 marks "no call" in arrays)."""
+    keys = hashes.copy()
     keys[keys == 0] = 1
     return keys
 
@@ -168,12 +168,11 @@ class Repeats:
         lines = list(map(bytes.strip, batch_lines(data)))
         if self.lines.lookup(line_keys(lines)).any():
             return True
-        found = _identities(data, len(lines)) if self.check_calls else None
+        found = call_hashes(data, len(lines)) if self.check_calls else None
         if found is None:
             return False
-        idents, has = found
-        mine = [ident for ident, flag in zip(idents, has.tolist(), strict=True) if flag]
-        return bool(self.calls.lookup(call_keys(mine)).any())
+        hashes, has = found
+        return bool(self.calls.lookup(call_keys(hashes[has])).any())
 
     def remember_calls(self, keys: np.ndarray) -> None:
         """Keep this file's calls (hashes) for the files after it; once each."""
@@ -272,20 +271,24 @@ class Repeats:
         for source, path, start, end in ranges:
             for number, _, view in read_batches(path, start, end, BATCH_BYTES):
                 data = bytes(view)
-                found = _identities(data, len(batch_lines(data)))
+                count = len(batch_lines(data))
+                found = call_hashes(data, count)
                 if found is None:
                     raise NeedsExactPath  # (the fold read these lines: the file changed)
-                idents, has = found
+                hashes, has = found
                 rows = np.flatnonzero(has)
-                mine = [idents[i] for i in rows.tolist()]
-                keys = call_keys(mine)
+                keys = call_keys(hashes[rows])
                 at = np.minimum(np.searchsorted(wanted, keys), len(wanted) - 1)
-                for k in np.flatnonzero(wanted[at] == keys).tolist():
-                    slot = int(at[k])
+                matched = np.flatnonzero(wanted[at] == keys).tolist()
+                idents = call_identities(data, count) if matched else []
+                if idents is None:
+                    raise NeedsExactPath
+                for k in matched:
+                    slot, row = int(at[k]), int(rows[k])
                     if slot not in first_call:
-                        first_call[slot] = mine[k]
-                        first_place[slot] = (source << 40) + number + int(rows[k])
-                    elif mine[k] != first_call[slot]:
+                        first_call[slot] = idents[row]
+                        first_place[slot] = (source << 40) + number + row
+                    elif idents[row] != first_call[slot]:
                         raise NeedsExactPath
         for index, key in self.unplaced_calls.items():
             slot = int(np.searchsorted(wanted, key))
@@ -296,16 +299,15 @@ class Repeats:
         """For each row whose call an earlier file recorded (rows that repeat a line
         excepted), the call's hash; 0 for the others. With ``store``, this file's new calls
         are kept for the files after it. Only hashes are kept: :meth:`settle` confirms."""
-        found = _identities(data, count)
+        found = call_hashes(data, count)
         if found is None:
             raise NeedsExactPath
-        idents, has = found
+        hashes, has = found
         calls = np.zeros(count, dtype=np.int64)
         fresh = np.flatnonzero(~repeat & has)
         if not len(fresh):
             return calls
-        mine = [idents[i] for i in fresh.tolist()]
-        keys = call_keys(mine)
+        keys = call_keys(hashes[fresh])
         seen = self.calls.lookup(keys)
         if seen.any():
             self.pending_calls.append(keys[seen])
