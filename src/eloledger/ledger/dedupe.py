@@ -391,13 +391,16 @@ def _as_call(ident: tuple[Any, ...]) -> _Call | None:
         return None
     if not all(v is None or type(v) is str for v in texts):
         return None
-    counters = []
+    counters: list[int | None] = []
     for value in (sample, round_, attempt):
         number = _whole_number(value)
         if number is False:
             return None
         counters.append(number)
-    return _Call(task_id, run_id, arm, session, *counters, role, call_id, judged)
+    return _Call(
+        task_id=task_id, run_id=run_id, arm=arm, session=session, sample=counters[0],
+        round=counters[1], attempt=counters[2], role=role, call_id=call_id, judged=judged,
+    )  # fmt: skip
 
 
 def _whole_number(value: Any) -> int | None | bool:
