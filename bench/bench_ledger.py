@@ -228,11 +228,16 @@ def peak_rss(command: list[str] | str, *, shell: bool = False) -> tuple[float, i
     return elapsed, peak[0], out
 
 
+# The command, reading each ledger whole: a tally kept from an earlier run would time the
+# cache, not the reader (bench_append times the cache, beside this).
+TOKENS_CLI = [sys.executable, "-m", "eloledger", "tokens", "--no-cache"]
+
+
 def run_cli(path: Path) -> tuple[float, dict[str, int]]:
     """The whole CLI, timed alone (sampling its memory would take CPU from it)."""
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"],
+        [*TOKENS_CLI, str(path), "--format", "json"],
         capture_output=True,
         check=True,
     )
@@ -242,7 +247,7 @@ def run_cli(path: Path) -> tuple[float, dict[str, int]]:
 
 
 def cli_with_memory(path: Path) -> tuple[float, int, bytes]:
-    command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"]
+    command = [*TOKENS_CLI, str(path), "--format", "json"]
     return peak_rss(command)
 
 
@@ -614,7 +619,7 @@ def guide_memory(folder: Path, rows: int, scale: int) -> int:
                 paths = [folder / "guide.jsonl"]
                 generate_guide(paths, count, ts="unordered" if "unordered" in shape else "none")
             size = sum(p.stat().st_size for p in paths)
-            command = [sys.executable, "-m", "eloledger", "tokens", *map(str, paths)]
+            command = [*TOKENS_CLI, *map(str, paths)]
             seconds, peak, _ = peak_rss([*command, "--format", "json"])
             peaks.append(peak)
             print(f"{shape:28} {count:11,} {size / 1e6:9,.0f} {seconds:8.2f} {peak / 1e6:8.0f}")
@@ -625,6 +630,54 @@ def guide_memory(folder: Path, rows: int, scale: int) -> int:
     ok = worst <= 256e6 and flat
     print(f"peak {worst / 1e6:.0f} MB (goal <= 256, flat): {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
+
+
+def bench_append(folder: Path, rows: int, rounds: int) -> int:
+    """``tokens`` on a ledger a run is still writing: eloledger's own rows (strictly increasing
+    ``ts``), 1,000 rows appended before each round. Each round reads the grown file whole
+    (``--no-cache``), from the tally the cache folder kept (only the appended bytes folded),
+    and with DuckDB; the sums of both eloledger reads must be identical."""
+    import duckdb  # noqa: F401  (imported once, outside the timing)
+
+    path = folder / "ledger.jsonl"
+    generate(path, rows, shape="short")
+    env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache")}
+
+    def tokens(*flags: str) -> tuple[float, dict[str, int]]:
+        command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--format", "json"]
+        start = time.perf_counter()
+        done = subprocess.run([*command, *flags], env=env, capture_output=True, check=True)
+        elapsed = time.perf_counter() - start
+        return elapsed, {g["name"]: int(g["total_tokens"]) for g in json.loads(done.stdout)["groups"]}
+
+    first, _ = tokens()  # reads whole and keeps the tally
+    print(f"eloledger's rows, in writing order: {rows:,} rows, {path.stat().st_size / 1e6:,.0f} "
+          f"MB; first read (keeps its tally): {first:.3f} s; {os.cpu_count()} CPUs; {_load()}")  # fmt: skip
+    print(f"{'round':>5} {'whole':>8} {'cached':>8} {'duckdb':>8} {'cached/duckdb':>14} "
+          f"{'cached/whole':>13}")  # fmt: skip
+    same, worst = True, 0.0
+    for number in range(1, rounds + 1):
+        _append_in_order(path, 1000)
+        whole, sums = tokens("--no-cache")
+        cached, cached_sums = tokens()
+        duck, _ = run_duckdb(path)
+        same = same and sums == cached_sums
+        worst = max(worst, cached / duck)
+        print(f"{number:5} {whole:8.3f} {cached:8.3f} {duck:8.3f} {cached / duck:14.2f} "
+              f"{cached / whole:13.2f}")  # fmt: skip
+    print(f"sums identical (whole, cached): {same}; worst cached/duckdb {worst:.2f}; {_load()}")
+    return 0 if same else 1
+
+
+def _append_in_order(path: Path, count: int) -> None:
+    """``count`` more rows like the last ones, each a hundredth of a second after the last."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, path.stat().st_size - 2_000 * count))
+        last = fh.read().splitlines()[-count:]
+    stamp = orjson.loads(last[-1])["ts"]
+    with open(path, "ab") as fh:
+        for k, line in enumerate(last, start=1):
+            fh.write(orjson.dumps({**orjson.loads(line), "ts": stamp + k / 100}) + b"\n")
 
 
 def bench_collide(folder: Path, rows: int) -> int:
@@ -639,7 +692,7 @@ def bench_collide(folder: Path, rows: int) -> int:
             for k in range(1, rows + 1):
                 row = {"task_id": k * step, "arm": "a", "sample": 0, "total_tokens": 2}
                 fh.write(json.dumps(row).encode() + b"\n")  # (orjson: 64-bit ints only)
-        command = [sys.executable, "-m", "eloledger", "tokens", str(path), "--by", "task"]
+        command = [*TOKENS_CLI, str(path), "--by", "task"]
         start = time.perf_counter()
         subprocess.run([*command, "--format", "json"], capture_output=True, check=True)
         times[name] = time.perf_counter() - start
@@ -713,11 +766,22 @@ def main() -> int:
         "imported log",
     )
     parser.add_argument(
+        "--append",
+        type=int,
+        metavar="ROUNDS",
+        default=0,
+        help="tokens on a growing ledger (eloledger's rows, in writing order): whole vs the "
+        "cached tally vs DuckDB, 1,000 rows appended before each of ROUNDS rounds",
+    )
+    parser.add_argument(
         "--collide",
         action="store_true",
         help="tokens --by task: --rows task_ids chosen to collide vs ordinary ones",
     )
     args = parser.parse_args()
+    if args.append:
+        with tempfile.TemporaryDirectory(prefix="bench_append_") as tmp:
+            return bench_append(Path(tmp), args.rows, args.append)
     if args.collide:
         with tempfile.TemporaryDirectory(prefix="bench_collide_") as tmp:
             return bench_collide(Path(tmp), args.rows)

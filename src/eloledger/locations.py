@@ -34,6 +34,13 @@ def state_dir() -> Path:
     return Path(platformdirs.user_state_dir(APP, appauthor=False))
 
 
+def cache_dir() -> Path:
+    """What can be made again from the files it was made from (tallies of ledgers)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+
+
 def run_index_path() -> Path:
     return data_dir() / "runs.jsonl"
 

@@ -39,6 +39,15 @@ def test_bench_colliding_ids_small() -> None:
     assert "colliding / ordinary:" in done.stdout, done.stdout + done.stderr
 
 
+def test_bench_growing_ledger_small() -> None:
+    """30,000 rows (about 10 MB: over the cache's floor), two rounds of appended rows: the
+    cached read and the whole read give the same sums."""
+    done = _bench("--append", "2", "--rows", "30000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sums identical (whole, cached): True" in done.stdout
+    assert done.stdout.count("\n") >= 5  # the header, two rounds, the summary
+
+
 def test_bench_memory_shapes_small() -> None:
     """Every shape runs the CLI at both sizes, the imported Claude Code log included."""
     done = _bench("--guide-memory", "2", "--rows", "2000")

@@ -70,6 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "2026-11-20T09:30); rows without a time are left out",
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="fold the whole ledger; by default one ledger in writing order over 8 MB keeps "
+        "its tally in the user cache folder, and the next read folds only what was appended",
+    )
+    parser.add_argument(
         "--sort",
         choices=("name", "total", "cost"),
         default="name",
@@ -88,6 +94,7 @@ def handle(args: argparse.Namespace) -> int:
     from eloledger.ledger.prices import load_prices
     from eloledger.ledger.summary import MISSING_NAME
     from eloledger.ledger.tally import read_tally, tally_ledger
+    from eloledger.locations import cache_dir
     from eloledger.tables import render, table_width, to_json
 
     prices = load_prices()
@@ -100,7 +107,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.by == CROSS_TAB:
         return _cross_tab(args, columns, since)
     if args.split is None and not args.tag and args.tasks is None and since is None:
-        tally, warnings = read_tally(args.ledger, columns, args.by, prices)  # streamed
+        cache = None if args.no_cache else (lambda: cache_dir() / "tallies")
+        tally, warnings = read_tally(args.ledger, columns, args.by, prices, cache=cache)
     else:
         ledger = _selected(args, columns, since)
         tally, warnings = tally_ledger(ledger, args.by, prices)

@@ -24,7 +24,7 @@ from eloledger.ledger.row import AnyRow
 from eloledger.words import plural
 
 FIELD = "model_answered"
-_NEEDLE = b'"model_answered"'
+NEEDLE = b'"model_answered"'  # a line that names the field holds these bytes
 
 
 class Answered:
@@ -69,7 +69,7 @@ def scan_files(paths: Iterable[str | os.PathLike[str]]) -> Answered:
     """The answered-model counts of ledger files (sample rows only; judge rows left out)."""
     seen = Answered()
     for path in paths:
-        scan_lines(Path(path), (_NEEDLE,), lambda row, where: _sample_row(row, where, seen))
+        scan_lines(Path(path), (NEEDLE,), lambda row, where: _sample_row(row, where, seen))
     return seen
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from eloledger.ledger.answered import NEEDLE
 from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, alias_swaps
 from eloledger.ledger.dedupe import _SHOW
@@ -30,7 +31,6 @@ from eloledger.ledger.slices import read_slices, stop_if_told
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _EMPTY = np.zeros(0, dtype=np.int64)
-_ANSWERED = b'"model_answered"'
 
 
 def _kept(column: Any, keep: np.ndarray) -> Any:
@@ -71,7 +71,7 @@ def _fold_range(
     for number, _pos, data in read_batches(path, start, end, _BATCH_BYTES):
         stop_if_told()
         whole = bytes(data)
-        answered = answered or _ANSWERED in whole
+        answered = answered or NEEDLE in whole
         if swaps is None:
             swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
         keep = repeats.keep(source, first_line + number - 1, whole)  # (it counts the lines)

@@ -24,16 +24,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from eloledger.errors import CodedWarning
-from eloledger.ledger.answered import file_warnings
+from eloledger.ledger import tallycache
+from eloledger.ledger.answered import NEEDLE, file_warnings
 from eloledger.ledger.batches import BATCH_BYTES as _BATCH_BYTES
 from eloledger.ledger.batches import Load, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
-from eloledger.ledger.fastread import _auto_workers, _split
+from eloledger.ledger.fastread import _PARALLEL_MIN_BYTES, _auto_workers, _split
 from eloledger.ledger.slices import read_slices, stop_if_told
 from eloledger.ledger.summary import (
     ARM_ROLES,
@@ -381,6 +382,7 @@ class TokenTally:
         self.odd = [0, -1]  # rows with fractional or absurd counts, first such row
         self.unequal = [0, -1]  # rows whose total is not prompt + completion (+ reasoning)
         self.ts = [np.inf, -np.inf, True]  # first, last, strictly increasing throughout
+        self.answered = False  # a line names model_answered: the answered-model scan is due
 
     def fold(self, batch: Mapping[str, Any], length: int, load: Load) -> None:
         """Add one batch of columns (a whole :class:`Ledger` is one batch too)."""
@@ -452,6 +454,7 @@ class TokenTally:
                 increasing = increasing and self.ts[2] and first > self.ts[1]
             self.ts = [min(self.ts[0], first), last, increasing]
         self.rows += other.rows
+        self.answered = self.answered or other.answered
 
     def groups(self) -> list[dict[str, Any]]:
         """Each group's SUMMARY_FIELDS, then its cost (with prices) and latency p50/p95."""
@@ -521,22 +524,26 @@ def read_tally(
     prices: Mapping[str, Any] | None,
     *,
     workers: int | None = None,
+    cache: Callable[[], Path] | None = None,
 ) -> tuple[TokenTally, list[str]]:
     """The tally of every ledger ``ledgers`` names (files, globs, folders), duplicates counted
     once, and the warnings: one file in writing order is streamed by :func:`stream_tally`, any
     other files by :func:`eloledger.ledger.streamfold.fold_files` (the duplicate rules batch
-    by batch); only a line the exact reader must read sends the files to the whole-file read."""
+    by batch); only a line the exact reader must read sends the files to the whole-file read.
+    ``cache``: the folder where one file in writing order keeps its tally (:mod:`tallycache`),
+    asked for only when the file is big enough to be worth it."""
     from eloledger.ledger.merge import _as_list, read_ledgers
     from eloledger.ledger.sources import expand_ledgers
     from eloledger.ledger.streamfold import fold_files
 
     paths = expand_ledgers(_as_list(ledgers))
     if len(paths) == 1 and _has_ts(paths[0]):
-        streamed = stream_tally(paths[0], columns, by, prices, workers=workers)
+        streamed = stream_tally(paths[0], columns, by, prices, workers=workers, cache=cache)
         if streamed is not None:
             tally, warnings = streamed
             where = tally.warnings(lambda i: f"{paths[0]}:{i + 1}")
-            return tally, [*warnings, *where, *file_warnings(paths)]
+            answered = file_warnings(paths) if tally.answered else []
+            return tally, [*warnings, *where, *answered]
     names = tuple(columns) if "ts" in columns else (*columns, "ts")
     try:
         folded = fold_files(
@@ -562,26 +569,46 @@ def stream_tally(
     prices: Mapping[str, Any] | None,
     *,
     workers: int | None = None,
+    cache: Callable[[], Path] | None = None,
 ) -> tuple[TokenTally, list[str]] | None:
     """One ledger file folded batch by batch (slices in worker processes for big files), and
-    its torn-line warning; None when the file must be read whole (see the module's doc)."""
+    its torn-line warning; None when the file must be read whole (see the module's doc).
+    ``cache``: the folder to keep the tally in, so that the next read folds only what was
+    appended (:mod:`eloledger.ledger.tallycache`); asked for only for a file big enough."""
     from eloledger.ledger.reader import _inspect, _torn_message
 
     end, torn = _inspect(path)
     names = tuple(names) if "ts" in names else (*names, "ts")
     new = functools.partial(TokenTally, by, prices)
-    count = workers if workers is not None else _auto_workers(end)
-    bounds = _split(path, end, count, first_share=_LEAD_SHARE / count if count > 1 else None)
+    cached, key, folder = None, "", None
+    if cache is not None and end >= tallycache.SMALLEST:
+        key, folder = tallycache.fingerprint(names, by, prices), cache()
+        cached = tallycache.load(path, key, folder)
+        if cached is not None and end - cached.end >= _PARALLEL_MIN_BYTES:
+            cached = None  # so much is new that folding it in slices is faster
+    tally: TokenTally | None
     try:
-        if len(bounds) == 1:
-            tally = _fold_range(str(path), 0, end, names, new)
+        if cached is not None:
+            tally = _fold_into(cached.tally, str(path), cached.end, end, names)
         else:
-            tally = _fold_parallel(str(path), bounds, names, new)
+            tally = _fold_whole(path, end, names, new, workers)
     except NeedsExactPath:
         return None
     if tally is None or not tally.rows or not tally.in_writing_order():
         return None
+    if folder is not None and (cached is None or cached.end != end):
+        tallycache.save(path, key, folder, tally, end)
     return tally, [_torn_message(path, tally.rows + 1, torn)] if torn else []
+
+
+def _fold_whole(
+    path: Path, end: int, names: Sequence[str], new: Callable[[], TokenTally], workers: int | None
+) -> TokenTally | None:
+    count = workers if workers is not None else _auto_workers(end)
+    bounds = _split(path, end, count, first_share=_LEAD_SHARE / count if count > 1 else None)
+    if len(bounds) == 1:
+        return _fold_range(str(path), 0, end, names, new)
+    return _fold_parallel(str(path), bounds, names, new)
 
 
 def _fold_parallel(
@@ -607,7 +634,14 @@ def _fold_range(
 ) -> TokenTally:
     """Fold the whole lines in ``[start, end)``, read a few MB at a time (no mapping of the
     file: the process holds one batch, whatever the file's size)."""
-    tally = new()
+    return _fold_into(new(), path, start, end, names)
+
+
+def _fold_into(
+    tally: TokenTally, path: str, start: int, end: int, names: Sequence[str]
+) -> TokenTally:
+    """Fold the whole lines in ``[start, end)`` into ``tally``, which holds the lines before
+    ``start``; NeedsExactPath as soon as they are out of writing order."""
     swaps = None
     for _, _, lines in read_batches(Path(path), start, end, _BATCH_BYTES):
         stop_if_told()
@@ -615,6 +649,8 @@ def _fold_range(
             first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
             swaps = alias_swaps(first, names)
         tally.fold(*decode_batch(lines, names, swaps))
+        batch = cast(bytearray, lines.obj)  # read_batches' buffer: its first len(lines) bytes
+        tally.answered = tally.answered or batch.find(NEEDLE, 0, len(lines)) >= 0
         if not tally.in_writing_order():
             raise NeedsExactPath  # not this fold's shape: stop now, not at the slice's end
     tally.tidy()
