@@ -145,6 +145,35 @@ def test_a_cache_file_others_could_write_is_never_read(tmp_path: Path, folds: di
     assert len(folds["whole"]) == 3
 
 
+def test_a_cache_entry_that_is_a_symlink_is_never_read(tmp_path: Path, folds: dict) -> None:
+    path = write(tmp_path / "l.jsonl", varied_rows(11, 200))
+    folder = tmp_path / "cache"
+    read(path, folder)
+    entry = next(folder.iterdir())
+    entry.rename(tmp_path / "elsewhere.pickle")
+    entry.symlink_to(tmp_path / "elsewhere.pickle")
+    same(read(path, folder), whole(path, "arm", None))
+    assert len(folds["whole"]) == 2
+
+
+def test_a_ledger_replaced_while_it_is_folded_keeps_no_tally(
+    tmp_path: Path, folds: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "l.jsonl", varied_rows(12, 200))
+    other = write(tmp_path / "other.jsonl", varied_rows(13, 250))
+    real = tally_module._fold_whole
+
+    def replaced_meanwhile(*args: Any) -> Any:
+        folded = real(*args)
+        other.replace(path)  # a new file under the name, after its bytes were read
+        return folded
+
+    monkeypatch.setattr(tally_module, "_fold_whole", replaced_meanwhile)
+    folder = tmp_path / "cache"
+    read(path, folder)
+    assert not folder.exists() or not list(folder.glob("*.pickle"))
+
+
 def test_the_folder_keeps_the_tallies_used_last(
     tmp_path: Path, folds: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -580,9 +580,10 @@ def stream_tally(
     end, torn = _inspect(path)
     names = tuple(names) if "ts" in names else (*names, "ts")
     new = functools.partial(TokenTally, by, prices)
-    cached, key, folder = None, "", None
+    cached, key, folder, folded = None, "", None, (0, 0)
     if cache is not None and end >= tallycache.SMALLEST:
-        key, folder = tallycache.fingerprint(names, by, prices), cache()
+        key = tallycache.fingerprint(names, by, prices)
+        folder, folded = cache(), tallycache.identity(path)
         cached = tallycache.load(path, key, folder)
         if cached is not None and end - cached.end >= _PARALLEL_MIN_BYTES:
             cached = None  # so much is new that folding it in slices is faster
@@ -597,7 +598,7 @@ def stream_tally(
     if tally is None or not tally.rows or not tally.in_writing_order():
         return None
     if folder is not None and (cached is None or cached.end != end):
-        tallycache.save(path, key, folder, tally, end)
+        tallycache.save(path, key, folder, tally, end, folded)
     return tally, [_torn_message(path, tally.rows + 1, torn)] if torn else []
 
 

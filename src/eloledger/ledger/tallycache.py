@@ -11,7 +11,8 @@ columns, grouping and prices by the same eloledger; anything else folds the ledg
 writes the cache again. What it cannot see: a change in the middle of a ledger that keeps
 its size and both ends. Ledgers are appended to, not edited; ``--no-cache`` reads whole.
 
-The cache is a pickle: it is read only from a file this user owns that nobody else can write.
+The cache is a pickle: it is read only from a file this user owns that nobody else can write,
+opened without following a symlink.
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ def load(path: Path, key: str, folder: Path) -> Cached | None:
     """The cached tally of ``path`` if it still holds (see the module's doc), else None."""
     entry = _entry(path, key, folder)
     try:
-        info = entry.stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None  # another user could have written it: never unpickle that
-        saved = pickle.loads(entry.read_bytes())
+        with open(os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as fh:
+            info = os.fstat(fh.fileno())  # (of the file read, not of a name swapped since)
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None  # another user could have written it: never unpickle that
+            saved = pickle.load(fh)
         stat = path.stat()
         if (saved["key"], saved["dev"], saved["ino"]) != (key, stat.st_dev, stat.st_ino):
             return None
@@ -78,12 +80,24 @@ def load(path: Path, key: str, folder: Path) -> Cached | None:
         return None
 
 
-def save(path: Path, key: str, folder: Path, tally: Any, end: int) -> None:
-    """Keep ``tally`` (of the first ``end`` bytes) for the next read; a cache that cannot be
-    written is no error (the next read folds the ledger whole)."""
+def identity(path: Path) -> tuple[int, int]:
+    """The file's device and inode: taken before the fold, so that a file replaced while it
+    was folded never gets the tally of the one before it."""
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino
+
+
+def save(
+    path: Path, key: str, folder: Path, tally: Any, end: int, folded: tuple[int, int]
+) -> None:
+    """Keep ``tally`` (of the first ``end`` bytes of the file whose :func:`identity` was
+    ``folded``) for the next read; a cache that cannot be written is no error (the next read
+    folds the ledger whole)."""
     with contextlib.suppress(OSError, pickle.PicklingError):
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         stat = path.stat()
+        if (stat.st_dev, stat.st_ino) != folded:
+            return  # replaced while it was folded
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         saved = {"key": key, "dev": stat.st_dev, "ino": stat.st_ino, "end": end,
                  "edges": _edges(path, end), "tally": tally}  # fmt: skip
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tally-")  # 0600
@@ -121,4 +135,4 @@ def _edges(path: Path, end: int) -> tuple[str, str]:
     return hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()
 
 
-__all__ = ["KEEP", "SMALLEST", "Cached", "fingerprint", "load", "save"]
+__all__ = ["KEEP", "SMALLEST", "Cached", "fingerprint", "identity", "load", "save"]
