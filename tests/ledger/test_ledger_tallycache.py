@@ -189,6 +189,24 @@ def test_the_folder_keeps_the_tallies_used_last(
     assert len(folds["whole"]) == 6
 
 
+def test_the_folder_stays_within_its_bytes_the_newest_tally_always_kept(
+    tmp_path: Path, folds: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "cache"
+    paths = [write(tmp_path / f"l{k}.jsonl", varied_rows(k, 50)) for k in range(3)]
+    read(paths[0], folder)
+    one = next(folder.iterdir()).stat().st_size
+    monkeypatch.setattr(tallycache, "BUDGET", one + 1)  # room for one tally, not two
+    read(paths[1], folder)
+    read(paths[2], folder)
+    assert len(list(folder.glob("*.pickle"))) == 1
+    read(paths[2], folder)  # the one kept is the newest: nothing folded whole
+    assert len(folds["whole"]) == 3
+    monkeypatch.setattr(tallycache, "BUDGET", 1)  # smaller than any tally: the newest stays
+    read(paths[0], folder)
+    assert len(list(folder.glob("*.pickle"))) == 1 and len(folds["whole"]) == 4
+
+
 def test_the_answered_model_scan_runs_only_when_a_line_names_the_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

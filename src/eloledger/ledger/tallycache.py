@@ -32,7 +32,8 @@ from typing import Any
 _FORMAT = 1
 _EDGE = 1 << 16  # bytes hashed at each end of the folded part
 SMALLEST = 8 << 20  # a smaller ledger is folded whole: faster than writing a cache
-KEEP = 32  # tallies kept in the folder, the ones used last
+KEEP = 32  # tallies kept in the folder, the ones used last ...
+BUDGET = 512 << 20  # ... within this many bytes
 
 
 @dataclass
@@ -112,13 +113,18 @@ def save(
 
 
 def _prune(folder: Path) -> None:
-    """Keep the ``KEEP`` tallies used last (a tally is a few MB for a million rows)."""
+    """Keep the tallies used last: at most ``KEEP`` of them and ``BUDGET`` bytes (a tally is
+    about 12 MB for a million rows with distinct latencies), the newest one always."""
     entries = []
     for entry in folder.glob("*.pickle"):
         with contextlib.suppress(OSError):  # (another process may prune at the same time)
-            entries.append((entry.stat().st_mtime, entry))
-    for _, entry in sorted(entries, reverse=True)[KEEP:]:
-        entry.unlink(missing_ok=True)
+            info = entry.stat()
+            entries.append((info.st_mtime, info.st_size, entry))
+    total = 0
+    for kept, (_, size, entry) in enumerate(sorted(entries, reverse=True)):
+        total += size
+        if kept and (kept >= KEEP or total > BUDGET):
+            entry.unlink(missing_ok=True)
 
 
 def _entry(path: Path, key: str, folder: Path) -> Path:
@@ -135,4 +141,4 @@ def _edges(path: Path, end: int) -> tuple[str, str]:
     return hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()
 
 
-__all__ = ["KEEP", "SMALLEST", "Cached", "fingerprint", "identity", "load", "save"]
+__all__ = ["BUDGET", "KEEP", "SMALLEST", "Cached", "fingerprint", "identity", "load", "save"]
