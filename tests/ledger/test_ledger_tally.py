@@ -296,3 +296,13 @@ def test_whole_microsecond_latencies_stay_packed(tmp_path: Path, small_batches: 
     assert tally.arms.latencies.micro
     assert tally.arms.latencies.sums.compact()[0].dtype == np.int64
     same((tally, tally.warnings(lambda i: f"{path}:{i + 1}")), whole(path, "arm", None))
+
+
+@pytest.mark.parametrize("ts", [[], [1.5]])
+def test_lists_where_numbers_belong_read_as_the_exact_reader_reads_them(
+    tmp_path: Path, ts: list
+) -> None:
+    """Lists of one length made a 2-D column (``{"ts": []}`` failed with a traceback)."""
+    rows = [{"task_id": f"t{i}", "arm": "a", "ts": ts, "total_tokens": i} for i in range(6)]
+    path = write(tmp_path / "l.jsonl", rows)
+    same(read_tally(path, columns("arm", True), "arm", None), whole(path, "arm", None))

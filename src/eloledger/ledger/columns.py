@@ -184,9 +184,12 @@ def to_float(values: Sequence[Any]) -> np.ndarray:
     if isinstance(values, list) and values.count(None) == len(values):
         return np.full(len(values), np.nan)  # a field no row has: np.array of Nones is 80x slower
     try:
-        return np.array(values, dtype=np.float64)
+        column = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
+        column = None
+    if column is None or column.ndim != 1:  # lists of equal length make a 2-D array: not numbers
         return np.fromiter(map(_one_float, values), dtype=np.float64, count=len(values))
+    return column
 
 
 def _one_float(value: Any) -> float:
