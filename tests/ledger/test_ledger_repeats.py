@@ -1,5 +1,6 @@
-"""The duplicate rules batch by batch (:mod:`eloledger.ledger.repeats`): what they leave out
-and name equals the line-by-line finder's, and the key store they keep."""
+"""The duplicate rules over a spill of row keys (:mod:`eloledger.ledger.repeats`): what they
+find and name equals the line-by-line finder's, and the spill gives its records back a part at
+a time, in the order they were written."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ledger_dedupe_bulk import ledgers
 
-from eloledger.ledger import merge
+from eloledger.ledger import keyspill, merge
 from eloledger.ledger import repeats as repeat_rules
 from eloledger.ledger.dedupe import duplicate_message
 
@@ -25,66 +26,71 @@ def test_the_warning_counts_every_repeat_and_names_the_first_three() -> None:
 
 @settings(max_examples=120, deadline=None)
 @given(ledgers(), st.sampled_from([40, 150, 1 << 20]))
-def test_streamed_repeats_equal_the_line_by_line_finder(files: list[bytes], size: int) -> None:
+def test_repeats_found_in_the_spill_equal_the_line_by_line_finder(
+    files: list[bytes], size: int
+) -> None:
     """Hypothesis's ledgers (aliases, numbers as text, padded lines, the same call written
-    another way), blank lines left out (those take the exact path), in batches of ``size``;
-    a repeat of an earlier batch's line is confirmed when settle() reads the files again, and
-    the shown pairs name the same first lines."""
+    another way), blank lines left out (those take the exact path), their keys written in
+    batches of ``size`` by one writer per file: every repeat the finder names, and its first
+    line, and no other row."""
     files = [b"".join(line + b"\n" for line in body.split(b"\n") if line.strip()) for body in files]
     files = [body for body in files if body]
     if not files:
         return
+    calls = len(files) > 1
     with tempfile.TemporaryDirectory() as tmp:
         paths = [Path(tmp) / f"l{i}.jsonl" for i in range(len(files))]
-        for path, body in zip(paths, files, strict=True):
+        spill = Path(tmp) / "spill"
+        spill.mkdir()
+        for source, (path, body) in enumerate(zip(paths, files, strict=True)):
             path.write_bytes(body)
-        data = [(str(path), body) for path, body in zip(paths, files, strict=True)]
-        expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
-        repeats = repeat_rules.Repeats(paths)
-        keep = []
-        for source, body in enumerate(files):
-            number, pos = 1, 0
+            keys = repeat_rules.RowKeys(spill, source, calls)
+            first, pos = 0, 0
             while pos < len(body):
                 cut = body.rfind(b"\n", pos, pos + size) + 1 or body.find(b"\n", pos) + 1
-                chunk = body[pos:cut]
-                keep += repeats.keep(source, number, chunk).tolist()
-                number += chunk.count(b"\n")
+                first += keys.add(path, source, first, pos, body[pos:cut])
                 pos = cut
-            repeats.end_of_file()
-        repeats.settle(
-            [(i, p, 0, len(b)) for i, (p, b) in enumerate(zip(paths, files, strict=True))]
-        )
-    assert keep == np.asarray(expected_keep).tolist()
-    assert repeats.count == len(expected_pairs)
-    assert [(repeats.where(a), repeats.where(b)) for a, b in repeats.shown] == expected_pairs[:3]
+            keys.close()
+        sources = np.arange(len(files), dtype=np.int64)
+        repeated = repeat_rules.find_repeats(spill, len(files), sources, calls)
+        repeat_rules.confirm(repeated, paths)
+        data = [(str(path), body) for path, body in zip(paths, files, strict=True)]
+        expected_keep, expected_pairs = merge._find_duplicates_by_line(data)
+
+    def where(row: int) -> str:
+        return f"{paths[row >> 40]}:{(row & repeat_rules.LINE_MASK) + 1}"
+
+    offsets = np.cumsum([0, *(body.count(b"\n") for body in files)])
+    keep = np.ones(offsets[-1], dtype=bool)
+    keep[offsets[repeated.rows >> 40] + (repeated.rows & repeat_rules.LINE_MASK)] = False
+    assert keep.tolist() == np.asarray(expected_keep).tolist()
+    found = [(where(a), where(b)) for a, b in zip(repeated.rows, repeated.firsts, strict=True)]
+    assert found == expected_pairs
 
 
-def test_draining_the_seen_keys_gives_them_all_sorted_and_empties_the_store() -> None:
-    rng = np.random.default_rng(3)
-    store = repeat_rules.SeenKeys()
-    every = np.unique(rng.integers(-(2**63), 2**63 - 1, 50_000, dtype=np.int64))
-    for part in np.array_split(rng.permutation(every), 7):
-        store.add(part)
-    assert np.array_equal(store.drain(), every)
-    assert store.size == 0 and not store.lookup(every).any()
-
-
-def test_seen_keys_answer_as_a_set_for_sorted_unsorted_and_sliced_lookups(monkeypatch) -> None:
-    """Keys go in unsorted (a batch) or sorted (a worker's drained keys, not sorted again);
-    a lookup of more keys than a slice is done a slice at a time: the answers are a set's."""
-    monkeypatch.setattr(repeat_rules, "_SLICE", 1000)
-    rng = np.random.default_rng(5)
-    every = np.unique(rng.integers(-(2**63), 2**63 - 1, 40_000, dtype=np.int64))
-    every = np.concatenate((every, [np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1]))
-    every = rng.permutation(np.unique(every))
-    stored, others = every[:30_000], every[30_000:]
-    store = repeat_rules.SeenKeys()
-    store.add(stored[:10_000])  # unsorted
-    store.add(np.sort(stored[10_000:]))  # sorted, as a drain gives them
-    asked = rng.permutation(np.concatenate((stored[::3], others)))
-    expected = np.isin(asked, stored)
-    assert np.array_equal(store.lookup(asked), expected) and expected.any() and not expected.all()
-    assert np.array_equal(store.drain(), np.sort(stored))
+def test_a_part_of_the_spill_comes_back_in_the_order_it_was_written(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Records are split by their hash's top bits, flushed a few at a time (stable within a
+    part), and a part is read writer after writer: reading order is kept."""
+    monkeypatch.setattr(keyspill, "_FLUSH", 1000)
+    rng = np.random.default_rng(7)
+    keys = rng.integers(-(2**63), 2**63 - 1, 20_000, dtype=np.int64)
+    keys[::50] = keys[0]  # one hash many times, in every writer
+    rows = np.arange(len(keys), dtype=np.int64)
+    for writer, part in enumerate(np.array_split(np.arange(len(keys)), 3)):
+        spill = keyspill.SpillWriter(tmp_path, f"w{writer}")
+        for batch in np.array_split(part, 17):
+            spill.add(keys[batch], rows[batch], rows[batch] * 10)
+        spill.close()
+    got = [keyspill.read_part(tmp_path, ["w0", "w1", "w2"], p) for p in range(keyspill.PARTS)]
+    tops = (keys.view(np.uint64) >> np.uint64(64 - keyspill.PART_BITS)).astype(int)
+    for part, records in enumerate(got):
+        expected = np.flatnonzero(tops == part)
+        assert records[:, 1].tolist() == expected.tolist()
+        assert np.array_equal(records[:, 0], keys[expected])
+        assert np.array_equal(records[:, 2], expected * 10)
+    assert sum(len(r) for r in got) == len(keys)
 
 
 @given(st.lists(st.sampled_from(b'{[a]}"\n\xfb\xdb'), max_size=600))

@@ -6,6 +6,7 @@ names exactly the rows the line-by-line duplicate finder keeps and names."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
 
+from eloledger.errors import UserError
 from eloledger.ledger import merge, streamfold
 from eloledger.ledger import repeats as repeat_rules
 from eloledger.ledger.columns import NeedsExactPath
@@ -23,6 +25,7 @@ from eloledger.ledger.tally import TokenTally, read_tally
 @pytest.fixture
 def tiny_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streamfold, "_BATCH_BYTES", 2048)
+    monkeypatch.setattr(streamfold, "_BLOCK_BYTES", 24 << 10)  # several tallies a share
 
 
 def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,8 +58,8 @@ def test_every_shape_streams_and_equals_the_whole_read(
     by: str,
     workers: int,
 ) -> None:
-    """Two workers: slices folded apart, merged in order; a slice repeating an earlier one's
-    row (cat L L, a copy) is folded again in one pass."""
+    """Two workers: blocks folded apart and merged in order; a block holding a repeat of an
+    earlier row (cat L L, a copy) is folded again without it."""
     ts = {"no ts": "none", "repeated ts": "repeated", "cat L L": "none"}.get(case, "increasing")
     rows = varied_rows(4, 600, ts=ts)  # fractional counts from row 370: the second slice
     path = write(tmp_path / "a.jsonl", rows)
@@ -88,37 +91,48 @@ def new_calls(seed: int) -> list[dict]:
     return [{**r, "task_id": f"new-{seed}-{i}"} for i, r in enumerate(varied_rows(seed, 300))]
 
 
-@pytest.mark.parametrize("case", ["a copy", "shards meeting at a seam", "a middle copy"])
-def test_only_the_file_that_repeats_an_earlier_one_is_folded_in_one_pass(
+@pytest.mark.parametrize("case", ["nothing repeats", "shards meeting at a seam", "a middle copy"])
+def test_only_the_blocks_that_hold_a_repeat_are_folded_again(
     tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    """The files before it keep their parallel fold; a file whose first batch repeats an
-    earlier file's row (cat L L, shards overlapping at the seam) is not folded apart first."""
+    """Every file is shared out among the processes whatever it repeats, in blocks; only a
+    block that holds a repeat is folded again (without it), and the result is the whole
+    read's."""
+    monkeypatch.setattr(streamfold, "_BLOCK_BYTES", 16 << 10)
     rows = varied_rows(4, 600, ts="none")
     seam = [{**r, "latency_ms": 9.5} for r in rows[-30:]]  # the same calls, other bytes
     second = {
-        "a copy": rows,
+        "nothing repeats": new_calls(8),
         "shards meeting at a seam": seam + new_calls(8),
         "a middle copy": [*new_calls(9), *rows[250:260], *new_calls(10)],
     }[case]
     paths = [write(tmp_path / "a.jsonl", rows), write(tmp_path / "b.jsonl", second)]
-    paths.append(write(tmp_path / "c.jsonl", varied_rows(11, 200) + rows[:5]))
-    apart, in_order = [], []
-    slices, one_pass = streamfold._in_slices, streamfold._Folding.fold_in_order
-    monkeypatch.setattr(
-        streamfold,
-        "_in_slices",
-        lambda path, *a: apart.append(path.name) or slices(path, *a),
-    )
-    monkeypatch.setattr(
-        streamfold._Folding,
-        "fold_in_order",
-        lambda self, s, n: in_order.append(s) or one_pass(self, s, n),
-    )
-    tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=2)
+    paths.append(write(tmp_path / "c.jsonl", new_calls(11)))
+    shares: list[list[set[str]]] = []
+    refolded: list[set[str]] = []
+    real_shares, real_block = streamfold._fold_shares, streamfold._fold_block
+
+    def spy_shares(folded: list, *args: Any) -> Any:
+        shares.extend([{p.path.name for _, p in block} for block in share] for share in folded)
+        return real_shares(folded, *args)
+
+    def spy_block(block: list, *args: Any) -> Any:
+        if args[-1] is not None:  # rows to leave out: folded again (always in this process)
+            refolded.append({p.path.name for _, p in block})
+        return real_block(block, *args)
+
+    monkeypatch.setattr(streamfold, "_fold_shares", spy_shares)
+    monkeypatch.setattr(streamfold, "_fold_block", spy_block)
+    tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=3)
     same(tallied, whole(paths, "arm", PRICES))
-    assert in_order == [1, 2]
-    assert apart == (["a.jsonl", "b.jsonl"] if case == "a middle copy" else ["a.jsonl"])
+    blocks = [names for share in shares for names in share]
+    assert len(shares) == 3 and all(names == {"a.jsonl"} for names in shares[0])
+    assert len(blocks) > 9
+    if case == "nothing repeats":
+        assert refolded == [] and not any("duplicate" in w for w in tallied[1])
+        return
+    assert refolded and all("b.jsonl" in names for names in refolded)
+    assert len(refolded) < sum("b.jsonl" in names for names in blocks)
     assert any("duplicate" in w for w in tallied[1])
 
 
@@ -200,3 +214,29 @@ def test_a_call_recorded_again_in_another_file_names_its_first_line(tmp_path: Pa
     folded = streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
     assert folded.tally.rows == 6
     assert folded.warnings == [duplicate_message([(f"{paths[1]}:2", f"{paths[0]}:4")])]
+
+
+def test_a_line_nested_too_deeply_is_named_by_its_line_in_the_file(
+    tmp_path: Path, tiny_batches: None
+) -> None:
+    """The depth rule in a later block of a later share (a worker's, counting its lines from
+    its own start) still names the line by its number in the file."""
+    lines = [json.dumps(row) for row in varied_rows(4, 600, ts="none")]
+    lines[499] = '{"arm": "a", "meta": ' + "[" * 2000 + "]" * 2000 + "}"
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UserError, match=f"^{path}:500: nested too deeply"):
+        streamfold.fold_files([path], columns("arm", False), TokenTally, workers=2)
+
+
+def test_a_spill_folder_that_cannot_be_made_sends_the_read_to_the_whole_file_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = varied_rows(4, 200, ts="none")
+    paths = [write(tmp_path / "a.jsonl", rows), write(tmp_path / "b.jsonl", rows[:20])]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no such folder"))
+    with pytest.raises(NeedsExactPath):
+        streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
+    tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=1)
+    same(tallied, whole(paths, "arm", PRICES))
+    assert any("20 duplicate rows" in w for w in tallied[1])

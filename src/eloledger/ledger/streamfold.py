@@ -1,104 +1,65 @@
-"""Fold any ledgers batch by batch with the duplicate rules: memory grows with distinct calls.
+"""Fold any ledgers batch by batch with the duplicate rules, in memory that does not grow with
+the files.
 
 :func:`eloledger.ledger.tally.stream_tally` streams one file in writing order, where no row can
-repeat another. Everything else (several files, no ``ts``, unordered or repeated ``ts``) used to
-be read whole for the duplicate check; here it streams too, with the rules of
-:mod:`eloledger.ledger.repeats` (8 bytes kept a distinct line or call).
+repeat another. Everything else (several files, no ``ts``, unordered or repeated ``ts``) is
+folded here, in four steps:
 
-Big files are folded in slices by worker processes (fork, Linux), each slice against nothing
-seen before it, and merged in order; several files so one after another, until one repeats a
-row of an earlier one. From that file on the fold goes on in one process, in order, from the
-keys the parallel slices left behind. A line only the exact reader reads (blank, NaN, an odd
-type) raises :class:`NeedsExactPath` and the caller reads the files whole, as before.
+1. The files are cut at line ends into blocks of about 32 MB (small files share one), and the
+   blocks shared out by bytes among up to four processes (fork, Linux). Each process folds its
+   blocks in reading order, a tally per block, leaving nothing out, and writes every row's keys
+   to a spill on disk (:class:`repeats.RowKeys`).
+2. :func:`repeats.find_repeats` finds in the spill the rows that repeat an earlier one, and
+   :func:`repeats.confirm` reads them back (a hash collision sends the read to the exact path).
+3. Only the blocks that hold a repeat are folded again, without those rows: most ledgers
+   repeat nothing, and two shards that overlap at their seam fold a block or two again.
+4. The tallies are merged in reading order.
+
+A line only the exact reader reads (blank, NaN, an odd type) raises :class:`NeedsExactPath` and
+the caller reads the files whole, as before.
 """
 
 from __future__ import annotations
 
 import functools
+import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from eloledger.ledger.answered import NEEDLE
-from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
-from eloledger.ledger.columns import Factor, alias_swaps
-from eloledger.ledger.dedupe import _SHOW
-from eloledger.ledger.repeats import _SLICE, Repeats
+from eloledger.ledger.batches import BATCH_BYTES, batch_lines, decode_batch, read_batches
+from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
+from eloledger.ledger.dedupe import _SHOW, duplicate_message
+from eloledger.ledger.repeats import (
+    LINE_MASK,
+    PIECE_SHIFT,
+    Repeated,
+    RowKeys,
+    confirm,
+    find_repeats,
+    lines_in_piece,
+)
 from eloledger.ledger.slices import read_slices, stop_if_told
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
-_EMPTY = np.zeros(0, dtype=np.int64)
+_BLOCK_BYTES = 32 << 20  # a block is folded again when it holds a repeat (a test makes it tiny)
 
 
-def _kept(column: Any, keep: np.ndarray) -> Any:
-    return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
+@dataclass(frozen=True)
+class Piece:
+    """Whole lines ``[start, end)`` of file number ``source``, folded by one process."""
+
+    source: int
+    path: Path
+    start: int
+    end: int
 
 
-def _kept_load(load: Callable[[str], Any], keep: np.ndarray, name: str) -> Any:
-    return _kept(load(name), keep)
-
-
-@dataclass
-class _Range:
-    """A slice of whole lines folded: the tally, its lines, the ``(tally row, line)`` of its
-    evidence rows, and the repeats it found (places counted from the slice's first line)."""
-
-    tally: Any
-    lines: int
-    evidence: dict[int, int]
-    repeats: Repeats
-    answered: bool = False  # a line names ``model_answered`` (the answered-model warning)
-    line_keys: np.ndarray = field(default_factory=lambda: _EMPTY)
-    calls: np.ndarray = field(default_factory=lambda: _EMPTY)  # hashes of its calls
-
-
-def _fold_range(
-    path: Path,
-    start: int,
-    end: int,
-    names: Sequence[str],
-    tally: Any,
-    repeats: Repeats,
-    source: int,
-    first_line: int,
-) -> _Range:
-    """Fold the lines of ``[start, end)`` into ``tally``, leaving out what ``repeats`` has
-    seen; line numbers start at ``first_line``."""
-    swaps, lines, evidence, answered = None, 0, {}, False
-    for number, _pos, data in read_batches(path, start, end, _BATCH_BYTES):
-        stop_if_told()
-        whole = bytes(data)
-        answered = answered or NEEDLE in whole
-        if swaps is None:
-            swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
-        keep = repeats.keep(source, first_line + number - 1, whole)  # (it counts the lines)
-        columns, length, load = decode_batch(data, names, swaps, len(keep))
-        before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
-        kept = {name: _kept(column, keep) for name, column in columns.items()}
-        tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
-        for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
-            if mark < 0 <= seen[1]:
-                row = int(np.flatnonzero(keep)[seen[1] - before])
-                evidence[seen[1]] = first_line + number - 1 + row
-        lines += length
-    tally.tidy()
-    return _Range(tally, lines, evidence, repeats, answered)
-
-
-def _worker(
-    path: Path, start: int, end: int, names: Sequence[str], new: Any, calls: bool
-) -> _Range:
-    """A slice folded in a worker process, against nothing seen before it; what goes back is
-    the tally, the repeats found, and the keys of its distinct lines and calls."""
-    repeats = Repeats([path], calls=calls, last_file_calls=True)
-    folded = _fold_range(path, start, end, names, new(), repeats, 0, 1)
-    repeats.settle([(0, path, start, end)])
-    folded.line_keys = repeats.lines.drain()
-    folded.calls = repeats.file_calls() if calls else _EMPTY
-    return folded
+Block = list[tuple[int, Piece]]  # (piece number in reading order, piece): one tally's rows
 
 
 @dataclass
@@ -114,36 +75,14 @@ class Folded:
 
 
 @dataclass
-class _Folding:
-    """The files folded so far, whichever way: the in-order fold goes on from here."""
+class _Folded:
+    """One block folded: its tally, each piece's lines, the ``(piece, line from 0)`` of the
+    tally's evidence rows, and whether a line names ``model_answered``."""
 
-    paths: Sequence[Path]
     tally: Any
-    repeats: Repeats
-    warnings: list[str] = field(default_factory=list)
-    located: dict[int, str] = field(default_factory=dict)
-    answered: bool = False
-    ranges: list[tuple[int, Path, int, int]] = field(default_factory=list)
-
-    def fold_in_order(self, source: int, names: Sequence[str]) -> None:
-        """Fold file ``source`` in one pass against everything folded before it."""
-        from eloledger.ledger.reader import _inspect, _torn_message
-
-        path = self.paths[source]
-        end, torn = _inspect(path)
-        folded = _fold_range(path, 0, end, names, self.tally, self.repeats, source, 1)
-        self.ranges.append((source, path, 0, end))
-        self.answered = self.answered or folded.answered
-        self.located |= {row: f"{path}:{line}" for row, line in folded.evidence.items()}
-        self.repeats.end_of_file()
-        if torn:
-            self.warnings.append(_torn_message(path, folded.lines + 1, torn))
-
-    def result(self) -> Folded:
-        self.repeats.settle(self.ranges)
-        message = self.repeats.message()
-        warnings = self.warnings + ([message] if message else [])
-        return Folded(self.tally, warnings, self.located.__getitem__, self.answered)
+    lines: list[int]
+    evidence: dict[int, tuple[int, int]]
+    answered: bool
 
 
 def fold_files(
@@ -151,128 +90,223 @@ def fold_files(
 ) -> Folded:
     """Fold ``paths`` in order into ``new()`` (a TokenTally), repeats left out: the tally, the
     reader's warnings (torn tails, then the duplicate warning) and the ``file:line`` of the
-    tally's evidence rows. NeedsExactPath if a line needs the exact reader.
-
-    Big files are folded in slices by worker processes, each slice against nothing seen
-    before it. From the first file that repeats an earlier file's row (or whose slices
-    repeat each other's: ``cat L L``), the files are folded in one process, in order, which
-    applies the rules exactly; the files before it are not folded again."""
-    from eloledger.ledger.fastread import _PARALLEL_MIN_BYTES, _auto_workers
-
-    sizes = [p.stat().st_size for p in paths]
-    count = workers if workers is not None else _auto_workers(max(sizes, default=0))
-    folding = _Folding(paths, new(), Repeats(paths))
-    smallest = 0 if workers else _PARALLEL_MIN_BYTES  # asked for: every file is split
-    done = _fold_parallel(folding, names, new, count, smallest) if count > 1 else 0
-    for source in range(done, len(paths)):
-        folding.fold_in_order(source, names)
-    return folding.result()
-
-
-def _fold_parallel(
-    folding: _Folding, names: Sequence[str], new: Callable[[], Any], count: int, smallest: int
-) -> int:
-    """Fold the files one after another, each of ``smallest`` bytes or more in ``count``
-    slices at once, until one repeats a row of an earlier one (or its slices repeat each
-    other's): how many were folded so. Each slice is folded against nothing; what it saw (the
-    keys of its lines and calls) goes into ``folding.repeats``, so the in-order fold of the
-    rest starts from there."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    repeats = folding.repeats
-    for source, path in enumerate(folding.paths):
-        if source and _head_repeats(path, repeats):
-            return source  # cat L L, overlapping shards: no use folding it apart first
-        try:
-            parts, end, torn = _in_slices(path, names, new, repeats.check_calls, count, smallest)
-        except BrokenProcessPool:
-            return source
-        if _overlaps(parts, repeats):
-            return source
-        _commit(folding, source, path, parts, end, torn)
-    return len(folding.paths)
-
-
-def _head_repeats(path: Path, repeats: Repeats) -> bool:
-    """Whether the file's first batch repeats a line or a call of the files folded before:
-    where ``cat L L`` and overlapping shards repeat rows (found before the work, not after)."""
-    for _, _, view in read_batches(path, 0, path.stat().st_size, _BATCH_BYTES):
-        return repeats.seen_before(bytes(view))
-    return False
-
-
-def _in_slices(
-    path: Path,
-    names: Sequence[str],
-    new: Callable[[], Any],
-    calls: bool,
-    count: int,
-    smallest: int,
-) -> tuple[list[_Range], int, int]:
-    """One file folded in ``count`` slices when it has ``smallest`` bytes or more (this
-    process folds the first slice, and the workers are gone before the slices are merged):
-    the slices in order, the file's end and its torn tail."""
-    from eloledger.ledger.fastread import _split
+    tally's evidence rows. NeedsExactPath if a line needs the exact reader. ``workers``: how
+    many processes (default: by the bytes; asked for, even small files are shared out)."""
+    from eloledger.ledger.fastread import _auto_workers
     from eloledger.ledger.reader import _inspect
 
-    end, torn = _inspect(path)
-    bounds = _split(path, end, count) if end >= smallest else [(0, end)]
-    read = functools.partial(_worker, path, names=names, new=new, calls=calls)
-    return read_slices(read, bounds), end, torn
+    inspected = [_inspect(path) for path in paths]
+    ends = [end for end, _ in inspected]
+    count = workers if workers is not None else _auto_workers(sum(ends))
+    shares = _shares(paths, ends, count)
+    blocks = [block for share in shares for block in share]
+    pieces = [piece for block in blocks for _, piece in block]
+    calls = len(paths) > 1
+    try:
+        with tempfile.TemporaryDirectory(prefix="eloledger-keys-") as spill:
+            folded = _fold_shares(shares, names, new, Path(spill), calls)
+            sources = np.array([piece.source for piece in pieces], dtype=np.int64)
+            repeated = find_repeats(Path(spill), len(shares), sources, calls)
+    except OSError as exc:  # no room for the spill: the exact reader needs none
+        raise NeedsExactPath from exc
+    confirm(repeated, [piece.path for piece in pieces])
+    repeated = repeated.confirmed(_SHOW)
+    hit = set(np.unique(repeated.rows >> PIECE_SHIFT).tolist())  # pieces that hold a repeat
+    again = [k for k, block in enumerate(blocks) if any(i in hit for i, _ in block)]
+    for k in again:  # here, in order: a forked worker would cost more memory than it saves time
+        folded[k] = None  # (the tally folded with the repeats is let go first)
+        folded[k] = _fold_block(blocks[k], names, new(), None, repeated.rows)
+    return _merged(paths, inspected, pieces, folded, new, repeated)
 
 
-def _overlaps(parts: Sequence[_Range], repeats: Repeats) -> bool:
-    """Whether a slice repeats a line of an earlier slice or file, or a call of an earlier
-    file (then the file is folded again, in order, from what ``repeats`` holds now)."""
-    for k, part in enumerate(parts):
-        if repeats.lines.lookup(part.line_keys).any():
-            return True
-        if any(_any_in(part.line_keys, earlier.line_keys) for earlier in parts[:k]):
-            return True
-        if repeats.calls.lookup(part.calls).any():
-            return True
-    return False
+def _shares(paths: Sequence[Path], ends: Sequence[int], count: int) -> list[list[Block]]:
+    """The files cut into ``count`` shares of about equal bytes, in reading order (none
+    empty), each a list of blocks; every cut moved to the end of its line. A block is one
+    piece of a big file, or several small files, about :data:`_BLOCK_BYTES` either way."""
+    total = sum(ends)
+    cuts = [total * k // count for k in range(1, count)] if count > 1 else []
+    shares: list[list[Block]] = []
+    base, last_share, size, number = 0, -1, 0, 0
+    for source, (path, end) in enumerate(zip(paths, ends, strict=True)):
+        inside = [cut - base for cut in cuts if base < cut < base + end]
+        inside += range(_BLOCK_BYTES, end, _BLOCK_BYTES)
+        bounds = sorted({0, end, *_line_ends(path, inside, end)})
+        for start, stop in zip(bounds, bounds[1:], strict=False):
+            share = sum(cut <= base + start for cut in cuts)
+            if share != last_share:
+                shares.append([[]])
+                last_share, size = share, 0
+            elif size >= _BLOCK_BYTES:
+                shares[-1].append([])
+                size = 0
+            shares[-1][-1].append((number, Piece(source, path, start, stop)))
+            size, number = size + stop - start, number + 1
+        base += end
+    return shares
 
 
-def _commit(
-    folding: _Folding, source: int, path: Path, parts: Sequence[_Range], end: int, torn: int
-) -> None:
-    """Add a file's slices to ``folding`` in order: the tally, the repeats found, and (unless
-    it is the last file, which no later one can repeat) the hashes of its lines and calls."""
+def _line_ends(path: Path, offsets: Sequence[int], end: int) -> list[int]:
+    """Each offset moved to the end of the line it falls in (at most ``end``)."""
+    found = []
+    with open(path, "rb") as fh:
+        for offset in offsets:
+            fh.seek(offset - 1)
+            fh.readline()
+            found.append(min(fh.tell(), end))
+    return found
+
+
+def _fold_shares(
+    shares: Sequence[Sequence[Block]],
+    names: Sequence[str],
+    new: Callable[[], Any],
+    spill: Path,
+    calls: bool,
+) -> list[_Folded | None]:
+    """Each share folded by a process of its own (this one takes the first), every row's keys
+    written to ``spill``: the blocks' tallies, in reading order."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    read = functools.partial(_fold_share, shares, names=names, new=new, spill=spill, calls=calls)
+    bounds = [(k, k + 1) for k in range(len(shares))]
+    try:
+        done = read_slices(read, bounds)
+    except BrokenProcessPool:  # a worker was killed: fold them all here
+        done = [read(k, k + 1) for k in range(len(shares))]
+    return [block for share in done for block in share]
+
+
+def _fold_share(
+    shares: Sequence[Sequence[Block]],
+    task: int,
+    _end: int,
+    *,
+    names: Sequence[str],
+    new: Callable[[], Any],
+    spill: Path,
+    calls: bool,
+) -> list[_Folded]:
+    """Share ``task``'s blocks folded in reading order, a tally each, every row's keys
+    written to ``spill``."""
+    keys = RowKeys(spill, task, calls)
+    try:
+        return [_fold_block(block, names, new(), keys, None) for block in shares[task]]
+    finally:
+        keys.close()
+
+
+def _fold_block(
+    block: Block, names: Sequence[str], tally: Any, keys: RowKeys | None, skip: np.ndarray | None
+) -> _Folded:
+    """One block folded into ``tally``: with ``keys``, every row's keys written there; with
+    ``skip`` (the repeats' rows, sorted), those rows left out."""
+    evidence: dict[int, tuple[int, int]] = {}
+    lines, answered = [], False
+    for number, piece in block:
+        left_out = lines_in_piece(skip, number) if skip is not None else None
+        count, seen = _fold_piece(number, piece, names, tally, keys, left_out, evidence)
+        lines.append(count)
+        answered = answered or seen
+    tally.tidy()
+    return _Folded(tally, lines, evidence, answered)
+
+
+def _fold_piece(
+    number: int,
+    piece: Piece,
+    names: Sequence[str],
+    tally: Any,
+    keys: RowKeys | None,
+    left_out: np.ndarray | None,
+    evidence: dict[int, tuple[int, int]],
+) -> tuple[int, bool]:
+    """Fold one piece's lines into ``tally`` (its keys written to ``keys``, the lines
+    ``left_out`` left out): how many lines it holds, and whether one names model_answered."""
+    swaps, lines, answered = None, 0, False
+    for line, pos, data in read_batches(piece.path, piece.start, piece.end, _BATCH_BYTES):
+        stop_if_told()
+        whole = bytes(data)
+        answered = answered or NEEDLE in whole
+        if swaps is None:
+            swaps = alias_swaps(whole[: 1 << 16].split(b"\n", 1)[0], names)
+        first = line - 1
+        count = keys.add(piece.path, number, first, pos, whole) if keys else len(batch_lines(whole))
+        keep = _kept_rows(left_out, first, count)
+        columns, length, load = decode_batch(data, names, swaps, count)
+        before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
+        if keep is None:
+            tally.fold(columns, length, load)
+        else:
+            kept = {name: _kept(column, keep) for name, column in columns.items()}
+            tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
+        for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
+            if mark < 0 <= seen[1]:
+                row = seen[1] - before
+                evidence[seen[1]] = (number, first + (row if keep is None else int(np.flatnonzero(keep)[row])))  # fmt: skip
+        lines += length
+    return lines, answered
+
+
+def _kept_rows(left_out: np.ndarray | None, first: int, count: int) -> np.ndarray | None:
+    """Which of the batch's rows (lines ``first`` on) are kept; None when all are."""
+    if left_out is None:
+        return None
+    lo, hi = np.searchsorted(left_out, [first, first + count])
+    if lo == hi:
+        return None
+    keep = np.ones(count, dtype=bool)
+    keep[left_out[lo:hi] - first] = False
+    return keep
+
+
+def _kept(column: Any, keep: np.ndarray) -> Any:
+    return Factor(column.codes[keep], column.levels) if isinstance(column, Factor) else column[keep]
+
+
+def _kept_load(load: Callable[[str], Any], keep: np.ndarray, name: str) -> Any:
+    return _kept(load(name), keep)
+
+
+def _merged(
+    paths: Sequence[Path],
+    inspected: Sequence[tuple[int, int]],
+    pieces: Sequence[Piece],
+    folded: Sequence[_Folded | None],
+    new: Callable[[], Any],
+    repeated: Repeated,
+) -> Folded:
+    """The blocks' tallies merged in reading order, with the warnings and evidence places."""
     from eloledger.ledger.reader import _torn_message
 
-    repeats, tally = folding.repeats, folding.tally
-    keep = repeats.needed_later(source)
-    offset = 0
-    for part in parts:
-        folding.answered = folding.answered or part.answered
-        shift = (source << 40) + offset
-        repeats.shown = (repeats.shown + [(a + shift, b + shift) for a, b in part.repeats.shown])[:_SHOW]  # fmt: skip
-        repeats.count += part.repeats.count
-        rows = tally.rows
-        tally.merge(part.tally)
-        folding.located |= {rows + r: f"{path}:{offset + n}" for r, n in part.evidence.items()}
-        if keep:
-            repeats.lines.add(part.line_keys)
-            repeats.remember_calls(part.calls)
-        offset += part.lines
-    repeats.end_of_file()
-    folding.ranges.append((source, path, 0, end))
-    if torn:
-        folding.warnings.append(_torn_message(path, offset + 1, torn))
+    blocks = [block for block in folded if block is not None]
+    first_line, lines_in = [], [0] * len(paths)
+    for piece, count in zip(pieces, (n for block in blocks for n in block.lines), strict=True):
+        first_line.append(lines_in[piece.source] + 1)
+        lines_in[piece.source] += count
 
+    def where(row: int) -> str:
+        piece = row >> PIECE_SHIFT
+        return f"{pieces[piece].path}:{first_line[piece] + (row & LINE_MASK)}"
 
-def _any_in(keys: np.ndarray, sorted_keys: np.ndarray) -> bool:
-    """Whether any of ``keys`` is in ``sorted_keys``, a slice of ``keys`` at a time (two
-    slices' millions of keys: arrays of a few MB, not twice their size)."""
-    if not len(sorted_keys):
-        return False
-    for start in range(0, len(keys), _SLICE):
-        mine = keys[start : start + _SLICE]
-        at = np.minimum(np.searchsorted(sorted_keys, mine), len(sorted_keys) - 1)
-        if (sorted_keys[at] == mine).any():
-            return True
-    return False
+    tally = blocks[0].tally if blocks else new()  # (the first block's: no copy of it)
+    located: dict[int, str] = {}
+    answered = False
+    for k, block in enumerate(blocks):
+        rows = tally.rows if k else 0
+        if k:
+            tally.merge(block.tally)
+        located |= {rows + r: where((p << PIECE_SHIFT) + n) for r, (p, n) in block.evidence.items()}
+        answered = answered or block.answered
+    warnings = [
+        _torn_message(path, lines_in[source] + 1, torn)
+        for source, (path, (_, torn)) in enumerate(zip(paths, inspected, strict=True))
+        if torn
+    ]
+    if len(repeated):
+        firsts = zip(repeated.rows[:_SHOW].tolist(), repeated.firsts[:_SHOW].tolist(), strict=True)
+        shown = [(where(row), where(first)) for row, first in firsts]
+        warnings.append(duplicate_message(shown, total=len(repeated)))
+    return Folded(tally, warnings, located.__getitem__, answered)
 
 
 __all__ = ["Folded", "fold_files"]
