@@ -128,3 +128,18 @@ def test_expand_refuses_what_matches_nothing(tmp_path: Path) -> None:
     a = tmp_path / "a.jsonl"
     a.write_text("{}\n")
     assert expand_ledgers([a, str(a), tmp_path]) == [a]  # each file once
+
+
+def test_a_folder_of_many_ledgers_is_listed_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file once, found by its resolved path kept in a set: every new file used to
+    resolve every file listed before it (8,000 small ledgers: minutes before any was read)."""
+    for k in range(300):
+        (tmp_path / f"s{k:03d}.jsonl").write_text('{"arm": "a"}\n')
+    resolved = []
+    real = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, *a: resolved.append(self) or real(self, *a))
+    found = expand_ledgers([tmp_path, tmp_path / "s007.jsonl"])
+    assert [p.name for p in found] == [f"s{k:03d}.jsonl" for k in range(300)]
+    assert len(resolved) <= 2 * 301

@@ -30,10 +30,12 @@ def expand_ledgers(args: Sequence[str | os.PathLike[str]]) -> list[Path]:
     or a file that is not a regular, uncompressed file.
     """
     out: list[Path] = []
+    seen: set[Path] = set()  # resolved: the same file named twice is read once
     for arg in args:
         for path in _expand_one(str(arg)):
             check_readable(path)
-            if path.resolve() not in {p.resolve() for p in out}:
+            if path.resolve() not in seen:
+                seen.add(path.resolve())
                 out.append(path)
     if not out:
         raise UserError("no ledger given", fix="name a .jsonl ledger, a glob or a folder")
