@@ -411,6 +411,7 @@ def bench_outcomes(folder: Path, rows: int, repeat: int) -> int:
     )
     return 0 if agree else 1
 
+
 # --- the guides' own ledger (no ts) against DuckDB -----------------------------------------------
 
 GUIDE_MODELS = ("gpt-x-mini", "gpt-x", "claude-y")
@@ -424,8 +425,8 @@ DUCKDB_SQL = (
 # costs when it must do what the reader does, beside what it costs when it need not.
 DUCKDB_LINES_SQL = (
     "select r.arm, sum(r.total_tokens), count(distinct h) from (select hash(line) as h, "
-    "json_transform(line, '{{\"arm\": \"VARCHAR\", \"total_tokens\": \"BIGINT\", "
-    "\"task_id\": \"VARCHAR\", \"sample\": \"BIGINT\", \"error\": \"VARCHAR\"}}') as r "
+    'json_transform(line, \'{{"arm": "VARCHAR", "total_tokens": "BIGINT", '
+    '"task_id": "VARCHAR", "sample": "BIGINT", "error": "VARCHAR"}}\') as r '
     "from read_csv('{path}', columns={{'line': 'VARCHAR'}}, delim='\\x01', quote='', "
     "escape='', header=false, auto_detect=false)) group by r.arm"
 )
@@ -563,7 +564,9 @@ def bench_guide(folder: Path, rows: int, repeat: int) -> int:
     for name, runs in times.items():
         worst = max(r / d for r, d in zip(runs, duck, strict=True))
         worst_jq = max(r / j for r, j in zip(runs, jq, strict=True))
-        print(f"{name:24} " + " ".join(f"{r:8.3f}" for r in runs) + f" {worst:9.2f} {worst_jq:9.2f}")
+        print(
+            f"{name:24} " + " ".join(f"{r:8.3f}" for r in runs) + f" {worst:9.2f} {worst_jq:9.2f}"
+        )
     print("(x duckdb, x jq|awk: the worst run's ratio to the same run's baseline)")
     print(f"sums identical: {same}; after: {_load()}")
     return 0 if same else 1
@@ -632,6 +635,37 @@ def guide_memory(folder: Path, rows: int, scale: int) -> int:
     return 0 if ok else 1
 
 
+def bench_folder(folder: Path, files: int, rows_each: int = 50) -> int:
+    """``tokens --by arm`` on a folder of ``files`` small ledgers of the guides' rows (one per
+    task's shard, ``rows_each`` rows each) against DuckDB's ``read_json`` of the folder's
+    glob, alternating, twice; the sums must be identical."""
+    import duckdb  # noqa: F401  (imported once, outside the timing)
+
+    whole = folder / "whole.jsonl"
+    generate_guide([whole], files * rows_each)
+    lines = whole.read_bytes().splitlines(keepends=True)
+    whole.unlink()
+    shards = folder / "shards"
+    shards.mkdir()
+    for k in range(files):
+        (shards / f"s{k:05d}.jsonl").write_bytes(
+            b"".join(lines[k * rows_each : (k + 1) * rows_each])
+        )
+    size = sum(p.stat().st_size for p in shards.iterdir())
+    print(f"a folder of {files:,} ledgers of {rows_each} guide rows, {size / 1e6:,.0f} MB; "
+          f"{os.cpu_count()} CPUs; {_load()}")  # fmt: skip
+    print(f"{'run':>4} {'eloledger (CLI)':>16} {'duckdb':>8} {'x duckdb':>9}")
+    same, worst = True, 0.0
+    for number in (1, 2):
+        seconds, ours = run_cli(shards)
+        theirs_seconds, theirs = run_duckdb(Path(f"{shards}/*.jsonl"))
+        same = same and ours == theirs
+        worst = max(worst, seconds / theirs_seconds)
+        print(f"{number:>4} {seconds:16.3f} {theirs_seconds:8.3f} {seconds / theirs_seconds:9.2f}")
+    print(f"sums identical: {same}; worst x duckdb {worst:.2f}; after: {_load()}")
+    return 0 if same else 1
+
+
 def bench_append(folder: Path, rows: int, rounds: int) -> int:
     """``tokens`` on a ledger a run is still writing: eloledger's own rows (strictly increasing
     ``ts``), 1,000 rows appended before each round. Each round reads the grown file whole
@@ -648,7 +682,9 @@ def bench_append(folder: Path, rows: int, rounds: int) -> int:
         start = time.perf_counter()
         done = subprocess.run([*command, *flags], env=env, capture_output=True, check=True)
         elapsed = time.perf_counter() - start
-        return elapsed, {g["name"]: int(g["total_tokens"]) for g in json.loads(done.stdout)["groups"]}
+        return elapsed, {
+            g["name"]: int(g["total_tokens"]) for g in json.loads(done.stdout)["groups"]
+        }
 
     first, _ = tokens()  # reads whole and keeps the tally
     print(f"eloledger's rows, in writing order: {rows:,} rows, {path.stat().st_size / 1e6:,.0f} "
@@ -774,6 +810,13 @@ def main() -> int:
         "cached tally vs DuckDB, 1,000 rows appended before each of ROUNDS rounds",
     )
     parser.add_argument(
+        "--folder",
+        type=int,
+        metavar="FILES",
+        default=0,
+        help="tokens on a folder of FILES small ledgers (50 guide rows each) vs DuckDB",
+    )
+    parser.add_argument(
         "--collide",
         action="store_true",
         help="tokens --by task: --rows task_ids chosen to collide vs ordinary ones",
@@ -782,6 +825,9 @@ def main() -> int:
     if args.append:
         with tempfile.TemporaryDirectory(prefix="bench_append_") as tmp:
             return bench_append(Path(tmp), args.rows, args.append)
+    if args.folder:
+        with tempfile.TemporaryDirectory(prefix="bench_folder_") as tmp:
+            return bench_folder(Path(tmp), args.folder)
     if args.collide:
         with tempfile.TemporaryDirectory(prefix="bench_collide_") as tmp:
             return bench_collide(Path(tmp), args.rows)

@@ -57,6 +57,7 @@ OTHER_PROGRAMS = {
     "--guide": "bench/bench_ledger.py, the guide's field set without ts",
     "--guide-memory": "bench/bench_ledger.py",
     "--collide": "bench/bench_ledger.py",
+    "--folder": "bench/bench_ledger.py, tokens on a folder of many small ledgers",
     "--append": "bench/bench_ledger.py, tokens on a growing ledger (the cached tally)",
     "--floor": "bench/bench_meter.py, a bare Python pipe and socat beside the meter",
     "--screenshot": "Chromium's, in the one-shot browser visits",

@@ -48,6 +48,13 @@ def test_bench_growing_ledger_small() -> None:
     assert done.stdout.count("\n") >= 5  # the header, two rounds, the summary
 
 
+def test_bench_folder_of_small_ledgers_small() -> None:
+    """Forty small ledgers: both runs, and the same sums as DuckDB's read of the glob."""
+    done = _bench("--folder", "40")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sums identical: True" in done.stdout and done.stdout.count("\n") >= 5
+
+
 def test_bench_memory_shapes_small() -> None:
     """Every shape runs the CLI at both sizes, the imported Claude Code log included."""
     done = _bench("--guide-memory", "2", "--rows", "2000")
