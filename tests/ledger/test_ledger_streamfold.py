@@ -240,3 +240,49 @@ def test_a_spill_folder_that_cannot_be_made_sends_the_read_to_the_whole_file_rea
     tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=1)
     same(tallied, whole(paths, "arm", PRICES))
     assert any("20 duplicate rows" in w for w in tallied[1])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_small_files_folded_together_equal_the_whole_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Forty small ledgers, folded a few at a time as one batch: some name the arm the
+    guides' way (``strategy``: they are not folded with the others), one repeats rows of
+    another, one ends torn. Sums, evidence lines and warnings are the whole read's."""
+    monkeypatch.setattr(streamfold, "_BATCH_BYTES", 64 << 10)
+    rows = varied_rows(12, 1200, ts="none")
+    paths = []
+    for k in range(40):
+        part = rows[k * 30 : (k + 1) * 30]
+        if k % 7 == 3:
+            part = [{("strategy" if f == "arm" else f): v for f, v in r.items()} for r in part]
+        if k == 21:
+            part = part[:20] + rows[100:110]  # the rows of file 3, again
+        paths.append(write(tmp_path / f"s{k:02d}.jsonl", part))
+    with paths[-1].open("a") as fh:
+        fh.write('{"task_id": "t1", "arm": "torn')
+    no_fallback(monkeypatch)
+    folded = []
+    real = streamfold._fold_together
+    monkeypatch.setattr(
+        streamfold, "_fold_together", lambda files, *a: folded.append(len(files)) or real(files, *a)
+    )
+    tallied = read_tally(tmp_path, columns("arm", True), "arm", PRICES, workers=workers)
+    same(tallied, whole(paths, "arm", PRICES))
+    assert any("duplicate" in w for w in tallied[1]) and any("torn" in w for w in tallied[1])
+    if workers == 1:  # one block, folded twice (it holds the repeats); runs cut at strategy
+        assert sum(folded) == 2 * 40 and max(folded) > 2 and 1 in folded
+
+
+def test_a_line_nested_too_deeply_in_small_files_read_together_names_its_file(
+    tmp_path: Path,
+) -> None:
+    lines = [json.dumps(row) for row in varied_rows(4, 100, ts="none")]
+    for k in range(10):
+        part = lines[k * 10 : (k + 1) * 10]
+        if k == 6:
+            part[2] = '{"arm": "a", "meta": ' + "[" * 2000 + "]" * 2000 + "}"
+        (tmp_path / f"s{k:02d}.jsonl").write_text("\n".join(part) + "\n")
+    paths = sorted(tmp_path.glob("*.jsonl"))
+    with pytest.raises(UserError, match=f"^{tmp_path / 's06.jsonl'}:3: nested too deeply"):
+        streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)

@@ -55,14 +55,33 @@ class RowKeys:
         """Write the keys of the rows of ``data`` (whole lines, from byte ``pos`` of ``path``;
         the first is line ``first`` of piece ``piece``, from 0): how many rows it holds.
         A line nested too deeply is a ``file:line`` error here, as in the exact reader."""
+        return self.add_files([(path, piece, data)], first, pos)[0]
+
+    def add_files(
+        self, files: Sequence[tuple[Path, int, bytes]], first: int = 0, pos: int = 0
+    ) -> list[int]:
+        """:meth:`add` for several pieces' lines at once, each ``(path, piece, data)`` (whole
+        lines: small files are keyed in one pass, not one each): how many rows each holds.
+        ``first`` and ``pos``: where the first piece's lines start (the others', at 0)."""
+        data = b"".join(part for _, _, part in files)
         raw = batch_lines(data)
         count = len(raw)
         bytes_ = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(bytes_ == 10)
-        starts = pos + np.concatenate(([0], ends[: count - 1] + 1))
-        _refuse_deep(path, raw, bytes_, ends, starts)
+        starts = np.concatenate(([0], ends[: count - 1] + 1))  # each line's offset in data
+        edges = np.cumsum([0, *(len(part) for _, _, part in files)])
+        owner = np.searchsorted(edges, starts, side="right") - 1  # each line's piece
+        counts = np.bincount(owner, minlength=len(files))
+        firsts = np.cumsum([0, *counts[:-1]])  # each piece's first line in data
+        starts = starts - edges[owner] + np.where(owner == 0, pos, 0)  # offsets in their files
+        deep = _deep_line(raw, bytes_, ends)
+        if deep is not None:
+            path = files[int(owner[deep])][0]
+            raise _too_deep(f"{path}:{_line_number(path, int(starts[deep]))}")
         lines = raw if _unpadded(bytes_, ends) else list(map(bytes.strip, raw))
-        rows = (piece << PIECE_SHIFT) + first + np.arange(count, dtype=np.int64)
+        local = np.arange(count, dtype=np.int64) - firsts[owner] + np.where(owner == 0, first, 0)
+        pieces = np.array([piece for _, piece, _ in files], dtype=np.int64)[owner]
+        rows = (pieces << PIECE_SHIFT) + local
         self.lines.add(line_keys(lines), rows, starts)
         if self.calls is not None:
             found = call_hashes(data, count)
@@ -70,7 +89,7 @@ class RowKeys:
                 raise NeedsExactPath
             hashes, has = found
             self.calls.add(hashes[has], rows[has], starts[has])
-        return count
+        return counts.tolist()
 
     def close(self) -> None:
         self.lines.close()
@@ -275,18 +294,16 @@ def _unpadded(data: np.ndarray, ends: np.ndarray) -> bool:
     return not np.isin(edges, _SPACE).any()
 
 
-def _refuse_deep(
-    path: Path, raw: list[bytes], data: np.ndarray, ends: np.ndarray, starts: np.ndarray
-) -> None:
-    """The whole-file reader's depth rule (:func:`dedupe._refuse_deep`): msgspec skips an
-    unknown field without building it, so a line of 100k nested brackets would pass as a row.
-    Brackets are counted per line with numpy; only a line with more than MAX_DEPTH of them is
-    scanned exactly. The error names the line by its number in the file (``starts``: each
-    line's byte offset there)."""
+def _deep_line(raw: list[bytes], data: np.ndarray, ends: np.ndarray) -> int | None:
+    """The first line nested deeper than the whole-file reader allows (its depth rule,
+    :func:`dedupe._refuse_deep`), or None: msgspec skips an unknown field without building it,
+    so a line of 100k nested brackets would pass as a row. Brackets are counted per line with
+    numpy; only a line with more than MAX_DEPTH of them is scanned exactly."""
     per_line = _brackets_per_line(data, ends, len(raw), MAX_DEPTH)
     for index in np.flatnonzero(per_line > MAX_DEPTH).tolist():
         if _depth_over(raw[index], MAX_DEPTH):
-            raise _too_deep(f"{path}:{_line_number(path, int(starts[index]))}")
+            return index
+    return None
 
 
 def _line_number(path: Path, offset: int) -> int:

@@ -199,16 +199,83 @@ def _fold_block(
     block: Block, names: Sequence[str], tally: Any, keys: RowKeys | None, skip: np.ndarray | None
 ) -> _Folded:
     """One block folded into ``tally``: with ``keys``, every row's keys written there; with
-    ``skip`` (the repeats' rows, sorted), those rows left out."""
-    evidence: dict[int, tuple[int, int]] = {}
-    lines, answered = [], False
+    ``skip`` (the repeats' rows, sorted), those rows left out. Small files that name their
+    fields alike are folded together, a batch at a time (a batch of its own cost a file
+    about 0.45 ms: 8,000 small ledgers took 3.8 s)."""
+    folded = _Folded(tally, [], {}, False)
+    together: list[tuple[int, Piece, bytes]] = []
+    swaps: Any = None
     for number, piece in block:
+        if piece.start == 0 and piece.end < _BATCH_BYTES // 4:
+            data = _whole_file(piece)
+            mine = alias_swaps(data[: 1 << 16].split(b"\n", 1)[0], names)
+            size = sum(len(d) for _, _, d in together) + len(data)
+            if together and (mine != swaps or size > _BATCH_BYTES):
+                _fold_together(together, swaps, names, keys, skip, folded)
+                together = []
+            together.append((number, piece, data))
+            swaps = mine
+            continue
+        if together:
+            _fold_together(together, swaps, names, keys, skip, folded)
+            together = []
         left_out = lines_in_piece(skip, number) if skip is not None else None
-        count, seen = _fold_piece(number, piece, names, tally, keys, left_out, evidence)
-        lines.append(count)
-        answered = answered or seen
+        count, seen = _fold_piece(number, piece, names, tally, keys, left_out, folded.evidence)
+        folded.lines.append(count)
+        folded.answered = folded.answered or seen
+    if together:
+        _fold_together(together, swaps, names, keys, skip, folded)
     tally.tidy()
-    return _Folded(tally, lines, evidence, answered)
+    return folded
+
+
+def _whole_file(piece: Piece) -> bytes:
+    with open(piece.path, "rb") as fh:
+        data = fh.read(piece.end)
+    if len(data) != piece.end:
+        raise NeedsExactPath  # the file shrank since we looked
+    return data
+
+
+def _fold_together(
+    files: Sequence[tuple[int, Piece, bytes]],
+    swaps: Any,
+    names: Sequence[str],
+    keys: RowKeys | None,
+    skip: np.ndarray | None,
+    folded: _Folded,
+) -> None:
+    """Whole small files (their fields named alike: ``swaps``) folded as one batch."""
+    stop_if_told()
+    joined = b"".join(data for _, _, data in files)
+    if keys is not None:
+        counts = keys.add_files([(piece.path, number, data) for number, piece, data in files])
+    else:
+        counts = [len(batch_lines(data)) for _, _, data in files]
+    keep = None
+    if skip is not None:
+        masks = [
+            _kept_rows(lines_in_piece(skip, number), 0, count)
+            for (number, _, _), count in zip(files, counts, strict=True)
+        ]
+        if any(mask is not None for mask in masks):
+            keep = np.concatenate(
+                [
+                    np.ones(n, dtype=bool) if m is None else m
+                    for m, n in zip(masks, counts, strict=True)
+                ]
+            )
+    starts = np.cumsum([0, *counts])
+    numbers = [number for number, _, _ in files]
+
+    def place(row: int) -> tuple[int, int]:
+        k = int(np.searchsorted(starts, row, side="right")) - 1
+        return numbers[k], row - int(starts[k])
+
+    with memoryview(joined) as view:
+        _fold_batch(view, names, swaps, int(starts[-1]), keep, folded.tally, place, folded.evidence)
+    folded.lines.extend(counts)
+    folded.answered = folded.answered or NEEDLE in joined
 
 
 def _fold_piece(
@@ -232,19 +299,40 @@ def _fold_piece(
         first = line - 1
         count = keys.add(piece.path, number, first, pos, whole) if keys else len(batch_lines(whole))
         keep = _kept_rows(left_out, first, count)
-        columns, length, load = decode_batch(data, names, swaps, count)
-        before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
-        if keep is None:
-            tally.fold(columns, length, load)
-        else:
-            kept = {name: _kept(column, keep) for name, column in columns.items()}
-            tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
-        for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
-            if mark < 0 <= seen[1]:
-                row = seen[1] - before
-                evidence[seen[1]] = (number, first + (row if keep is None else int(np.flatnonzero(keep)[row])))  # fmt: skip
-        lines += length
+        place = functools.partial(_in_piece, number, first)
+        lines += _fold_batch(data, names, swaps, count, keep, tally, place, evidence)
     return lines, answered
+
+
+def _in_piece(number: int, first: int, row: int) -> tuple[int, int]:
+    return number, first + row
+
+
+def _fold_batch(
+    data: memoryview,
+    names: Sequence[str],
+    swaps: Any,
+    count: int,
+    keep: np.ndarray | None,
+    tally: Any,
+    place: Callable[[int], tuple[int, int]],
+    evidence: dict[int, tuple[int, int]],
+) -> int:
+    """Decode one batch of ``count`` lines and fold the rows ``keep`` keeps (None: all) into
+    ``tally``; the first odd or unequal row is noted in ``evidence`` where ``place`` puts
+    the batch's row. How many lines the batch holds."""
+    columns, length, load = decode_batch(data, names, swaps, count)
+    before, marks = tally.rows, (tally.odd[1], tally.unequal[1])
+    if keep is None:
+        tally.fold(columns, length, load)
+    else:
+        kept = {name: _kept(column, keep) for name, column in columns.items()}
+        tally.fold(kept, int(keep.sum()), functools.partial(_kept_load, load, keep))
+    for mark, seen in zip(marks, (tally.odd, tally.unequal), strict=True):
+        if mark < 0 <= seen[1]:
+            row = seen[1] - before
+            evidence[seen[1]] = place(row if keep is None else int(np.flatnonzero(keep)[row]))
+    return length
 
 
 def _kept_rows(left_out: np.ndarray | None, first: int, count: int) -> np.ndarray | None:
