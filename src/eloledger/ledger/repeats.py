@@ -55,21 +55,21 @@ class RowKeys:
         """Write the keys of the rows of ``data`` (whole lines, from byte ``pos`` of ``path``;
         the first is line ``first`` of piece ``piece``, from 0): how many rows it holds.
         A line nested too deeply is a ``file:line`` error here, as in the exact reader."""
-        return self.add_files([(path, piece, data)], first, pos)[0]
+        return self.add_files(data, [(path, piece, len(data))], first, pos)[0]
 
     def add_files(
-        self, files: Sequence[tuple[Path, int, bytes]], first: int = 0, pos: int = 0
+        self, data: bytes, files: Sequence[tuple[Path, int, int]], first: int = 0, pos: int = 0
     ) -> list[int]:
-        """:meth:`add` for several pieces' lines at once, each ``(path, piece, data)`` (whole
-        lines: small files are keyed in one pass, not one each): how many rows each holds.
-        ``first`` and ``pos``: where the first piece's lines start (the others', at 0)."""
-        data = b"".join(part for _, _, part in files)
+        """:meth:`add` for several pieces' lines at once: ``data`` is their whole lines one
+        after another, ``files`` each one's ``(path, piece, bytes in data)`` (small files are
+        keyed in one pass, not one each): how many rows each holds. ``first`` and ``pos``:
+        where the first piece's lines start (the others', at 0)."""
         raw = batch_lines(data)
         count = len(raw)
         bytes_ = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(bytes_ == 10)
         starts = np.concatenate(([0], ends[: count - 1] + 1))  # each line's offset in data
-        edges = np.cumsum([0, *(len(part) for _, _, part in files)])
+        edges = np.cumsum([0, *(size for _, _, size in files)])
         owner = np.searchsorted(edges, starts, side="right") - 1  # each line's piece
         counts = np.bincount(owner, minlength=len(files))
         firsts = np.cumsum([0, *counts[:-1]])  # each piece's first line in data

@@ -34,8 +34,9 @@ def expand_ledgers(args: Sequence[str | os.PathLike[str]]) -> list[Path]:
     for arg in args:
         for path in _expand_one(str(arg)):
             check_readable(path)
-            if path.resolve() not in seen:
-                seen.add(path.resolve())
+            resolved = path.resolve()
+            if resolved not in seen:
+                seen.add(resolved)
                 out.append(path)
     if not out:
         raise UserError("no ledger given", fix="name a .jsonl ledger, a glob or a folder")

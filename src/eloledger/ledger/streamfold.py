@@ -205,20 +205,20 @@ def _fold_block(
     folded = _Folded(tally, [], {}, False)
     together: list[tuple[int, Piece, bytes]] = []
     swaps: Any = None
+    size = 0  # bytes in together
     for number, piece in block:
         if piece.start == 0 and piece.end < _BATCH_BYTES // 4:
             data = _whole_file(piece)
             mine = alias_swaps(data[: 1 << 16].split(b"\n", 1)[0], names)
-            size = sum(len(d) for _, _, d in together) + len(data)
-            if together and (mine != swaps or size > _BATCH_BYTES):
+            if together and (mine != swaps or size + len(data) > _BATCH_BYTES):
                 _fold_together(together, swaps, names, keys, skip, folded)
-                together = []
+                together, size = [], 0
             together.append((number, piece, data))
-            swaps = mine
+            swaps, size = mine, size + len(data)
             continue
         if together:
             _fold_together(together, swaps, names, keys, skip, folded)
-            together = []
+            together, size = [], 0
         left_out = lines_in_piece(skip, number) if skip is not None else None
         count, seen = _fold_piece(number, piece, names, tally, keys, left_out, folded.evidence)
         folded.lines.append(count)
@@ -249,7 +249,8 @@ def _fold_together(
     stop_if_told()
     joined = b"".join(data for _, _, data in files)
     if keys is not None:
-        counts = keys.add_files([(piece.path, number, data) for number, piece, data in files])
+        sizes = [(piece.path, number, len(data)) for number, piece, data in files]
+        counts = keys.add_files(joined, sizes)
     else:
         counts = [len(batch_lines(data)) for _, _, data in files]
     keep = None
