@@ -93,12 +93,23 @@ def test_a_part_of_the_spill_comes_back_in_the_order_it_was_written(
     assert sum(len(r) for r in got) == len(keys)
 
 
-@given(st.lists(st.sampled_from(b'{[a]}"\n\xfb\xdb'), max_size=600))
-def test_brackets_are_counted_per_line_as_the_lines_hold_them(chars: list[int]) -> None:
-    data = bytes(chars)
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()  # (a batch's last line may lack its newline: it counts)
+@given(
+    st.lists(st.lists(st.sampled_from(b'{[a]}"\xfb\xdb'), max_size=40), max_size=60),
+    st.integers(0, 6),
+    st.booleans(),
+)
+def test_every_line_with_more_brackets_than_allowed_is_counted_exactly(
+    bodies: list[list[int]], least: int, last_has_newline: bool
+) -> None:
+    """Lines as the fold keeps them (an object each: at least one ``{``): a line with more
+    than ``least`` brackets is counted exactly, so the depth rule scans it."""
+    lines = [b"{" + bytes(body) for body in bodies]
+    data = b"\n".join(lines) + (b"\n" if last_has_newline and lines else b"")
     raw = np.frombuffer(data, dtype=np.uint8)
-    counts = repeat_rules._brackets_per_line(raw, np.flatnonzero(raw == 10), len(lines), 0)
-    assert counts.tolist() == [line.count(b"{") + line.count(b"[") for line in lines]
+    counts = repeat_rules._brackets_per_line(raw, np.flatnonzero(raw == 10), len(lines), least)
+    for line, counted in zip(lines, counts.tolist(), strict=True):
+        exact = line.count(b"{") + line.count(b"[")
+        if exact > least:
+            assert counted == exact
+        else:
+            assert counted in (0, exact)

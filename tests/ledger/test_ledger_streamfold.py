@@ -5,6 +5,7 @@ names exactly the rows the line-by-line duplicate finder keeps and names."""
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from pathlib import Path
@@ -227,6 +228,25 @@ def test_a_line_nested_too_deeply_is_named_by_its_line_in_the_file(
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(UserError, match=f"^{path}:500: nested too deeply"):
         streamfold.fold_files([path], columns("arm", False), TokenTally, workers=2)
+
+
+@pytest.mark.parametrize(("brackets", "refused"), [(63, False), (64, True)])
+def test_one_line_just_over_the_depth_limit_among_flat_rows_is_refused(
+    tmp_path: Path, brackets: int, refused: bool
+) -> None:
+    """Among thousands of flat rows (one ``{`` each) the line one level over the limit is
+    found, and the line at the limit is read: the batch's bracket count alone tells nothing
+    is too deep only when it is."""
+    lines = [json.dumps(row) for row in varied_rows(4, 3000, ts="none")]
+    lines[1234] = '{"arm": "a", "meta": ' + "[" * brackets + "]" * brackets + "}"
+    path = tmp_path / "edge.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    fold = functools.partial(streamfold.fold_files, [path], columns("arm", False), TokenTally)
+    if refused:
+        with pytest.raises(UserError, match=f"^{path}:1235: nested too deeply"):
+            fold(workers=1)
+    else:
+        assert fold(workers=1).tally.rows == 3000
 
 
 def test_a_spill_folder_that_cannot_be_made_sends_the_read_to_the_whole_file_reader(

@@ -429,8 +429,8 @@ def columns_from_structs(structs: list[Any], names: Iterable[str], *, tight: boo
 def _ts_column(values: list[Any]) -> np.ndarray:
     """Unix seconds; ISO-8601 text as :func:`canonical.parse_ts` reads it (bad text: the
     exact path names the line)."""
-    if str not in set(map(type, values)):  # (a set of types: C speed, ~0.1 s per 1M rows)
-        return to_float(values)
+    if values.count(None) == len(values) or str not in set(map(type, values)):
+        return to_float(values)  # (a set of types: C speed, ~0.1 s per 1M rows)
     try:
         return to_float([canonical.parse_ts(v) for v in values])
     except UserError as exc:
@@ -539,7 +539,8 @@ def status_from_literals(factor: Factor, carry_errors: Any) -> Factor:
 
 
 def _carry_errors(structs: list[Any], idx: np.ndarray) -> np.ndarray:
-    rows = [structs[i] for i in idx.tolist()]
+    # (the guides' rows have no status: every row is asked, and needs no copy of the list)
+    rows = structs if len(idx) == len(structs) else [structs[i] for i in idx.tolist()]
     return np.fromiter(
         ((r.error is not None or r.error_class is not None) for r in rows),
         dtype=bool,
