@@ -130,6 +130,33 @@ def test_expand_refuses_what_matches_nothing(tmp_path: Path) -> None:
     assert expand_ledgers([a, str(a), tmp_path]) == [a]  # each file once
 
 
+def test_a_folder_lists_the_ledgers_path_glob_finds_each_file_once(tmp_path: Path) -> None:
+    """The folder's listing (one ``scandir``, no ``stat`` per file) finds what ``Path.glob``
+    finds: dotfiles, links to files (each file once, however it is named), never a folder
+    named like a ledger, a side file, or another case of the suffix on a case-sensitive
+    system."""
+    folder, elsewhere = tmp_path / "runs", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    for name in ("b.jsonl", ".hidden.jsonl", "a.jsonl", "x.comparisons.jsonl", "results.jsonl"):
+        (folder / name).write_text('{"arm": "a"}\n')
+    (folder / "upper.JSONL").write_text('{"arm": "a"}\n')
+    (folder / "dir.jsonl").mkdir()
+    (elsewhere / "far.jsonl").write_text('{"arm": "b"}\n')
+    (folder / "c-link.jsonl").symlink_to(elsewhere / "far.jsonl")
+    (folder / "z-same.jsonl").symlink_to(folder / "a.jsonl")  # a.jsonl again: read once
+    (folder / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    globbed = sorted(
+        p for p in folder.glob("*.jsonl") if p.is_file() and not p.name.endswith("results.jsonl")
+    )
+    globbed = [p for p in globbed if not p.name.endswith(".comparisons.jsonl")]
+    seen: set[Path] = set()
+    once = [p for p in globbed if not (p.resolve() in seen or seen.add(p.resolve()))]
+    found = expand_ledgers([folder, elsewhere / "far.jsonl"])
+    assert found == once
+    assert [p.name for p in found] == [".hidden.jsonl", "a.jsonl", "b.jsonl", "c-link.jsonl"]
+
+
 def test_a_folder_of_many_ledgers_is_listed_in_linear_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -36,7 +36,7 @@ from eloledger.ledger.columns import (
     concat,
 )
 from eloledger.ledger.fastread import fast_columns
-from eloledger.ledger.sources import check_readable
+from eloledger.ledger.sources import check_regular, refuse_gzip
 
 Warn = Callable[[str], None]
 
@@ -409,8 +409,9 @@ def _open(path: Path) -> Any:
 
 def _inspect(path: Path) -> tuple[int, int]:
     """(bytes to read, bytes of a torn last line to skip); errors for missing/empty files."""
-    check_readable(path)  # a FIFO would block open(); gzip would fail as "not UTF-8"
+    check_regular(path)  # a FIFO would block open(); gzip would fail as "not UTF-8"
     with _open(path) as fh:
+        refuse_gzip(path, fh.read(2))  # (check_readable, without opening the file twice)
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             raise UserError(

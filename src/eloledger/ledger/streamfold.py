@@ -147,7 +147,9 @@ def _shares(paths: Sequence[Path], ends: Sequence[int], count: int) -> list[list
 
 def _line_ends(path: Path, offsets: Sequence[int], end: int) -> list[int]:
     """Each offset moved to the end of the line it falls in (at most ``end``)."""
-    found = []
+    found: list[int] = []
+    if not offsets:  # (a small file: no cut falls inside it, and it need not be opened)
+        return found
     with open(path, "rb") as fh:
         for offset in offsets:
             fh.seek(offset - 1)
