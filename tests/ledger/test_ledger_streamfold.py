@@ -16,7 +16,7 @@ import pytest
 from test_ledger_tally import PRICES, columns, same, varied_rows, whole, write
 
 from eloledger.errors import UserError
-from eloledger.ledger import merge, streamfold
+from eloledger.ledger import answered, merge, streamfold
 from eloledger.ledger import repeats as repeat_rules
 from eloledger.ledger.columns import NeedsExactPath
 from eloledger.ledger.dedupe import duplicate_message
@@ -306,3 +306,33 @@ def test_a_line_nested_too_deeply_in_small_files_read_together_names_its_file(
     paths = sorted(tmp_path.glob("*.jsonl"))
     with pytest.raises(UserError, match=f"^{tmp_path / 's06.jsonl'}:3: nested too deeply"):
         streamfold.fold_files(paths, columns("arm", False), TokenTally, workers=1)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_the_answered_model_scan_runs_when_a_row_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_batches: None, shards: int
+) -> None:
+    """Rows without ``ts`` (one file, or two): the scan for the model that answered runs
+    only when a row names the field, wherever that row is; a value that merely reads
+    "model_answered" names nothing."""
+    no_fallback(monkeypatch)
+    rows = varied_rows(4, 600, ts="none")
+    rows[17] = {**rows[17], "note": "model_answered"}
+    paths = [tmp_path / f"l{k}.jsonl" for k in range(shards)]
+    share = -(-len(rows) // shards)
+
+    def tokens() -> list[str]:
+        for k, path in enumerate(paths):
+            write(path, rows[k * share : (k + 1) * share])
+        return read_tally(paths, columns("arm", False), "arm", None, workers=2)[1]
+
+    scans: list[Any] = []
+    real = answered.scan_files
+    monkeypatch.setattr(answered, "scan_files", lambda found: scans.append(found) or real(found))
+    assert not any("was asked for" in w for w in tokens())
+    assert scans == []
+    rows[590] = {**rows[590], "status": "ok", "role": "sample", "model": "gpt-main",
+                 "model_answered": "broken"}  # fmt: skip
+    warnings = tokens()
+    assert len(scans) == 1
+    assert any("'gpt-main' was asked for" in w for w in warnings)

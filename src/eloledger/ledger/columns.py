@@ -59,7 +59,7 @@ NUMBER_COLUMNS: tuple[str, ...] = (
     "round",
     "agent",  # 1.0 when the row names an agent CLI (judgeable agent errors), else 0.0
 )
-_TRUTHY_COLUMNS = ("will_retry", "agent")
+_TRUTHY_COLUMNS = ("will_retry", "agent", "model_answered")
 ALL_COLUMNS: tuple[str, ...] = FACTOR_COLUMNS + NUMBER_COLUMNS
 # What summaries and arm costs read: decoding fewer fields is much faster.
 SUMMARY_COLUMNS: tuple[str, ...] = (
@@ -152,6 +152,16 @@ def joint_factorize(rows: Sequence[Any], fields: Sequence[str]) -> dict[str, Fac
     of its first tuple, so every column's levels keep their first-seen order. (Columns with
     many values, like task_id, make many tuples: factorise those on their own.)
     """
+    unset = [f for f in fields if getattr(rows[0], f) is None] if rows else []
+    if unset and not any(_any_set(rows, [f]) for f in unset):  # (the guides' rows name no
+        # role, status or source: a tuple a row would cost more than a look at each field)
+        out = {f: Factor(np.full(len(rows), -1, dtype=np.int32), []) for f in unset}
+        rest = [f for f in fields if f not in unset]
+        if len(rest) == 1:
+            out[rest[0]] = factorize_stream(map(attrgetter(rest[0]), rows), len(rows))
+        elif rest:
+            out |= joint_factorize(rows, rest)
+        return {f: out[f] for f in fields}
     codes, combos = _raw_codes(map(attrgetter(*fields), rows), len(rows))
     out = {}
     for j, field in enumerate(fields):

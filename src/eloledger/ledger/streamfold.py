@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.ledger.answered import NEEDLE
 from eloledger.ledger.batches import BATCH_BYTES, batch_lines, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.dedupe import _SHOW, duplicate_message
@@ -65,24 +64,21 @@ Block = list[tuple[int, Piece]]  # (piece number in reading order, piece): one t
 @dataclass
 class Folded:
     """What :func:`fold_files` gives: the tally, the reader's warnings (torn tails, then the
-    duplicate warning), the ``file:line`` of the tally's evidence rows, and whether any line
-    names ``model_answered`` (else the answered-model scan has nothing to find)."""
+    duplicate warning) and the ``file:line`` of the tally's evidence rows."""
 
     tally: Any
     warnings: list[str]
     where: Callable[[int], str]
-    answered: bool
 
 
 @dataclass
 class _Folded:
-    """One block folded: its tally, each piece's lines, the ``(piece, line from 0)`` of the
-    tally's evidence rows, and whether a line names ``model_answered``."""
+    """One block folded: its tally, each piece's lines and the ``(piece, line from 0)`` of
+    the tally's evidence rows."""
 
     tally: Any
     lines: list[int]
     evidence: dict[int, tuple[int, int]]
-    answered: bool
 
 
 def fold_files(
@@ -114,8 +110,10 @@ def fold_files(
     hit = set(np.unique(repeated.rows >> PIECE_SHIFT).tolist())  # pieces that hold a repeat
     again = [k for k, block in enumerate(blocks) if any(i in hit for i, _ in block)]
     for k in again:  # here, in order: a forked worker would cost more memory than it saves time
+        answered = folded[k].tally.answered  # (a repeat that names model_answered still counts)
         folded[k] = None  # (the tally folded with the repeats is let go first)
         folded[k] = _fold_block(blocks[k], names, new(), None, repeated.rows)
+        folded[k].tally.answered = folded[k].tally.answered or answered
     return _merged(paths, inspected, pieces, folded, new, repeated)
 
 
@@ -204,7 +202,7 @@ def _fold_block(
     ``skip`` (the repeats' rows, sorted), those rows left out. Small files that name their
     fields alike are folded together, a batch at a time (a batch of its own cost a file
     about 0.45 ms: 8,000 small ledgers took 3.8 s)."""
-    folded = _Folded(tally, [], {}, False)
+    folded = _Folded(tally, [], {})
     together: list[tuple[int, Piece, bytes]] = []
     swaps: Any = None
     size = 0  # bytes in together
@@ -222,9 +220,8 @@ def _fold_block(
             _fold_together(together, swaps, names, keys, skip, folded)
             together, size = [], 0
         left_out = lines_in_piece(skip, number) if skip is not None else None
-        count, seen = _fold_piece(number, piece, names, tally, keys, left_out, folded.evidence)
+        count = _fold_piece(number, piece, names, tally, keys, left_out, folded.evidence)
         folded.lines.append(count)
-        folded.answered = folded.answered or seen
     if together:
         _fold_together(together, swaps, names, keys, skip, folded)
     tally.tidy()
@@ -278,7 +275,6 @@ def _fold_together(
     with memoryview(joined) as view:
         _fold_batch(view, names, swaps, int(starts[-1]), keep, folded.tally, place, folded.evidence)
     folded.lines.extend(counts)
-    folded.answered = folded.answered or NEEDLE in joined
 
 
 def _fold_piece(
@@ -289,22 +285,21 @@ def _fold_piece(
     keys: RowKeys | None,
     left_out: np.ndarray | None,
     evidence: dict[int, tuple[int, int]],
-) -> tuple[int, bool]:
+) -> int:
     """Fold one piece's lines into ``tally`` (its keys written to ``keys``, the lines
-    ``left_out`` left out): how many lines it holds, and whether one names model_answered."""
-    swaps, lines, answered = None, 0, False
-    for line, pos, data in read_batches(piece.path, piece.start, piece.end, _BATCH_BYTES):
+    ``left_out`` left out): how many lines it holds."""
+    swaps, first = None, 0  # (first: the batch's first line in the piece, from 0)
+    batches = read_batches(piece.path, piece.start, piece.end, _BATCH_BYTES, numbered=False)
+    for _, pos, data in batches:
         stop_if_told()
         whole = bytes(data)
-        answered = answered or NEEDLE in whole
         if swaps is None:
             swaps = alias_swaps(whole[: 1 << 16].split(b"\n", 1)[0], names)
-        first = line - 1
         count = keys.add(piece.path, number, first, pos, whole) if keys else len(batch_lines(whole))
         keep = _kept_rows(left_out, first, count)
         place = functools.partial(_in_piece, number, first)
-        lines += _fold_batch(data, names, swaps, count, keep, tally, place, evidence)
-    return lines, answered
+        first += _fold_batch(data, names, swaps, count, keep, tally, place, evidence)
+    return first
 
 
 def _in_piece(number: int, first: int, row: int) -> tuple[int, int]:
@@ -381,13 +376,11 @@ def _merged(
 
     tally = blocks[0].tally if blocks else new()  # (the first block's: no copy of it)
     located: dict[int, str] = {}
-    answered = False
     for k, block in enumerate(blocks):
         rows = tally.rows if k else 0
         if k:
             tally.merge(block.tally)
         located |= {rows + r: where((p << PIECE_SHIFT) + n) for r, (p, n) in block.evidence.items()}
-        answered = answered or block.answered
     warnings = [
         _torn_message(path, lines_in[source] + 1, torn)
         for source, (path, (_, torn)) in enumerate(zip(paths, inspected, strict=True))
@@ -397,7 +390,7 @@ def _merged(
         firsts = zip(repeated.rows[:_SHOW].tolist(), repeated.firsts[:_SHOW].tolist(), strict=True)
         shown = [(where(row), where(first)) for row, first in firsts]
         warnings.append(duplicate_message(shown, total=len(repeated)))
-    return Folded(tally, warnings, located.__getitem__, answered)
+    return Folded(tally, warnings, located.__getitem__)
 
 
 __all__ = ["Folded", "fold_files"]
