@@ -78,6 +78,11 @@ def varied(seed: int, n: int, prefix: str = "") -> list[dict[str, Any]]:
             row["passed"] = int(rng.integers(0, 2))
         if rng.random() < 0.1:
             row["sandbox"] = "none" if rng.random() < 0.5 else "bwrap"
+        if row.get("task_id", "").endswith("t8"):  # a scored (optimisation) task
+            row["direction"] = str(rng.choice(["max", "min"]))
+            if rng.random() < 0.8:
+                row.pop("passed", None)
+                row["score"] = float(np.round(rng.random() * 4, 2))
         rows.append(row)
     return rows
 
@@ -153,3 +158,19 @@ def test_elo_ledger_ignores_checkpoint_rows(tmp_path: Path) -> None:
     before, after = ledger_outcomes(plain), ledger_outcomes(marked)
     same(after, before)
     assert after[0]["x"].tasks == 6  # t9 holds only a checkpoint: not a task the arm ran
+
+
+def test_a_scored_task_has_no_pass_or_fail_in_the_elo_table(tmp_path: Path) -> None:
+    """Rows of an optimisation task (a ``direction``, a score, no ``passed``) have no pass/fail:
+    the columns ``elo --ledger`` reads must carry the direction, else a score of 3.0 where
+    lower is better counted as a solved task."""
+    rows = [
+        {"task_id": f"t{t}", "arm": arm, "sample": 0, "role": "sample", "status": "ok",
+         "total_tokens": 15, "score": 3.0 if arm == "a" else 0.2, "direction": "min",
+         "ts": 1.0 + t}
+        for t in range(4) for arm in ("a", "b")
+    ]  # fmt: skip
+    ledger = write(tmp_path / "scored.jsonl", rows)
+    got = ledger_outcomes(ledger)
+    assert [(o.solved, o.scored) for o in got[0].values()] == [(0, False), (0, False)]
+    same(got, row_path_outcomes(ledger))

@@ -308,6 +308,7 @@ OUTCOME_COLUMNS = (
     "sample",
     "round",
     "sandbox",
+    "direction",  # a scored task's sample has no pass/fail (row_pass); a "min" score is negated
 )
 
 

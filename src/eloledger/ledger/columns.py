@@ -43,6 +43,7 @@ FACTOR_COLUMNS: tuple[str, ...] = (
     "project",
     "source",
     "sandbox",  # judged rows: bwrap | none (elo --ledger names unsandboxed arms)
+    "direction",  # a scored task's rows: max | min (no pass/fail; min: lower is better)
 )
 NUMBER_COLUMNS: tuple[str, ...] = (
     *COUNT_FIELDS,
