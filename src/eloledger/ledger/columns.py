@@ -461,7 +461,7 @@ _JOINT_COLUMNS = ("arm", "role", "status", "usage_source")
 _RARE_FIELDS = frozenset((*canonical.ALIASES, "usage", "usageMetadata"))
 
 
-def _any_set(structs: list[Any], fields: Sequence[str]) -> bool:
+def _any_set(structs: Sequence[Any], fields: Sequence[str]) -> bool:
     getter = attrgetter(*fields)
     nothing = (None,) * len(fields) if len(fields) > 1 else None
     return list(map(getter, structs)).count(nothing) != len(structs)

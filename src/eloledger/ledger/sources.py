@@ -55,10 +55,10 @@ def _expand_one(arg: str) -> list[tuple[Path, str | None]]:
             )
         return found
     if _GLOB_CHARS & set(arg) and not path.exists():
-        found = sorted(Path(p) for p in glob.glob(arg) if not _is_side_file(Path(p)))
-        if not found:
+        matched = sorted(Path(p) for p in glob.glob(arg) if not _is_side_file(Path(p)))
+        if not matched:
             raise UserError(f"{arg}: no file matches this pattern", fix="check the pattern")
-        return [(p, None) for p in ([p for p in found if not p.is_dir()] or found)]
+        return [(p, None) for p in ([p for p in matched if not p.is_dir()] or matched)]
     return [(path, None)]
 
 

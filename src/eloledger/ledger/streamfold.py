@@ -110,10 +110,12 @@ def fold_files(
     hit = set(np.unique(repeated.rows >> PIECE_SHIFT).tolist())  # pieces that hold a repeat
     again = [k for k, block in enumerate(blocks) if any(i in hit for i, _ in block)]
     for k in again:  # here, in order: a forked worker would cost more memory than it saves time
-        answered = folded[k].tally.answered  # (a repeat that names model_answered still counts)
-        folded[k] = None  # (the tally folded with the repeats is let go first)
-        folded[k] = _fold_block(blocks[k], names, new(), None, repeated.rows)
-        folded[k].tally.answered = folded[k].tally.answered or answered
+        before = folded[k]
+        answered = before is not None and before.tally.answered  # (a repeat that names it counts)
+        folded[k] = before = None  # (the tally folded with the repeats is let go first)
+        refolded = _fold_block(blocks[k], names, new(), None, repeated.rows)
+        refolded.tally.answered = refolded.tally.answered or answered
+        folded[k] = refolded
     return _merged(paths, inspected, pieces, folded, new, repeated)
 
 
