@@ -326,9 +326,19 @@ def ledger_outcomes(
     gives (tests/rating/test_rating_ledger_outcomes.py compares the two).
     """
     from eloledger.ledger.merge import read_ledgers
-    from eloledger.ledger.summary import count_warnings
 
     ledger = read_ledgers(ledgers, columns=OUTCOME_COLUMNS)
+    return outcomes_of_ledger(ledger, ledgers, threshold=threshold)
+
+
+def outcomes_of_ledger(
+    ledger: Any, ledgers: Any, *, threshold: float = PASS_THRESHOLD
+) -> tuple[dict[str, ArmOutcome], list[str]]:
+    """:func:`ledger_outcomes` of ``ledger``, already read (with at least
+    :data:`OUTCOME_COLUMNS`) from ``ledgers``: a caller that needs other columns of the same
+    rows reads the files once."""
+    from eloledger.ledger.summary import count_warnings
+
     results = ledger_results(ledgers, threshold)
     outcomes, more = arm_outcomes(column_rows(ledger), results=results, threshold=threshold)
     return outcomes, [*ledger.warnings, *count_warnings(ledger), *more]

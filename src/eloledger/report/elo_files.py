@@ -22,13 +22,13 @@ def ledger_costs(
     run's results file when present), what the reader warned about, each arm's latency, and
     the tasks ``selection`` keeps (None: all)."""
     if not selection:
-        from eloledger.budget.outcomes import ledger_outcomes
+        from eloledger.budget.outcomes import OUTCOME_COLUMNS, outcomes_of_ledger
         from eloledger.ledger.merge import read_ledgers
         from eloledger.ledger.summary import arm_latency
 
-        columns = ("arm", "role", "status", "latency_ms")
-        costs, warnings = ledger_outcomes(ledgers)
-        return costs, warnings, arm_latency(read_ledgers(ledgers, columns=columns)), None
+        ledger = read_ledgers(ledgers, columns=(*OUTCOME_COLUMNS, "latency_ms"))  # read once
+        costs, warnings = outcomes_of_ledger(ledger, ledgers)
+        return costs, warnings, arm_latency(ledger), None
     from eloledger.budget.files import load_rows
     from eloledger.budget.gates import chosen_rows, latency_by_arm
     from eloledger.budget.outcomes import arm_outcomes, ledger_results
