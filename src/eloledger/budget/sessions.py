@@ -134,6 +134,8 @@ def row_pass(row: Mapping[str, Any], threshold: float = 0.5) -> float | None:
     passed = row.get("passed")
     if isinstance(passed, (bool, int, float)) and passed in (0, 1):
         return float(passed)
+    if passed is None and row.get("score") is None:
+        return None  # not judged (most rows): what the rules below give, without running them
     if is_scored_row(row):
         return None  # a scored task has no pass/fail: its raw score is no share of tests
     score = row_score(row)
