@@ -14,6 +14,7 @@ from test_ledger_dedupe_bulk import ledgers
 
 from eloledger.ledger import keyspill, merge
 from eloledger.ledger import repeats as repeat_rules
+from eloledger.ledger.batches import batch_lines
 from eloledger.ledger.dedupe import duplicate_message
 
 
@@ -113,3 +114,10 @@ def test_every_line_with_more_brackets_than_allowed_is_counted_exactly(
             assert counted == exact
         else:
             assert counted in (0, exact)
+
+
+@given(st.lists(st.sampled_from(b"ab \n"), max_size=300))
+def test_the_newlines_found_from_the_lines_are_the_bytes_newlines(chars: list[int]) -> None:
+    data = bytes(chars)
+    found = repeat_rules._newlines(batch_lines(data), data)
+    assert found.tolist() == np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10).tolist()

@@ -67,7 +67,7 @@ class RowKeys:
         raw = batch_lines(data)
         count = len(raw)
         bytes_ = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(bytes_ == 10)
+        ends = _newlines(raw, data)
         starts = np.concatenate(([0], ends[: count - 1] + 1))  # each line's offset in data
         edges = np.cumsum([0, *(size for _, _, size in files)])
         owner = np.searchsorted(edges, starts, side="right") - 1  # each line's piece
@@ -95,6 +95,14 @@ class RowKeys:
         self.lines.close()
         if self.calls is not None:
             self.calls.close()
+
+
+def _newlines(lines: list[bytes], data: bytes) -> np.ndarray:
+    """Where each newline of ``data`` is, from its ``lines``' lengths (faster than looking
+    at every byte again): ``np.flatnonzero(data == 10)``."""
+    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+    ends = np.cumsum(lengths + 1) - 1
+    return ends if data.endswith(b"\n") else ends[:-1]
 
 
 def _name(kind: str, task: int) -> str:
