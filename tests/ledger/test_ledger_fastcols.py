@@ -73,3 +73,18 @@ def test_joint_factorize_keeps_first_seen_order() -> None:
     assert got["arm"].levels == ["z", "y"] and got["arm"].codes.tolist() == [0, 1, 0, -1]
     assert got["role"].levels == ["sample", "judge"]
     assert got["role"].codes.tolist() == [-1, 0, 1, 0]
+
+
+def test_joint_factorize_of_a_field_no_row_has_or_only_later_rows_have() -> None:
+    class Row:
+        def __init__(self, arm, role, status=None) -> None:
+            self.arm, self.role, self.status = arm, role, status
+
+    none_has = [Row("z", None), Row("y", None), Row("z", None), Row(None, None)]
+    got = joint_factorize(none_has, ("arm", "role", "status"))
+    assert got["arm"].levels == ["z", "y"] and got["arm"].codes.tolist() == [0, 1, 0, -1]
+    assert got["role"].levels == [] and got["role"].codes.tolist() == [-1] * 4
+    later = [Row("z", None), Row("y", None, "ok"), Row(None, "judge")]
+    got = joint_factorize(later, ("arm", "role", "status"))
+    assert [got[f].levels for f in ("arm", "role", "status")] == [["z", "y"], ["judge"], ["ok"]]
+    assert got["status"].codes.tolist() == [-1, 0, -1] and got["role"].codes.tolist() == [-1, -1, 0]
