@@ -137,6 +137,33 @@ def test_only_the_blocks_that_hold_a_repeat_are_folded_again(
     assert any("duplicate" in w for w in tallied[1])
 
 
+def test_shards_that_meet_at_a_seam_fold_again_only_the_head_of_the_later_one(
+    tmp_path: Path, tiny_batches: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big file after the first starts a block of its own, and its head is a block too:
+    the calls two shards both recorded sit there, so only that head is folded again."""
+    monkeypatch.setattr(streamfold, "_HEAD_BYTES", 12 << 10)  # the seam: 30 rows, 8 KB
+    rows = varied_rows(4, 600, ts="none")
+    seam = [{**r, "latency_ms": 9.5} for r in rows[-30:]]  # the same calls, other bytes
+    paths = [write(tmp_path / "a.jsonl", rows), write(tmp_path / "b.jsonl", seam + new_calls(8))]
+    assert paths[1].stat().st_size > 2 * streamfold._BLOCK_BYTES
+    refolded: list[list[tuple[str, int, int]]] = []
+    real_block = streamfold._fold_block
+
+    def spy_block(block: list, *args: Any) -> Any:
+        if args[-1] is not None:  # rows to leave out: folded again
+            refolded.append([(p.path.name, p.start, p.end) for _, p in block])
+        return real_block(block, *args)
+
+    monkeypatch.setattr(streamfold, "_fold_block", spy_block)
+    tallied = read_tally(paths, columns("arm", True), "arm", PRICES, workers=1)
+    same(tallied, whole(paths, "arm", PRICES))
+    assert any("duplicate rows record calls already recorded" in w for w in tallied[1])
+    assert len(refolded) == 1 and len(refolded[0]) == 1
+    name, start, end = refolded[0][0]
+    assert (name, start) == ("b.jsonl", 0) and 12 << 10 <= end < (12 << 10) + 1024
+
+
 def test_a_blank_line_still_takes_the_exact_path(tmp_path: Path) -> None:
     path = write(tmp_path / "a.jsonl", varied_rows(4, 50, ts="none"))
     path.write_text(path.read_text().replace("\n", "\n\n", 1))

@@ -46,6 +46,7 @@ from eloledger.ledger.slices import read_slices, stop_if_told
 
 _BATCH_BYTES = BATCH_BYTES  # (a test makes it tiny)
 _BLOCK_BYTES = 32 << 20  # a block is folded again when it holds a repeat (a test makes it tiny)
+_HEAD_BYTES = 4 << 20  # a later big file's first block, where overlapping shards repeat
 
 
 @dataclass(frozen=True)
@@ -122,21 +123,27 @@ def fold_files(
 def _shares(paths: Sequence[Path], ends: Sequence[int], count: int) -> list[list[Block]]:
     """The files cut into ``count`` shares of about equal bytes, in reading order (none
     empty), each a list of blocks; every cut moved to the end of its line. A block is one
-    piece of a big file, or several small files, about :data:`_BLOCK_BYTES` either way."""
+    piece of a big file, or several small files, about :data:`_BLOCK_BYTES` either way.
+
+    A big file after the first starts a block of its own, and its first :data:`_HEAD_BYTES`
+    are a block too: shards that overlap repeat each other there, at the seam, and a block
+    that holds a repeat is folded again (two 140 MB shards: 4 MB again, not 62)."""
     total = sum(ends)
     cuts = [total * k // count for k in range(1, count)] if count > 1 else []
     shares: list[list[Block]] = []
     base, last_share, size, number = 0, -1, 0, 0
     for source, (path, end) in enumerate(zip(paths, ends, strict=True)):
+        big = source > 0 and end >= _BLOCK_BYTES // 2
+        head = _line_ends(path, [_HEAD_BYTES], end) if big and end > _HEAD_BYTES else []
         inside = [cut - base for cut in cuts if base < cut < base + end]
-        inside += range(_BLOCK_BYTES, end, _BLOCK_BYTES)
-        bounds = sorted({0, end, *_line_ends(path, inside, end)})
+        inside += range((head or [0])[0] + _BLOCK_BYTES, end, _BLOCK_BYTES)
+        bounds = sorted({0, end, *head, *_line_ends(path, inside, end)})
         for start, stop in zip(bounds, bounds[1:], strict=False):
             share = sum(cut <= base + start for cut in cuts)
             if share != last_share:
                 shares.append([[]])
                 last_share, size = share, 0
-            elif size >= _BLOCK_BYTES:
+            elif size >= _BLOCK_BYTES or (big and (start == 0 or start in head)):
                 shares[-1].append([])
                 size = 0
             shares[-1][-1].append((number, Piece(source, path, start, stop)))
