@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from eloledger.ledger.columns import NeedsExactPath
-from eloledger.ledger.fastread import _decode_batch, count_newlines
+from eloledger.ledger.fastread import _decode_batch, count_lines
 
 BATCH_BYTES = 2 << 20  # as fast as 1 or 4 MB (1M rows, 2026-12-04); 16 MB less than 4 per process
 Load = Callable[[str], Any]  # a batch's column that was not decoded with the others
@@ -45,7 +45,7 @@ def read_batches(
             with memoryview(data) as view, view[:cut] as lines:
                 yield number, pos, lines
             if numbered:
-                number += count_newlines(data, cut) + (0 if data[cut - 1] == 10 else 1)
+                number += count_lines(data, cut)
             pos += cut
 
 

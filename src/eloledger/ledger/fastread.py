@@ -143,10 +143,18 @@ def decode_msgspec(
         except (msgspec.DecodeError, RecursionError) as exc:  # the exact path names the line
             raise NeedsExactPath from exc
     if lines is None:
-        lines = count_newlines(batch, len(batch)) + (0 if batch[-1] == 10 else 1)
+        lines = count_lines(batch, len(batch))
     if not structs or len(structs) != lines:  # blank or multi-line records: be exact
         raise NeedsExactPath
     return columns_from_structs(structs, names, tight=tight), len(structs)
+
+
+def count_lines(data: Any, end: int) -> int:
+    """The lines in ``data[:end]``, a last one without its newline counted too (what
+    ``batch_lines`` would split, without making them)."""
+    if not end:
+        return 0
+    return count_newlines(data, end) + (0 if data[end - 1] == 10 else 1)
 
 
 def count_newlines(data: Any, end: int) -> int:

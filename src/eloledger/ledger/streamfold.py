@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from eloledger.ledger.batches import BATCH_BYTES, batch_lines, decode_batch, read_batches
+from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
 from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
 from eloledger.ledger.dedupe import _SHOW, duplicate_message
+from eloledger.ledger.fastread import _auto_workers, count_lines
 from eloledger.ledger.repeats import (
     LINE_MASK,
     PIECE_SHIFT,
@@ -89,7 +90,6 @@ def fold_files(
     reader's warnings (torn tails, then the duplicate warning) and the ``file:line`` of the
     tally's evidence rows. NeedsExactPath if a line needs the exact reader. ``workers``: how
     many processes (default: by the bytes; asked for, even small files are shared out)."""
-    from eloledger.ledger.fastread import _auto_workers
     from eloledger.ledger.reader import _inspect
 
     inspected = [_inspect(path) for path in paths]
@@ -111,9 +111,9 @@ def fold_files(
     hit = set(np.unique(repeated.rows >> PIECE_SHIFT).tolist())  # pieces that hold a repeat
     again = [k for k, block in enumerate(blocks) if any(i in hit for i, _ in block)]
     for k in again:  # here, in order: a forked worker would cost more memory than it saves time
-        before = folded[k]
-        answered = before is not None and before.tally.answered  # (a repeat that names it counts)
-        folded[k] = before = None  # (the tally folded with the repeats is let go first)
+        old, folded[k] = folded[k], None  # (the tally folded with the repeats is let go first)
+        answered = old is not None and old.tally.answered  # (a repeat that names it counts)
+        del old
         refolded = _fold_block(blocks[k], names, new(), None, repeated.rows)
         refolded.tally.answered = refolded.tally.answered or answered
         folded[k] = refolded
@@ -260,7 +260,7 @@ def _fold_together(
         sizes = [(piece.path, number, len(data)) for number, piece, data in files]
         counts = keys.add_files(joined, sizes)
     else:
-        counts = [len(batch_lines(data)) for _, _, data in files]
+        counts = [count_lines(data, len(data)) for _, _, data in files]
     keep = None
     if skip is not None:
         masks = [
@@ -301,10 +301,12 @@ def _fold_piece(
     batches = read_batches(piece.path, piece.start, piece.end, _BATCH_BYTES, numbered=False)
     for _, pos, data in batches:
         stop_if_told()
-        whole = bytes(data)
         if swaps is None:
-            swaps = alias_swaps(whole[: 1 << 16].split(b"\n", 1)[0], names)
-        count = keys.add(piece.path, number, first, pos, whole) if keys else len(batch_lines(whole))
+            swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
+        if keys is None:  # (folded again: only the lines' count is needed, not the lines)
+            count = count_lines(data, len(data))
+        else:
+            count = keys.add(piece.path, number, first, pos, bytes(data))
         keep = _kept_rows(left_out, first, count)
         place = functools.partial(_in_piece, number, first)
         first += _fold_batch(data, names, swaps, count, keep, tally, place, evidence)
