@@ -18,7 +18,7 @@ import math
 import os
 import sys
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,11 +247,10 @@ def _shorten(columns: Sequence[Column], body: list[list[str]], width: int) -> li
             break
         i = max(text_cols, key=lambda k: widths[k])
         limit = max(floor[i], widths[i] - (_line_width(columns, body) - width))
+        cut = _cutter([row[i] for row in body], limit)
         body = [
             [
-                cell
-                if k != i or len(cell) <= limit or _looks_numeric(cell)
-                else cell[: limit - 1] + "…"
+                cell if k != i or len(cell) <= limit or _looks_numeric(cell) else cut(cell)
                 for k, cell in enumerate(row)
             ]
             for row in body
@@ -259,6 +258,24 @@ def _shorten(columns: Sequence[Column], body: list[list[str]], width: int) -> li
         if _widths(columns, body)[i] == widths[i]:
             break
     return body
+
+
+def _cutter(cells: Sequence[str], limit: int) -> Callable[[str], str]:
+    """How a column's cells are cut to ``limit``: at the end ("self_consiste…"), unless that
+    makes two different cells read the same (run ids that differ in their last characters,
+    "best_of_4_…" and "best_of_8_…"); then in the middle, keeping each cell's end."""
+
+    def at_end(cell: str) -> str:
+        return cell[: limit - 1] + "…"
+
+    def in_middle(cell: str) -> str:
+        head = (limit - 1) // 2
+        return cell[:head] + "…" + cell[len(cell) - (limit - 1 - head) :]
+
+    long = {c for c in cells if len(c) > limit and not _looks_numeric(c)}
+    short = set(cells) - long
+    ends = {at_end(c) for c in long}
+    return at_end if len(ends) == len(long) and not ends & short else in_middle
 
 
 def _numeric(columns: Sequence[Column], body: Sequence[Sequence[str]]) -> list[bool]:

@@ -80,6 +80,20 @@ def test_a_number_in_a_text_column_is_never_cut() -> None:
     assert max(len(line) for line in lines) <= 28
 
 
+def test_names_that_differ_at_the_end_are_cut_in_the_middle_not_made_equal() -> None:
+    """Before: run ids 20261204T222724-d4ca84 and 20261204T222751-b4fbf3 both read
+    "20261204T222…" at 80 columns, and two runs looked like one."""
+    ids = ["20261204T222724-d4ca84", "20261204T222751-b4fbf3", "short"]
+    records = [{"run": run, "n": 1} for run in ids]
+    out = render_table(records, [Column("run", "run"), Column("n", "n")], width=15)
+    cells = [line.split()[0] for line in out.splitlines()[2:]]
+    assert cells == ["20261…d4ca84", "20261…b4fbf3", "short"], cells
+    assert max(len(line) for line in out.splitlines()) <= 15
+    arms = [{"run": "self_consistency_5", "n": 1}, {"run": "best_of_8_long_name", "n": 2}]
+    cut = render_table(arms, [Column("run", "run"), Column("n", "n")], width=15).splitlines()
+    assert [line.split()[0] for line in cut[2:]] == ["self_consis…", "best_of_8_l…"]  # the end
+
+
 def test_tokens_at_80_columns_keeps_prompt_and_completion() -> None:
     out = on_pty("tokens", str(EXAMPLES / "ledger.jsonl"))
     cols = header(out)

@@ -72,7 +72,7 @@ async def test_history_view_shows_the_runs_and_the_planted_drift(
         for row, want in zip(rows, expected, strict=True):
             assert row == [c.cell(want, human=True) for c in history.HISTORY_COLUMNS]
         assert [r[1] for r in rows] == ["r1", "r1", "r2", "r2", "r3", "r3"]
-        assert rows[0][5] == "0.600" and rows[4][3] == "4000"  # base_1 pass@1, r3 tokens
+        assert rows[0][5] == "0.600" and rows[4][3] == "4,000"  # base_1 pass@1, r3 tokens
         audit = _cells(screen.query_one("#history-audit", DataTable))
         assert [r[-1] for r in audit] == ["", "", "COST DRIFT"]
         status = str(screen.query_one("#history-status", Static).render())

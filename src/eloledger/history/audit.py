@@ -19,8 +19,8 @@ DRIFT_PASS = 0.01  # ... while the n=1 pass rate rises by at most 1 pp
 AUDIT_COLUMNS = (
     Column("period", "period"),
     Column("runs", "runs"),
-    Column("mean_output_tokens", "out/call", 0),
-    Column("tokens_per_task", "tok/task", 0),
+    Column("mean_output_tokens", "out/call", 0, group=True),
+    Column("tokens_per_task", "tok/task", 0, group=True),
     Column("bestofn_share", "BoN share", 2),
     Column("retries", "retries"),
     Column("pass_at_1_n1", "n=1 pass", 3),
