@@ -72,7 +72,7 @@ def test_the_scan_sees_a_violation(tmp_path: Path) -> None:
 # drives them all, and the views built from their files. The faces (cli, tui) sit above.
 CORE_LAYERS = (
     ("eloledger", "errors"),
-    ("textsafe", "words", "redact", "fsutil", "jsonc", "locations"),
+    ("textsafe", "words", "redact", "fsutil", "jsonc", "locations", "gcpause"),
     ("gateway", "tasks", "sandbox", "safetree", "tables", "clients_dir", "clientfacts"),
     ("ledger",),
     ("profiles", "sim"),

@@ -9,7 +9,6 @@ bytes, never write a row twice. The offsets live beside the ledger in ``LEDGER.i
 from __future__ import annotations
 
 import fcntl
-import gc
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ from eloledger.agents.logscan import FileState, LogScanner, ScanReport
 from eloledger.clientfacts import client_name
 from eloledger.errors import UserError
 from eloledger.fsutil import atomic_write
+from eloledger.gcpause import collector_paused
 from eloledger.ledger.row import LedgerRow, row_from_dict
 from eloledger.ledger.writer import LedgerWriter, encode_row
 
@@ -118,7 +118,7 @@ def import_logs(
     progress: Callable[[int, int], None] | None = None,
 ) -> ScanReport:
     """Append every model call in ``paths`` not yet in ``ledger``; returns what happened."""
-    with _collector_paused():
+    with collector_paused():
         return _import_logs(kind, paths, ledger, settle_s, progress)
 
 
@@ -170,20 +170,6 @@ def _import_logs(
     scanner.report.usage_missing = batch.zero_usage  # type: ignore[attr-defined]
     scanner.report.plan = plan  # type: ignore[attr-defined]
     return scanner.report
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while importing: the import makes no cycles, and the
-    collector walking the tens of thousands of rows, states and paths it holds cost 7% of
-    an import of 8,000 small sessions."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class _Batch:

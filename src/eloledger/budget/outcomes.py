@@ -52,6 +52,7 @@ from eloledger.budget.sessions import (
     session_totals,
 )
 from eloledger.errors import CodedWarning
+from eloledger.gcpause import collector_paused
 
 PASS_THRESHOLD = 0.5
 RESULTS_SUFFIX = ".results.csv"
@@ -131,6 +132,13 @@ def arm_outcomes(
     threshold: float = PASS_THRESHOLD,
 ) -> tuple[dict[str, ArmOutcome], list[str]]:
     """Per-arm outcomes from ledger rows (and the run's submitted answers when known)."""
+    with collector_paused():  # a tuple and a list per row, and no cycle
+        return _arm_outcomes(rows, results, threshold)
+
+
+def _arm_outcomes(
+    rows: Sequence[Mapping[str, Any]], results: Mapping[tuple, float] | None, threshold: float
+) -> tuple[dict[str, ArmOutcome], list[str]]:
     rows, imputed = zero_usage_as_missing(rows)
     spent, warnings = session_totals(rows)
     warnings = list(warnings)
@@ -368,7 +376,8 @@ def column_rows(ledger: Any) -> list[dict[str, Any]]:
             out = column.astype(object)
             out[np.isnan(column)] = None
             values.append(out.tolist())
-    return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
+    with collector_paused():  # a dict per row
+        return [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 def _any_value(name: str, column: Any) -> bool:

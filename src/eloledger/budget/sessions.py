@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.errors import UserError
+from eloledger.gcpause import collector_paused
 from eloledger.ledger.schema import judgeable
 from eloledger.rating.comparisons import is_scored_row, score_value
 
@@ -160,6 +161,11 @@ def budget_rows(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
     """Group budget rows into sessions; impute missing usage on ok rows (with a warning)."""
+    with collector_paused():  # tuples per row, and no cycle
+        return _build_sessions(rows)
+
+
+def _build_sessions(rows: Iterable[Mapping[str, Any]]) -> SessionSet:
     calls, warnings = _budget_calls(rows)
     groups: dict[tuple[str, str, str], list[tuple[tuple[float, float, int], float, float]]] = {}
     for index, group, tokens, row in calls:
@@ -187,7 +193,8 @@ def session_totals(
     sum in any order rounds); otherwise the sessions are built.
     """
     rows = rows if isinstance(rows, list) else list(rows)
-    calls, warnings = _budget_calls(rows)
+    with collector_paused():
+        calls, warnings = _budget_calls(rows)
     totals: dict[tuple[str, str, str], float] = {}
     get = totals.get
     bound = 0.0
