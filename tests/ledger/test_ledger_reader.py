@@ -365,3 +365,22 @@ def test_parallel_read_matches_serial(tmp_path: Path) -> None:
     path.write_bytes(b"\n".join(lines))
     with pytest.raises(UserError, match=":101: expected a JSON object"):
         read_ledger(path, workers=3)
+
+
+@pytest.mark.parametrize(("brackets", "refused"), [(63, False), (64, True)])
+def test_the_whole_file_reader_refuses_one_line_just_over_the_depth_limit_among_flat_rows(
+    tmp_path: Path, brackets: int, refused: bool
+) -> None:
+    """Among thousands of flat rows without ``ts`` (the duplicate check reads every line) the
+    line one level over the limit is named, and the line at the limit is read: the chunk's
+    bracket count alone says nothing is too deep only when it is so."""
+    from eloledger.ledger.merge import read_ledgers
+
+    lines = [row(task_id=f"t{i}", arm="a", total_tokens=i) for i in range(3000)]
+    lines[1234] = '{"arm": "a", "meta": ' + "[" * brackets + "]" * brackets + "}"
+    path = write_lines(tmp_path / "edge.jsonl", lines)
+    if refused:
+        with pytest.raises(UserError, match=f"^{path}:1235: nested too deeply"):
+            read_ledgers(path, columns=("arm", "total_tokens"))
+    else:
+        assert len(read_ledgers(path, columns=("arm", "total_tokens"))) == 3000
