@@ -19,6 +19,20 @@ def load_rows(ledgers: LedgerArgs) -> tuple[list[dict[str, Any]], list[str]]:
     return read_rows_many(ledgers)
 
 
+def load_session_rows(ledgers: LedgerArgs) -> tuple[list[dict[str, Any]], list[str]]:
+    """What :func:`load_rows` gives budget curves, read by columns: light rows holding only
+    the fields sessions read (``outcomes.OUTCOME_COLUMNS``), with the same values and
+    warnings, about four times faster than canonical rows. A ledger with checkpoint rows is
+    read whole (the checkpoint fit reads more of each row)."""
+    from eloledger.budget.outcomes import OUTCOME_COLUMNS, column_rows
+    from eloledger.ledger.merge import read_ledgers
+
+    ledger = read_ledgers(ledgers, columns=OUTCOME_COLUMNS)
+    if ledger["role"].mask("checkpoint").any():
+        return load_rows(ledgers)
+    return column_rows(ledger), list(ledger.warnings)
+
+
 def ledger_fingerprint(ledgers: LedgerArgs) -> dict[str, Any]:
     """Path, size and SHA-256 of the ledger file, so an archived verdict names its input.
 

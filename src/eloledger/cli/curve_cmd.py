@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.budget.files import load_rows
+    from eloledger.budget.files import load_rows, load_session_rows
     from eloledger.tables import to_json
 
     plot = getattr(args, "plot", None)
@@ -138,12 +138,16 @@ def handle(args: argparse.Namespace) -> int:
         from eloledger.plots import check_plot_target
 
         check_plot_target(plot)
-    rows, warnings = load_rows(args.ledger)
     split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
     if split is not None or tags or tasks is not None:
         from eloledger.budget.gates import chosen_rows
 
+        rows, warnings = load_rows(args.ledger)  # split and tags are not columns
         rows = chosen_rows(rows, split, tags or (), tasks)
+    elif getattr(args, "axis", "tokens") != "tokens":
+        rows, warnings = load_rows(args.ledger)  # the checkpoint fit reads whole rows
+    else:
+        rows, warnings = load_session_rows(args.ledger)
     result = compute(rows, args)
     result.warnings[:0] = warnings
     if plot:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import re
 
-_LEAD = re.compile(r"^\s*")
 _GAP = re.compile(r"\S( {2,})\S")  # an aligned column: a comment after an example, a mode's text
 _SENTENCE_END = (".", ":", "?", "!")
 
@@ -126,4 +125,4 @@ def _fill_block(block: list[str], width: int, indent: str) -> str:
 
 
 def _lead(line: str) -> str:
-    return _LEAD.match(line).group(0)
+    return line[: len(line) - len(line.lstrip())]

@@ -28,22 +28,21 @@ COLOURS = ("cyan", "yellow", "magenta", "green", "red", "blue", "white")
 ROLES = ("old_1", "new_1", "old_n", "new_n")
 
 
-def ledger_rows(ledger: Path) -> list[dict[str, Any]]:
-    from eloledger.ledger.reader import iter_rows
-
-    return list(iter_rows(ledger))
-
-
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
-    """What ``eloledger curve LEDGER`` computes: the checkpoint fit when the ledger has
+    """What ``eloledger curve LEDGER`` computes, from the rows it reads (a repeated call
+    counted once, the reader's warnings first): the checkpoint fit when the ledger has
     checkpoint rows, else the sampling budget curves."""
     from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
     from eloledger.budget.curves import budget_curves
+    from eloledger.budget.files import load_session_rows
 
-    rows = ledger_rows(ledger)
+    rows, warnings = load_session_rows(ledger)
     if has_checkpoints(rows):
-        return checkpoint_curves(rows, seed=seed)
-    return budget_curves(rows, bootstrap=bootstrap, seed=seed)
+        result = checkpoint_curves(rows, seed=seed)
+    else:
+        result = budget_curves(rows, bootstrap=bootstrap, seed=seed)
+    result.warnings[:0] = warnings
+    return result
 
 
 def export_figure(curves: Any, folder: Path) -> list[Path]:
