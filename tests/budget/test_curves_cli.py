@@ -113,3 +113,21 @@ def test_real_subprocess(ledger: Path) -> None:
         timeout=60,
     )
     assert "examples:" in helped.stdout and "b_inf" in helped.stdout
+
+
+def test_sessions_of_a_thousand_samples_give_curves_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs appended to one ledger without a session field pile their samples into one
+    session per task and arm. Before: the best-of-k reference's subset counts passed 1e308,
+    the fit got NaN and ``curve`` ended in a traceback (and below that, every best-of-k from 1
+    to 1,000 was a player: minutes)."""
+    path = tmp_path / "many.jsonl"
+    rows = sampling_sessions(arms=("iid",), tasks=5, sessions=1, samples=1000, seed=2)
+    with LedgerWriter(path) as writer:
+        for row in rows:
+            writer.append(row)
+    assert main(["curve", str(path), "--format", "json", "--bootstrap", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    reference = out["reference"]["arms"][0]["points"]
+    assert reference and all(p["elo"] is not None for p in reference)

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -37,6 +39,45 @@ def test_pair_win_equals_brute_force_enumeration() -> None:
                 total += 1.0 if x > y else 0.5 if x == y else 0.0
                 count += 1
         assert pair_win(pool, k, j) == pytest.approx(total / count, abs=1e-12)
+
+
+def exact_pair_win(pool: np.ndarray, k: int, j: int) -> float:
+    """The module's counting formula in Python's whole numbers (no float anywhere)."""
+    n, values = len(pool), sorted(pool.tolist())
+
+    def ways(a: int, b: int) -> int:
+        if b <= a:
+            return math.comb(b, j) * math.comb(a - j, k) if a >= j else 0
+        return math.comb(a, k) * math.comb(b - k, j) if b >= k else 0
+
+    win = tie = 0
+    for v in sorted(set(values)):
+        less = values.index(v)
+        upto = less + values.count(v)
+        win += ways(upto, less) - ways(less, less)
+        tie += ways(upto, upto) - ways(upto, less) - ways(less, upto) + ways(less, less)
+    total = math.comb(n, j) * math.comb(n - j, k)
+    return float(Fraction(2 * win + tie, 2 * total))
+
+
+@pytest.mark.parametrize(("n", "levels"), [(40, 3), (600, 2), (601, 2), (1200, 2), (900, 5)])
+def test_pair_win_of_big_pools_equals_whole_number_counting(n: int, levels: int) -> None:
+    """Past ~650 samples the counts pass 1e308 (a session of a thousand samples made
+    ``curve`` fail); the shares are then taken in logarithms, still exact to 1e-12."""
+    pool = np.random.default_rng(n).integers(0, levels, n).astype(float)
+    for k, j in [(1, 1), (2, 1), (8, 3), (40, 39), (300, 200), (n // 2, n // 2)]:
+        if k + j <= n:
+            assert pair_win(pool, k, j) == pytest.approx(exact_pair_win(pool, k, j), abs=1e-12)
+
+
+def test_past_64_samples_only_the_asked_k_are_players_and_tie_free_still_gives_the_law() -> None:
+    rng = np.random.default_rng(4)
+    pools = [rng.normal(size=900) for _ in range(4)]
+    asked = [3, 17, 100, 400]
+    gains = best_of_k_gains(pools, 400, asked)
+    k = np.array(asked)
+    assert gains[k - 1] == pytest.approx(400 * np.log10(k), abs=1e-6)
+    assert gains[0] == 0.0 and np.isnan(np.delete(gains, [0, *(k - 1)])).all()
 
 
 def test_tie_free_scores_give_exactly_400_log10_k() -> None:

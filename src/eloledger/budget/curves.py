@@ -312,7 +312,7 @@ class _Setup:
             arm_samples[arm] = np.floor(
                 np.median([s.scored_at(arm_budgets[arm]) for s in own], axis=0)
             )
-            arm_gains[arm] = _gains(own, int(arm_samples[arm][-1]))
+            arm_gains[arm] = _gains(own, arm_samples[arm])
         if not arm_names:
             raise UserError("ledger: no arm has scored sessions", fix="judge the run first")
         cost = {  # an arm's cost: its median session length
@@ -423,14 +423,16 @@ def _snap(own: list[Session], budgets: np.ndarray) -> np.ndarray:
     return budgets[keep].astype(float)
 
 
-def _gains(own: list[Session], k_max: int) -> np.ndarray:
-    """The arm's empirical best-of-k gains from its scored samples pooled per task."""
+def _gains(own: list[Session], samples: np.ndarray) -> np.ndarray:
+    """The arm's empirical best-of-k gains from its scored samples pooled per task, up to
+    the samples at its last point (``samples``: at each point, the ks the curve reads)."""
     pools: dict[str, list[np.ndarray]] = {}
     for s in own:
         if s.scores is not None:
             pools.setdefault(s.task, []).append(s.scores[np.isfinite(s.scores)])
     merged = [np.concatenate(p) for p in pools.values()]
-    return best_of_k_gains(merged, max(k_max, 1))
+    asked = np.maximum(samples.astype(int), 1).tolist()
+    return best_of_k_gains(merged, max(int(samples[-1]), 1), asked)
 
 
 def _reference(samples: np.ndarray, gains: np.ndarray, elo0: float) -> tuple[np.ndarray, str]:

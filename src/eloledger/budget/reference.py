@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import comb
+from scipy.special import comb, gammaln
 
 ELO_PER_LN = 400.0 / np.log(10.0)
 
@@ -37,6 +37,19 @@ def _nested(a: np.ndarray, b: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.nd
     """Ways to draw disjoint (A of size k inside the a smallest, B of size j inside the b
     smallest); the two sets are nested, so the smaller one is drawn first. Broadcasts."""
     return np.where(b <= a, comb(b, j) * comb(a - j, k), comb(a, k) * comb(b - k, j))
+
+
+def _log_comb(log_factorial: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """ln C(n, k) from a table of ln m! (whole n and k), and -inf where C(n, k) is 0."""
+    valid = (k >= 0) & (k <= n)
+    n, k = np.where(valid, n, 0).astype(np.intp), np.where(valid, k, 0).astype(np.intp)
+    return np.where(valid, log_factorial[n] - log_factorial[k] - log_factorial[n - k], -np.inf)
+
+
+# Every count below is at most the multinomial n! / (j! k! (n-j-k)!) <= 3**n: up to this pool
+# size the counts fit a double and are used as they are; past it they pass 1e308 (a session
+# of a thousand samples made ``curve`` fail), and each is taken over the total in logarithms.
+_COUNTS_FIT = 600
 
 
 def pair_wins(pool: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -51,12 +64,30 @@ def pair_wins(pool: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.ndarray:
     _, first = np.unique(values, return_index=True)
     less = first.astype(float)[:, None]  # l(v): values below v
     upto = np.append(first[1:], n).astype(float)[:, None]  # m(v): values up to v
-    total = comb(n, j) * comb(n - j, k)
-    below = _nested(less, less, k, j)
-    win = _nested(upto, less, k, j) - below
-    tie = _nested(upto, upto, k, j) - _nested(upto, less, k, j) - _nested(less, upto, k, j)
-    tie = tie + below
-    return ((win.sum(0) + 0.5 * tie.sum(0)) / total[0]).astype(float)
+    if n <= _COUNTS_FIT:
+        total = (comb(n, j) * comb(n - j, k))[0]
+
+        def ways(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return _nested(a, b, k, j)
+    else:
+        log_factorial = gammaln(np.arange(n + 1) + 1.0)
+
+        def log_comb(m: np.ndarray, r: np.ndarray) -> np.ndarray:
+            return _log_comb(log_factorial, m, r)
+
+        log_total = log_comb(np.asarray(float(n)), j) + log_comb(n - j, k)
+        total = np.ones(k.shape[1])
+
+        def ways(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # as a share of the total
+            nested = np.where(
+                b <= a, log_comb(b, j) + log_comb(a - j, k), log_comb(a, k) + log_comb(b - k, j)
+            )
+            return np.exp(nested - log_total)
+
+    below = ways(less, less)
+    win = ways(upto, less) - below
+    tie = ways(upto, upto) - ways(upto, less) - ways(less, upto) + below
+    return ((win.sum(0) + 0.5 * tie.sum(0)) / total).astype(float)
 
 
 def pair_win(pool: np.ndarray, k: int, j: int) -> float:
@@ -64,10 +95,20 @@ def pair_win(pool: np.ndarray, k: int, j: int) -> float:
     return float(pair_wins(pool, np.array([k]), np.array([j]))[0])
 
 
-def best_of_k_gains(pools: Sequence[np.ndarray], k_max: int) -> np.ndarray:
+# Up to this many samples every best-of-k from 1 to K is a player (K(K-1)/2 pairs); past it,
+# only the k a curve asks for are (a session of 1,000 samples would be 500k pairs, each
+# counted over every distinct score of every task, and a 1000 x 1000 fit).
+ALL_K_UP_TO = 64
+
+
+def best_of_k_gains(
+    pools: Sequence[np.ndarray], k_max: int, asked: Sequence[int] = ()
+) -> np.ndarray:
     """Elo of best-of-k over best-of-1 for k = 1..K (K ≤ k_max, limited by the smallest pool:
     k + 1 samples must fit), from one pool of scored samples per task. Entry k-1 is best-of-k;
-    NaN past what the pools can support."""
+    NaN past what the pools can support. When K is over :data:`ALL_K_UP_TO`, the players are
+    best-of-1 and the k in ``asked`` (the others stay NaN): tie-free scores give the same
+    400·log10(k) whatever the players; with ties the fit is over fewer best-of-k."""
     from eloledger.rating.bt import fit_bt
 
     pools = [np.asarray(p, dtype=float) for p in pools if len(p)]
@@ -78,16 +119,22 @@ def best_of_k_gains(pools: Sequence[np.ndarray], k_max: int) -> np.ndarray:
     K = min(k_max, min(len(p) for p in pools) - 1)
     if K < 2:
         return out
-    W = np.zeros((K, K))
-    kk, jj = (a.ravel() for a in np.meshgrid(np.arange(1, K + 1), np.arange(1, K + 1)))
-    pairs = jj < kk
-    kk, jj = kk[pairs], jj[pairs]
+    if K <= ALL_K_UP_TO:
+        players = np.arange(1, K + 1)
+    else:
+        players = np.unique([1, *(k for k in asked if 2 <= k <= K)])
+    if len(players) < 2:
+        return out
+    W = np.zeros((len(players), len(players)))
+    a, b = (x.ravel() for x in np.meshgrid(np.arange(len(players)), np.arange(len(players))))
+    pairs = b < a  # (a, b): indices into players, the first the larger k
+    a, b = a[pairs], b[pairs]
+    kk, jj = players[a], players[b]
     for pool in pools:
         fits = kk + jj <= len(pool)
         p = pair_wins(pool, kk[fits], jj[fits])
-        np.add.at(W, (kk[fits] - 1, jj[fits] - 1), p)
-        np.add.at(W, (jj[fits] - 1, kk[fits] - 1), 1.0 - p)
+        np.add.at(W, (a[fits], b[fits]), p)
+        np.add.at(W, (b[fits], a[fits]), 1.0 - p)
     fit = fit_bt(W, prior=0.0)
-    theta = fit.theta - fit.theta[0]
-    out[:K] = ELO_PER_LN * theta
+    out[players - 1] = ELO_PER_LN * (fit.theta - fit.theta[0])
     return out

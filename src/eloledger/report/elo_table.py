@@ -554,7 +554,7 @@ def _pass_columns(cost: Any, tokens: float) -> dict[str, Any]:
         kk = min(k, int(ns.min()) - 1)  # best-of-kk vs one disjoint sample must fit a pool
         if kk >= 2:  # what best-of-k of these pass/fail samples can gain per decade
             pools = [np.repeat([1.0, 0.0], [c, m - c]) for m, c in zip(ns, cs, strict=True)]
-            gain = best_of_k_gains(pools, kk)[kk - 1]
+            gain = best_of_k_gains(pools, kk, (kk,))[kk - 1]
             if math.isfinite(gain):
                 out["passfail_reference_elo_per_decade"] = float(gain / math.log10(kk))
     solved_by_task = _field(cost, "per_task_solved")
