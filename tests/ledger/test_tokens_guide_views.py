@@ -62,3 +62,14 @@ def test_task_by_arm_table(ledger: Path, capsys: pytest.CaptureFixture) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["task", "baseline", "cot"]
     assert lines[-1].split() == ["TOTAL", "150", "390"]
+
+
+def test_task_by_arm_warnings_name_their_arm(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Each arm is tallied apart; before, its warnings came without its name, so two arms
+    missing usage printed two anonymous "ok call(s) have no token usage" lines."""
+    rows = [*ROWS[:3], {"case_id": "c3", "strategy": "cot", "status": "ok"}]  # no usage
+    path = tmp_path / "exp-2.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = _json(capsys, str(path), "--by", "task,arm")
+    missing = [w for w in data["warnings"] if "no token usage" in w]
+    assert len(missing) == 1 and missing[0].startswith("arm cot: 1 ok call(s)"), data["warnings"]

@@ -207,7 +207,7 @@ def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float 
     cells: dict[str, dict[str, int]] = {}
     for arm, mine in sorted(per_arm.items()):
         tally, said = tally_ledger(read_rows(mine, columns=columns), "task", None)
-        warnings += [w for w in said if w not in warnings]
+        warnings += [f"arm {arm}: {w}" for w in said]  # one arm's calls: say which
         for group in tally.groups():
             cells.setdefault(str(group["name"]), {})[arm] = int(group["total_tokens"])
     arms = sorted(per_arm)
