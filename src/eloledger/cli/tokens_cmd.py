@@ -194,23 +194,20 @@ def _chosen_rows(args: argparse.Namespace, since: float | None) -> tuple[list[di
 def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float | None) -> int:
     """Tasks down, arms across, each cell the task's total tokens under that arm: each arm's
     rows tallied by task, so a cell counts what ``--by arm`` counts (ok sample/select calls
-    with usage; judge calls are no arm's cost)."""
-    from eloledger.ledger.reader import read_rows
-    from eloledger.ledger.tally import tally_ledger
+    with usage; judge calls are no arm's cost). The ledger is read once, by columns."""
     from eloledger.tables import Column, render, table_width, to_json
 
-    rows, warnings = _chosen_rows(args, since)
-    per_arm: dict[str, list[dict]] = {}
-    for row in rows:
-        if row.get("arm") is not None and str(row.get("role") or "sample") != "judge":
-            per_arm.setdefault(str(row["arm"]), []).append(row)
+    ledger = _selected(args, columns, since)
+    warnings = list(ledger.warnings)
     cells: dict[str, dict[str, int]] = {}
-    for arm, mine in sorted(per_arm.items()):
-        tally, said = tally_ledger(read_rows(mine, columns=columns), "task", None)
+    arms = []
+    for arm, rows in _arm_rows(ledger):
+        arms.append(arm)
+        tally = _tally_rows(ledger, rows, "task")
+        said = tally.warnings(lambda i, rows=rows: ledger.where(int(rows[i])))
         warnings += [f"arm {arm}: {w}" for w in said]  # one arm's calls: say which
         for group in tally.groups():
             cells.setdefault(str(group["name"]), {})[arm] = int(group["total_tokens"])
-    arms = sorted(per_arm)
     if args.format == "json":
         print(to_json({"by": CROSS_TAB, "arms": arms, "tasks": cells, "warnings": warnings}))
         return 0
@@ -228,6 +225,46 @@ def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float 
     for message in warnings:
         print(f"eloledger: warning: {visible(str(message))}", file=sys.stderr)
     return 0
+
+
+def _arm_rows(ledger: Any) -> list[tuple[str, Any]]:
+    """Each arm (by name) and the indices of its rows, judge calls left out."""
+    import numpy as np
+
+    arm = ledger.factor("arm")
+    costed = (arm.codes >= 0) & ~ledger.factor("role").mask("judge")
+    codes = np.unique(arm.codes[costed]).tolist()
+    named = sorted((str(arm.levels[c]), c) for c in codes)
+    return [(name, np.flatnonzero(costed & (arm.codes == c))) for name, c in named]
+
+
+def _tally_rows(ledger: Any, rows: Any, by: str) -> Any:
+    """The tally of ``ledger``'s rows at indices ``rows`` (a column read later is taken at
+    the same rows), names in the order these rows first show them."""
+    from eloledger.ledger.tally import TokenTally
+
+    def pick(column: Any) -> Any:
+        return _first_seen(column, rows) if hasattr(column, "levels") else column[rows]
+
+    tally = TokenTally(by, None)
+    batch = {name: pick(ledger[name]) for name in ledger.columns}
+    tally.fold(batch, len(rows), lambda name: pick(ledger.load(name)))
+    return tally
+
+
+def _first_seen(factor: Any, rows: Any) -> Any:
+    """``factor`` at ``rows``, its levels those rows hold in the order they first appear."""
+    import numpy as np
+
+    from eloledger.ledger.columns import Factor
+
+    codes = factor.codes[rows]
+    present = codes[codes >= 0]
+    levels, first = np.unique(present, return_index=True)
+    order = levels[np.argsort(first, kind="stable")]
+    remap = np.full(len(factor.levels) + 1, -1, dtype=codes.dtype)  # the last slot: missing
+    remap[order] = np.arange(len(order))
+    return Factor(remap[codes], [factor.levels[c] for c in order.tolist()])
 
 
 def _sorted(groups: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:
