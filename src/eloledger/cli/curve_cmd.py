@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from eloledger.cli.options import add_format_option
+from eloledger.cli.warn import warn
 
 EPILOG = """\
 examples:
@@ -158,7 +159,7 @@ def handle(args: argparse.Namespace) -> int:
         print(to_json(result.to_dict()))
         return 0
     for warning in result.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        warn(warning)
     print(render(result, args.format))
     if plot:
         print(f"figure written to {plot}", file=sys.stderr)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from eloledger.cli.options import add_format_option
+from eloledger.cli.warn import warn
 
 EPILOG = """\
 examples:
@@ -120,7 +120,7 @@ def handle(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
     for warning in report.warnings:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        warn(warning)
     if args.format == "json":
         print(to_json(report.to_json()))
     else:

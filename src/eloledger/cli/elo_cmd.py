@@ -16,6 +16,7 @@ from eloledger.cli.options import (
     add_wide_option,
     interval_method,
 )
+from eloledger.cli.warn import warn
 from eloledger.errors import UserError
 from eloledger.report.elo_columns import cost_columns, elo_columns, shown_record
 from eloledger.report.elo_files import (
@@ -180,7 +181,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from eloledger.tables import to_json
-    from eloledger.textsafe import visible
 
     plot = getattr(args, "plot", None)
     if plot:  # a bad name or a missing matplotlib fails before the fit
@@ -201,7 +201,7 @@ def handle(args: argparse.Namespace) -> int:
         print(to_json(data))
         return 0
     for warning in report.warnings:
-        print(f"eloledger: warning: {visible(str(warning))}", file=sys.stderr)  # names from files
+        warn(warning)  # names from files: made visible
     print(render_text(report, args))
     return 0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
+from eloledger.cli.warn import warn
 from eloledger.errors import UserError
 
 _EPILOG = """\
@@ -54,6 +54,6 @@ def handle(args: argparse.Namespace) -> int:
             fix=f"run 'eloledger profile edit {name} --key-stdin'",
         )
     if not secret and profile.key_env and not os.environ.get(profile.key_env):
-        print(f"eloledger: warning: ${profile.key_env} is not set in this shell", file=sys.stderr)
+        warn(f"${profile.key_env} is not set in this shell")
     print("\n".join(export_lines(profile, secret)))
     return 0

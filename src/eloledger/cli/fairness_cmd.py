@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from eloledger.cli.options import add_format_option, add_selection_args
+from eloledger.cli.warn import warn
 
 EPILOG = """\
 examples:
@@ -211,7 +212,7 @@ def handle(args: argparse.Namespace) -> int:
             "lists them)",
         )
     for warning in repeated:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        warn(warning)
     extra = {"bootstrap": args.bootstrap} if args.bootstrap is not None else {}
     record = fairness_record(
         args.ledger,
@@ -240,7 +241,7 @@ def handle(args: argparse.Namespace) -> int:
         print(to_json(record))
         return status
     for warning in record["warnings"]:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        warn(warning)
     print(render_table(record))
     return status
 

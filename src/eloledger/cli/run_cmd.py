@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from eloledger.cli.options import add_format_option
+from eloledger.cli.warn import warn
 from eloledger.textsafe import visible
 
 EPILOG = """\
@@ -185,7 +186,7 @@ def execute(spec: Any, args: argparse.Namespace, *, resume: bool = False) -> int
 
     entry, warning = history.index_run(result, spec)
     if warning is not None:
-        print(f"eloledger: warning: {warning}", file=sys.stderr)
+        warn(warning)
     status = report(result, args)
     lines, failed = history.gate_lines(entry)  # the spec's [gates]: last, where CI logs end
     for line in lines:
@@ -291,7 +292,7 @@ def _run_summary(result: Any) -> str:
                 visible(f"eloledger: arm {arm['arm']} prompt {arm['prompt_hash']}: {text}")
             )
     lines.extend(f"eloledger: {n}" for n in getattr(result, "notes", []))
-    lines.extend(f"eloledger: warning: {w}" for w in result.warnings[:20])
+    lines.extend(visible(f"eloledger: warning: {w}") for w in result.warnings[:20])
     lines.extend(f"eloledger: error: {f}" for f in result.failures)
     return "\n".join(lines)
 
@@ -393,11 +394,11 @@ def _elo(result: Any, args: argparse.Namespace) -> tuple[str | None, dict | None
     try:
         report = elo_cmd.compute(ns)
     except UserError as exc:
-        print(f"eloledger: warning: no Elo table: {exc.one_line()}", file=sys.stderr)
+        warn(f"no Elo table: {exc.one_line()}")
         return None, None, 1
     if args.format == "json":
         return None, report.to_json(), 0
     for warning in report.warnings:
         if warning not in result.warnings:  # the run summary printed those already
-            print(f"eloledger: warning: {warning}", file=sys.stderr)
+            warn(warning)
     return elo_cmd.render_text(report, ns), None, 0

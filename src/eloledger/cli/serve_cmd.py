@@ -14,6 +14,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from eloledger.cli.warn import warn
 from eloledger.errors import UserError
 
 EPILOG = """\
@@ -79,10 +80,9 @@ def handle(args: argparse.Namespace) -> int:
             fix="pip install 'eloledger[web]'",
         ) from None
     if args.host not in LOOPBACK:
-        print(
-            f"eloledger: warning: listening on {args.host}: anyone who reaches it drives the "
-            "app (textual-serve has no password); prefer 127.0.0.1 and an SSH tunnel",
-            file=sys.stderr,
+        warn(
+            f"listening on {args.host}: anyone who reaches it drives the app (textual-serve "
+            "has no password); prefer 127.0.0.1 and an SSH tunnel"
         )
     title = f"eloledger watch {Path(args.watch).name}" if args.watch else "eloledger"
     AppServer(command, host=args.host, port=args.port, title=title).serve()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from eloledger.cli.options import FORMATS, add_format_option
+from eloledger.cli.warn import warn
 
 DESCRIPTION = """\
 Sum the tokens in one or several ledgers per arm, task, session, model, day, project, source or
@@ -140,10 +140,9 @@ def handle(args: argparse.Namespace) -> int:
         print(render(args.format, records, table_columns, width=width))
     else:
         print(render(args.format, groups, table_columns))
-    from eloledger.textsafe import visible
 
     for message in warnings:
-        print(f"eloledger: warning: {visible(str(message))}", file=sys.stderr)
+        warn(message)
     return 0
 
 
@@ -220,10 +219,9 @@ def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float 
     cols = [Column("task", "task"), *(Column(a, a) for a in arms)]
     width = table_width(args.wide) if args.format == "table" else None
     print(render(args.format, records, cols, width=width))
-    from eloledger.textsafe import visible
 
     for message in warnings:
-        print(f"eloledger: warning: {visible(str(message))}", file=sys.stderr)
+        warn(message)
     return 0
 
 
