@@ -18,7 +18,13 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
+from eloledger.ledger.reader import (
+    MAX_DEPTH,
+    _depth_over,
+    _too_deep,
+    none_too_deep,
+    open_brackets,
+)
 
 IDENTITY = ("run_id", "task_id", "arm", "session", "sample", "round", "attempt", "role", "call_id",
             "judged")  # fmt: skip  # judged: what a judge row compared (its arm is "judge")
@@ -259,15 +265,11 @@ def _refuse_deep(
 
     The bulk path decodes only the fields it needs, and msgspec skips an unknown field's value
     without building it: a line of 100k nested brackets would pass as an empty row. Counting
-    brackets is C-speed; only a line with more than MAX_DEPTH of them is scanned exactly.
-
-    A row is an object, so each of the ``rows`` non-blank lines the read keeps holds a ``{``
-    (a line without one fails to decode and sends the read to the exact path, which applies
-    the rule itself): no line holds more brackets than the chunk's count less one per other
-    row. For flat rows that one count says so, without counting line by line.
+    brackets is C-speed; only a line with more than MAX_DEPTH of them is scanned exactly, and
+    for flat rows one count of the chunk's (``rows``: its non-blank lines) says there is none
+    (:func:`reader.none_too_deep`).
     """
-    is_open = (np.frombuffer(chunk, dtype=np.uint8) & 0xDF) == 0x5B  # "{" and "[", no other
-    if int(np.count_nonzero(is_open)) - max(rows - 1, 0) <= MAX_DEPTH:
+    if none_too_deep(open_brackets(chunk), rows):
         return
     opens = np.fromiter(map(methodcaller("count", b"{"), lines), dtype=np.int64, count=len(lines))
     opens += np.fromiter(map(methodcaller("count", b"["), lines), dtype=np.int64, count=len(lines))

@@ -119,6 +119,23 @@ def _parse_nonstandard(line: bytes | str | memoryview, where: str, exc: Exceptio
         ) from None
 
 
+def open_brackets(data: bytes | np.ndarray) -> np.ndarray:
+    """Where ``data`` holds a ``{`` (0x7B) or a ``[`` (0x5B): no other byte has that mask."""
+    raw = data if isinstance(data, np.ndarray) else np.frombuffer(data, dtype=np.uint8)
+    return (raw & 0xDF) == 0x5B
+
+
+def none_too_deep(is_open: np.ndarray, rows: int, least: int = MAX_DEPTH) -> bool:
+    """Whether no line of a batch can hold more than ``least`` brackets, by one count of the
+    batch's brackets (``is_open``, from :func:`open_brackets`).
+
+    A row is an object, so each of the batch's ``rows`` lines that are rows holds at least one
+    ``{`` (a line without one fails to decode and sends the read to the exact path, which
+    applies the depth rule itself): no line holds more than the count less one per other row.
+    The guides' flat rows are told so at once, without counting line by line."""
+    return int(np.count_nonzero(is_open)) - max(rows - 1, 0) <= least
+
+
 def _depth_over(line: bytes | str, limit: int) -> bool:
     """Whether brackets outside strings nest deeper than ``limit`` (a linear scan)."""
     data = line.encode() if isinstance(line, str) else bytes(line)

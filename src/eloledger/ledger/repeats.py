@@ -33,7 +33,13 @@ from eloledger.ledger.batches import BATCH_BYTES, batch_lines
 from eloledger.ledger.columns import NeedsExactPath
 from eloledger.ledger.dedupe import call_hashes, call_identities
 from eloledger.ledger.keyspill import PARTS, SpillWriter, read_part
-from eloledger.ledger.reader import MAX_DEPTH, _depth_over, _too_deep
+from eloledger.ledger.reader import (
+    MAX_DEPTH,
+    _depth_over,
+    _too_deep,
+    none_too_deep,
+    open_brackets,
+)
 
 PIECE_SHIFT = 40
 LINE_MASK = (1 << PIECE_SHIFT) - 1
@@ -331,14 +337,10 @@ def _line_number(path: Path, offset: int) -> int:
 
 def _brackets_per_line(data: np.ndarray, ends: np.ndarray, lines: int, least: int) -> np.ndarray:
     """How many ``{`` and ``[`` each of the ``lines`` lines of ``data`` holds (``ends``: its
-    newlines); all zeros when no line can hold more than ``least`` of them.
-
-    A row is an object, so a line the fold keeps holds at least one ``{`` (a line without
-    one fails to decode and sends the read to the exact path, which applies the depth rule
-    itself): no line holds more than the batch's count less one per other line. The guides'
-    flat rows are told so by one count, without a bracket's position (a fifth of the time)."""
-    is_open = (data & 0xDF) == 0x5B  # "{" (0x7B) and "[" (0x5B): no other byte
-    if int(np.count_nonzero(is_open)) - max(lines - 1, 0) <= least:
+    newlines); all zeros when no line can hold more than ``least`` of them (every line the
+    fold keeps is a row: :func:`reader.none_too_deep`, a fifth of the time of positions)."""
+    is_open = open_brackets(data)
+    if none_too_deep(is_open, lines, least):
         return np.zeros(lines, dtype=np.int64)
     opens = np.flatnonzero(is_open)
     before = np.searchsorted(opens, ends)  # brackets before each newline (then: the last line)
