@@ -193,8 +193,7 @@ def session_totals(
     sum in any order rounds); otherwise the sessions are built.
     """
     rows = rows if isinstance(rows, list) else list(rows)
-    with collector_paused():
-        calls, warnings = _budget_calls(rows)
+    calls, warnings = _budget_calls(rows)  # (arm_outcomes, the caller, pauses the collector)
     totals: dict[tuple[str, str, str], float] = {}
     get = totals.get
     bound = 0.0
