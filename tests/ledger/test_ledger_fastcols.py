@@ -8,7 +8,13 @@ import numpy as np
 import orjson
 import pytest
 
-from eloledger.ledger.columns import ALL_COLUMNS, FACTOR_COLUMNS, SUMMARY_COLUMNS, joint_factorize
+from eloledger.ledger.columns import (
+    ALL_COLUMNS,
+    FACTOR_COLUMNS,
+    SUMMARY_COLUMNS,
+    factorize,
+    joint_factorize,
+)
 from eloledger.ledger.reader import iter_rows, read_ledger, read_rows
 
 INFERRED = ("status", "role", "usage_source")
@@ -88,3 +94,14 @@ def test_joint_factorize_of_a_field_no_row_has_or_only_later_rows_have() -> None
     got = joint_factorize(later, ("arm", "role", "status"))
     assert [got[f].levels for f in ("arm", "role", "status")] == [["z", "y"], ["judge"], ["ok"]]
     assert got["status"].codes.tolist() == [-1, 0, -1] and got["role"].codes.tolist() == [-1, -1, 0]
+
+
+def test_a_factor_taken_at_some_rows_is_those_rows_factorised_alone() -> None:
+    values = ["b", None, "a", "c", "a", None, "b", "d"]
+    whole = factorize(values)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        rows = np.sort(rng.choice(len(values), size=int(rng.integers(0, 9)), replace=False))
+        alone = factorize([values[i] for i in rows.tolist()])
+        taken = whole.take(rows)
+        assert taken.levels == alone.levels and taken.codes.tolist() == alone.codes.tolist()

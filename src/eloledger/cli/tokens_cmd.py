@@ -194,6 +194,7 @@ def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float 
     """Tasks down, arms across, each cell the task's total tokens under that arm: each arm's
     rows tallied by task, so a cell counts what ``--by arm`` counts (ok sample/select calls
     with usage; judge calls are no arm's cost). The ledger is read once, by columns."""
+    from eloledger.ledger.tally import tally_rows
     from eloledger.tables import Column, render, table_width, to_json
 
     ledger = _selected(args, columns, since)
@@ -202,8 +203,12 @@ def _cross_tab(args: argparse.Namespace, columns: tuple[str, ...], since: float 
     arms = []
     for arm, rows in _arm_rows(ledger):
         arms.append(arm)
-        tally = _tally_rows(ledger, rows, "task")
-        said = tally.warnings(lambda i, rows=rows: ledger.where(int(rows[i])))
+        tally = tally_rows(ledger, rows, "task")
+
+        def where(i: int, rows: Any = rows) -> str:  # (evidence: the row's file and line)
+            return str(ledger.where(int(rows[i])))
+
+        said = tally.warnings(where)
         warnings += [f"arm {arm}: {w}" for w in said]  # one arm's calls: say which
         for group in tally.groups():
             cells.setdefault(str(group["name"]), {})[arm] = int(group["total_tokens"])
@@ -234,35 +239,6 @@ def _arm_rows(ledger: Any) -> list[tuple[str, Any]]:
     codes = np.unique(arm.codes[costed]).tolist()
     named = sorted((str(arm.levels[c]), c) for c in codes)
     return [(name, np.flatnonzero(costed & (arm.codes == c))) for name, c in named]
-
-
-def _tally_rows(ledger: Any, rows: Any, by: str) -> Any:
-    """The tally of ``ledger``'s rows at indices ``rows`` (a column read later is taken at
-    the same rows), names in the order these rows first show them."""
-    from eloledger.ledger.tally import TokenTally
-
-    def pick(column: Any) -> Any:
-        return _first_seen(column, rows) if hasattr(column, "levels") else column[rows]
-
-    tally = TokenTally(by, None)
-    batch = {name: pick(ledger[name]) for name in ledger.columns}
-    tally.fold(batch, len(rows), lambda name: pick(ledger.load(name)))
-    return tally
-
-
-def _first_seen(factor: Any, rows: Any) -> Any:
-    """``factor`` at ``rows``, its levels those rows hold in the order they first appear."""
-    import numpy as np
-
-    from eloledger.ledger.columns import Factor
-
-    codes = factor.codes[rows]
-    present = codes[codes >= 0]
-    levels, first = np.unique(present, return_index=True)
-    order = levels[np.argsort(first, kind="stable")]
-    remap = np.full(len(factor.levels) + 1, -1, dtype=codes.dtype)  # the last slot: missing
-    remap[order] = np.arange(len(order))
-    return Factor(remap[codes], [factor.levels[c] for c in order.tolist()])
 
 
 def _sorted(groups: list[dict[str, Any]], order: str) -> list[dict[str, Any]]:

@@ -108,6 +108,16 @@ class Factor:
         lookup = [*self.levels, None]
         return [lookup[c] for c in self.codes.tolist()]
 
+    def take(self, rows: np.ndarray) -> Factor:
+        """This column at ``rows``, its levels those rows hold in the order they first
+        appear (as if the rows were factorised alone)."""
+        codes = self.codes[rows]
+        held, first = np.unique(codes[codes >= 0], return_index=True)
+        order = held[np.argsort(first, kind="stable")]
+        remap = np.full(len(self.levels) + 1, -1, dtype=codes.dtype)  # the last slot: missing
+        remap[order] = np.arange(len(order))
+        return Factor(remap[codes], [self.levels[c] for c in order.tolist()])
+
     def mask(self, *levels: str) -> np.ndarray:
         """Boolean array: rows whose value is one of ``levels``."""
         wanted = [self.code(level) for level in levels]

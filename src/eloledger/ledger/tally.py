@@ -520,6 +520,20 @@ def tally_ledger(
     return tally, [*ledger.warnings, *tally.warnings(ledger.where), *answered]
 
 
+def tally_rows(ledger: Any, rows: np.ndarray, by: str) -> TokenTally:
+    """:func:`tally_ledger`'s tally of ``ledger``'s rows at indices ``rows`` alone (a column
+    read later is taken at the same rows; names in the order these rows first show them);
+    its warnings' evidence is ``ledger.where(rows[i])``."""
+
+    def take(column: Any) -> Any:
+        return column.take(rows) if isinstance(column, Factor) else column[rows]
+
+    tally = TokenTally(by, None)
+    batch = {name: take(ledger[name]) for name in ledger.columns}
+    tally.fold(batch, len(rows), lambda name: take(ledger.load(name)))
+    return tally
+
+
 def read_tally(
     ledgers: Any,
     columns: Sequence[str],
@@ -665,4 +679,4 @@ def _fold_into(
     return tally
 
 
-__all__ = ["TokenTally", "read_tally", "stream_tally", "tally_ledger"]
+__all__ = ["TokenTally", "read_tally", "stream_tally", "tally_ledger", "tally_rows"]
