@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,48 @@ def load_session_rows(ledgers: LedgerArgs) -> tuple[list[dict[str, Any]], list[s
     if ledger["role"].mask("checkpoint").any():
         return load_rows(ledgers)
     return column_rows(ledger), list(ledger.warnings)
+
+
+def ledger_curves(
+    ledgers: LedgerArgs,
+    *,
+    axis: str = "tokens",
+    grid: float = 1.5,
+    bootstrap: int = 200,
+    seed: int = 0,
+    resample: str = "tasks",
+    prices: Mapping[str, Any] | None = None,
+    split: str | None = None,
+    tags: Sequence[str] = (),
+    tasks: str | None = None,
+) -> Any:
+    """What ``eloledger curve`` shows for ledgers (and the Elo tab's curves view): the
+    checkpoint fit when a row is a checkpoint (or ``axis`` is not tokens), else the sampling
+    budget curves; the reader's warnings first. ``split``/``tags``/``tasks`` keep rows as
+    ``--split``/``--tag``/``--tasks`` do."""
+    from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
+    from eloledger.budget.curves import budget_curves
+
+    if split is not None or tags or tasks is not None:
+        from eloledger.budget.gates import chosen_rows
+
+        rows, warnings = load_rows(ledgers)  # split and tags are not columns
+        rows = chosen_rows(rows, split, tags, tasks)
+    elif axis != "tokens":
+        rows, warnings = load_rows(ledgers)  # the checkpoint fit reads whole rows
+    else:
+        rows, warnings = load_session_rows(ledgers)
+    if axis != "tokens" or has_checkpoints(rows):
+        result = checkpoint_curves(rows, axis=axis, grid=grid, seed=seed, prices=prices)
+        if bootstrap != 200 or resample != "tasks":
+            result.warnings.append(
+                "the checkpoint fit's intervals are task-clustered (sandwich); "
+                "--bootstrap and --resample do not apply to it"
+            )
+    else:
+        result = budget_curves(rows, grid=grid, bootstrap=bootstrap, seed=seed, resample=resample)
+    result.warnings[:0] = warnings
+    return result
 
 
 def ledger_fingerprint(ledgers: LedgerArgs) -> dict[str, Any]:

@@ -131,7 +131,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from eloledger.budget.files import load_rows, load_session_rows
+    from eloledger.budget.files import ledger_curves
     from eloledger.tables import to_json
 
     plot = getattr(args, "plot", None)
@@ -139,18 +139,18 @@ def handle(args: argparse.Namespace) -> int:
         from eloledger.plots import check_plot_target
 
         check_plot_target(plot)
-    split, tags, tasks = (getattr(args, k, None) for k in ("split", "tag", "tasks"))
-    if split is not None or tags or tasks is not None:
-        from eloledger.budget.gates import chosen_rows
-
-        rows, warnings = load_rows(args.ledger)  # split and tags are not columns
-        rows = chosen_rows(rows, split, tags or (), tasks)
-    elif getattr(args, "axis", "tokens") != "tokens":
-        rows, warnings = load_rows(args.ledger)  # the checkpoint fit reads whole rows
-    else:
-        rows, warnings = load_session_rows(args.ledger)
-    result = compute(rows, args)
-    result.warnings[:0] = warnings
+    result = ledger_curves(
+        args.ledger,
+        axis=getattr(args, "axis", "tokens"),
+        grid=args.grid,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        resample=args.resample,
+        prices=getattr(args, "prices", None),  # the demo's prices for the sim's models
+        split=getattr(args, "split", None),
+        tags=getattr(args, "tag", None) or (),
+        tasks=getattr(args, "tasks", None),
+    )
     if plot:
         from eloledger.plots import write_figure
 
@@ -164,27 +164,6 @@ def handle(args: argparse.Namespace) -> int:
     if plot:
         print(f"figure written to {plot}", file=sys.stderr)
     return 0
-
-
-def compute(rows: list[dict[str, Any]], args: argparse.Namespace) -> Any:
-    """The checkpoint fit when the ledger has checkpoint rows (or --axis is not tokens), else
-    the sampling budget curves."""
-    from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
-    from eloledger.budget.curves import budget_curves
-
-    axis = getattr(args, "axis", "tokens")
-    if axis != "tokens" or has_checkpoints(rows):
-        prices = getattr(args, "prices", None)  # the demo's prices for the sim's models
-        result = checkpoint_curves(rows, axis=axis, grid=args.grid, seed=args.seed, prices=prices)
-        if args.bootstrap != 200 or args.resample != "tasks":
-            result.warnings.append(
-                "the checkpoint fit's intervals are task-clustered (sandwich); "
-                "--bootstrap and --resample do not apply to it"
-            )
-        return result
-    return budget_curves(
-        rows, grid=args.grid, bootstrap=args.bootstrap, seed=args.seed, resample=args.resample
-    )
 
 
 def point_records(result: Any) -> list[dict[str, Any]]:

@@ -29,20 +29,10 @@ ROLES = ("old_1", "new_1", "old_n", "new_n")
 
 
 def compute_curves(ledger: Path, *, bootstrap: int = CURVE_BOOTSTRAP, seed: int = 0) -> Any:
-    """What ``eloledger curve LEDGER`` computes, from the rows it reads (a repeated call
-    counted once, the reader's warnings first): the checkpoint fit when the ledger has
-    checkpoint rows, else the sampling budget curves."""
-    from eloledger.budget.checkpoint_curves import checkpoint_curves, has_checkpoints
-    from eloledger.budget.curves import budget_curves
-    from eloledger.budget.files import load_session_rows
+    """What ``eloledger curve LEDGER`` computes (the same function)."""
+    from eloledger.budget.files import ledger_curves
 
-    rows, warnings = load_session_rows(ledger)
-    if has_checkpoints(rows):
-        result = checkpoint_curves(rows, seed=seed)
-    else:
-        result = budget_curves(rows, bootstrap=bootstrap, seed=seed)
-    result.warnings[:0] = warnings
-    return result
+    return ledger_curves(ledger, bootstrap=bootstrap, seed=seed)
 
 
 def export_figure(curves: Any, folder: Path) -> list[Path]:
@@ -314,8 +304,7 @@ class FairnessScreen(EnterSubmits, ModalScreen[dict[str, str] | None]):
         for arm, labels in roles.items():
             if len(labels) > 1:
                 return (
-                    f"{arm} is chosen twice ({' and '.join(labels)}): "
-                    "each role needs its own arm"
+                    f"{arm} is chosen twice ({' and '.join(labels)}): each role needs its own arm"
                 )
         return ""
 
