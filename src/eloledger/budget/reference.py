@@ -26,6 +26,7 @@ l(v) values < v, ``P(max A = v > max B) = F(m, l) − F(l, l)`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import comb, gammaln
@@ -33,10 +34,20 @@ from scipy.special import comb, gammaln
 ELO_PER_LN = 400.0 / np.log(10.0)
 
 
-def _nested(a: np.ndarray, b: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.ndarray:
+def _nested(
+    a: np.ndarray,
+    b: np.ndarray,
+    k: np.ndarray,
+    j: np.ndarray,
+    choose: Any = comb,
+    join: Any = np.multiply,
+) -> np.ndarray:
     """Ways to draw disjoint (A of size k inside the a smallest, B of size j inside the b
-    smallest); the two sets are nested, so the smaller one is drawn first. Broadcasts."""
-    return np.where(b <= a, comb(b, j) * comb(a - j, k), comb(a, k) * comb(b - k, j))
+    smallest); the two sets are nested, so the smaller one is drawn first. Broadcasts.
+    ``choose``/``join``: C(n, r) and how two counts make one (ln C and ``np.add``: its log)."""
+    return np.where(
+        b <= a, join(choose(b, j), choose(a - j, k)), join(choose(a, k), choose(b - k, j))
+    )
 
 
 def _log_comb(log_factorial: np.ndarray, n: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -79,14 +90,12 @@ def pair_wins(pool: np.ndarray, k: np.ndarray, j: np.ndarray) -> np.ndarray:
         total = np.ones(k.shape[1])
 
         def ways(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # as a share of the total
-            nested = np.where(
-                b <= a, log_comb(b, j) + log_comb(a - j, k), log_comb(a, k) + log_comb(b - k, j)
-            )
-            return np.exp(nested - log_total)
+            return np.exp(_nested(a, b, k, j, log_comb, np.add) - log_total)
 
     below = ways(less, less)
-    win = ways(upto, less) - below
-    tie = ways(upto, upto) - ways(upto, less) - ways(less, upto) + below
+    upto_less = ways(upto, less)  # (once: the wins and the ties both take it)
+    win = upto_less - below
+    tie = ways(upto, upto) - upto_less - ways(less, upto) + below
     return ((win.sum(0) + 0.5 * tie.sum(0)) / total).astype(float)
 
 

@@ -20,5 +20,4 @@ def warn(message: object) -> None:
     from eloledger.textsafe import visible
 
     text = PREFIX + visible(str(message))
-    width = terminal_width(sys.stderr)
-    print(fill(text, width, hang="  ") if width else text, file=sys.stderr)
+    print(fill(text, terminal_width(sys.stderr), hang="  "), file=sys.stderr)  # (piped: one line)
