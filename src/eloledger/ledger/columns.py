@@ -344,6 +344,11 @@ def alias_swaps(first_line: bytes, names: Iterable[str]) -> Swaps:
     return tuple(swaps)
 
 
+def batch_swaps(data: Any, names: Iterable[str]) -> Swaps:
+    """:func:`alias_swaps` of a batch's first line (read from its first 64 KB)."""
+    return alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
+
+
 @functools.cache
 def _aliased_fields(names: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The fields :func:`alias_swaps` looks at, each with its aliases (asked once a file: a

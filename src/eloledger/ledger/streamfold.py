@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from eloledger.ledger.batches import BATCH_BYTES, decode_batch, read_batches
-from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
+from eloledger.ledger.columns import Factor, NeedsExactPath, batch_swaps
 from eloledger.ledger.dedupe import _SHOW, duplicate_message
 from eloledger.ledger.fastread import _auto_workers, count_lines
 from eloledger.ledger.repeats import (
@@ -218,7 +218,7 @@ def _fold_block(
     for number, piece in block:
         if piece.start == 0 and piece.end < _BATCH_BYTES // 4:
             data = _whole_file(piece)
-            mine = alias_swaps(data[: 1 << 16].split(b"\n", 1)[0], names)
+            mine = batch_swaps(data, names)
             if together and (mine != swaps or size + len(data) > _BATCH_BYTES):
                 _fold_together(together, swaps, names, keys, skip, folded)
                 together, size = [], 0
@@ -302,7 +302,7 @@ def _fold_piece(
     for _, pos, data in batches:
         stop_if_told()
         if swaps is None:
-            swaps = alias_swaps(bytes(data[: 1 << 16]).split(b"\n", 1)[0], names)
+            swaps = batch_swaps(data, names)
         if keys is None:  # (folded again: only the lines' count is needed, not the lines)
             count = count_lines(data, len(data))
         else:

@@ -34,7 +34,7 @@ from eloledger.ledger.answered import FIELD as ANSWERED
 from eloledger.ledger.answered import file_warnings
 from eloledger.ledger.batches import BATCH_BYTES as _BATCH_BYTES
 from eloledger.ledger.batches import Load, decode_batch, read_batches
-from eloledger.ledger.columns import Factor, NeedsExactPath, alias_swaps
+from eloledger.ledger.columns import Factor, NeedsExactPath, batch_swaps
 from eloledger.ledger.fastread import _PARALLEL_MIN_BYTES, _auto_workers, _split
 from eloledger.ledger.slices import read_slices, stop_if_told
 from eloledger.ledger.summary import (
@@ -670,8 +670,7 @@ def _fold_into(
     for _, _, lines in read_batches(Path(path), start, end, _BATCH_BYTES):
         stop_if_told()
         if swaps is None:
-            first = bytes(lines[: 1 << 16]).split(b"\n", 1)[0]
-            swaps = alias_swaps(first, names)
+            swaps = batch_swaps(lines, names)
         tally.fold(*decode_batch(lines, names, swaps))
         if not tally.in_writing_order():
             raise NeedsExactPath  # not this fold's shape: stop now, not at the slice's end
